@@ -1,0 +1,380 @@
+//! Token authentication (spec §4.1, §5.1): login, refresh, entity switching, the
+//! authenticated-user reads, revocation, and the bearer check every other route uses.
+
+use crate::http::{ApiError, ApiResult, json, no_content};
+use crate::model::{
+    Entity, Membership, Profile, Token, User, entity_key, membership_key, memberships_of,
+    token_key, user_email_key, user_key,
+};
+use crate::util::{is_id, new_secret, normalize_email, sha256_hex};
+use crate::{Cx, JobOutcome, JobSpec, Request, Response};
+use serde_json::json;
+
+/// Job that deletes a token record once it has expired.
+pub const PURGE_TOKEN_JOB: &str = "token.purge";
+
+/// The caller of an authenticated request.
+pub struct Principal {
+    pub user: User,
+    pub membership: Membership,
+    pub entity: Entity,
+    pub token_hash: String,
+}
+
+fn invalid_credentials() -> ApiError {
+    ApiError::bad_request("invalid_credentials", "wrong email or password")
+}
+
+/// `POST /v1/auth`: email + password (+ `entity_id`) → a token for that entity.
+pub fn login(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let fields = req.body_fields()?;
+    let email = fields.required_str("email")?;
+    let password = fields.required_str("password")?;
+    let requested_entity = fields.optional_str("entity_id")?.filter(|s| !s.is_empty());
+
+    let user_id =
+        cx.p.get(&user_email_key(&normalize_email(&email)))
+            .and_then(|v| String::from_utf8(v).ok());
+    let Some(mut user) = user_id.and_then(|id| cx.load::<User>(&user_key(&id))) else {
+        // Same work and same answer as a wrong password: no account enumeration.
+        cx.p.verify_password(&password, "");
+        return Err(invalid_credentials());
+    };
+
+    let now = cx.now();
+    if user.locked_until_ms > now {
+        let secs = (user.locked_until_ms - now).div_ceil(1000);
+        return Err(ApiError::bad_request(
+            "login_locked",
+            format!("too many failed logins; this account is locked for {secs} more seconds"),
+        ));
+    }
+    if !cx.p.verify_password(&password, &user.password_hash) {
+        let settings = cx.settings().clone();
+        user.failed_logins += 1;
+        if user.failed_logins >= settings.login_max_failures {
+            user.failed_logins = 0;
+            user.locked_until_ms = now + settings.login_lock_secs * 1000;
+        }
+        cx.save(&user_key(&user.id), &user);
+        return Err(invalid_credentials());
+    }
+    if user.failed_logins != 0 || user.locked_until_ms != 0 {
+        user.failed_logins = 0;
+        user.locked_until_ms = 0;
+        cx.save(&user_key(&user.id), &user);
+    }
+
+    let cannot_load = || {
+        ApiError::not_found(
+            "account_not_found",
+            "the account cannot be loaded: it has no profile in any entity",
+        )
+    };
+    let (entity_id, explicit) = match requested_entity {
+        Some(id) => (id, true),
+        None => (
+            user.default_entity_id.clone().ok_or_else(cannot_load)?,
+            false,
+        ),
+    };
+    let membership = match cx.load::<Membership>(&membership_key(&user.id, &entity_id)) {
+        Some(m) => m,
+        None if explicit => {
+            return Err(ApiError::bad_request(
+                "invalid_entity",
+                format!("entity_id {entity_id:?} is not an entity this user belongs to"),
+            ));
+        }
+        None => return Err(cannot_load()),
+    };
+    if membership.profile == Profile::None {
+        return Err(ApiError::not_found(
+            "profile_not_found",
+            "the user has no profile in that entity",
+        ));
+    }
+    let entity = cx
+        .load::<Entity>(&entity_key(&entity_id))
+        .ok_or_else(cannot_load)?;
+    if !user.active {
+        return Err(ApiError::forbidden(
+            "user_inactive",
+            "the user is not active",
+        ));
+    }
+    if !entity.api_access {
+        return Err(no_api_access());
+    }
+    if entity.marked_for_deletion {
+        return Err(ApiError::new(
+            423,
+            "entity_locked",
+            "the selected entity is marked for deletion",
+        ));
+    }
+    issue_token(cx, &mut user, &entity.id)
+}
+
+fn no_api_access() -> ApiError {
+    ApiError::forbidden("no_api_access", "the entity has no API access")
+}
+
+/// Issues a token for `user` in `entity_id`, enforcing the spacing rule (429).
+fn issue_token(cx: &mut Cx, user: &mut User, entity_id: &str) -> ApiResult<Response> {
+    let now = cx.now();
+    let settings = cx.settings().clone();
+    let next_allowed = user
+        .last_token_ms
+        .saturating_add(settings.token_min_interval_ms);
+    if user.last_token_ms != 0 && now < next_allowed {
+        let wait_secs = (next_allowed - now).div_ceil(1000).max(1);
+        return Err(ApiError::new(
+            429,
+            "too_many_requests",
+            "token requests are too close together; wait and retry",
+        )
+        .with_header("retry-after", wait_secs.to_string()));
+    }
+    user.last_token_ms = now;
+    cx.save(&user_key(&user.id), user);
+
+    let secret = new_secret(cx);
+    let hash = sha256_hex(secret.as_bytes());
+    let token = Token {
+        user_id: user.id.clone(),
+        entity_id: entity_id.to_string(),
+        issued_ms: now,
+        expires_ms: now + settings.token_ttl_secs * 1000,
+    };
+    cx.save(&token_key(&hash), &token);
+    cx.p.schedule_job(JobSpec {
+        kind: PURGE_TOKEN_JOB.into(),
+        payload: hash.into_bytes(),
+        run_at_ms: token.expires_ms,
+    });
+    Ok(json(
+        200,
+        &json!({ "access_token": secret, "expires_in": settings.token_ttl_secs }),
+    ))
+}
+
+/// Checks `Authorization: Bearer <token>` and loads who is calling. 401 for a missing,
+/// unknown or expired token; 403 when the token no longer grants access.
+pub fn authenticate(cx: &mut Cx, req: &Request) -> ApiResult<Principal> {
+    let header = req.header("authorization").ok_or_else(|| {
+        ApiError::unauthorized("an access token is required: send Authorization: Bearer <token>")
+    })?;
+    let secret = match header.split_once(' ') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
+        _ => "",
+    };
+    if secret.is_empty() {
+        return Err(ApiError::unauthorized(
+            "the Authorization header must be `Bearer <token>`",
+        ));
+    }
+    let token_hash = sha256_hex(secret.as_bytes());
+    let token = cx
+        .load::<Token>(&token_key(&token_hash))
+        .ok_or_else(|| ApiError::unauthorized("the access token is invalid or was revoked"))?;
+    if token.expires_ms <= cx.now() {
+        return Err(ApiError::unauthorized("the access token has expired"));
+    }
+    let user = cx
+        .load::<User>(&user_key(&token.user_id))
+        .ok_or_else(|| ApiError::unauthorized("the token's user no longer exists"))?;
+    if !user.active {
+        return Err(ApiError::forbidden(
+            "user_inactive",
+            "the user is not active",
+        ));
+    }
+    let no_access = || {
+        ApiError::forbidden(
+            "access_denied",
+            "the token does not grant access to this entity",
+        )
+    };
+    let membership = cx
+        .load::<Membership>(&membership_key(&user.id, &token.entity_id))
+        .filter(|m| m.profile != Profile::None)
+        .ok_or_else(no_access)?;
+    if membership.profile == Profile::Pending {
+        return Err(ApiError::forbidden(
+            "profile_pending",
+            "the user's profile in this entity is pending; it must be activated first",
+        ));
+    }
+    let entity = cx
+        .load::<Entity>(&entity_key(&token.entity_id))
+        .ok_or_else(no_access)?;
+    if !entity.api_access {
+        return Err(no_api_access());
+    }
+    Ok(Principal {
+        user,
+        membership,
+        entity,
+        token_hash,
+    })
+}
+
+/// 403 unless the entity may be selected for a new token.
+fn check_selectable(entity: &Entity) -> ApiResult<()> {
+    let reason = if !entity.subscription_active {
+        "the entity has no active subscription"
+    } else if entity.quarantined {
+        "the entity is quarantined"
+    } else if entity.marked_for_deletion {
+        "the entity is marked for deletion"
+    } else if !entity.api_access {
+        "the entity has no API access"
+    } else {
+        return Ok(());
+    };
+    Err(ApiError::forbidden("entity_unavailable", reason))
+}
+
+/// `GET /v1/refresh`: a new token for the current entity.
+pub fn refresh(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let mut pr = authenticate(cx, req)?;
+    check_selectable(&pr.entity)?;
+    issue_token(cx, &mut pr.user, &pr.entity.id)
+}
+
+/// The entity whose SAML integration governs switching away from `current`: its parent,
+/// or itself when it has none.
+fn saml_root(cx: &mut Cx, current: &Entity) -> Option<Entity> {
+    match &current.parent_id {
+        Some(parent) => cx.load::<Entity>(&entity_key(parent)),
+        None => Some(current.clone()),
+    }
+}
+
+/// Whether the SAML rule (spec §5.1 rule 4) lets a user in `current` select `target`.
+fn saml_allows(root: Option<&Entity>, target: &Entity) -> bool {
+    match root {
+        Some(root) if root.saml => {
+            target.id == root.id || target.parent_id.as_deref() == Some(root.id.as_str())
+        }
+        _ => true,
+    }
+}
+
+/// `GET /v1/refresh/{entity}`: a token for another entity of the user.
+pub fn refresh_entity(cx: &mut Cx, req: &Request, target_id: &str) -> ApiResult<Response> {
+    let mut pr = authenticate(cx, req)?;
+    let invalid = || {
+        ApiError::bad_request(
+            "invalid_entity",
+            format!("{target_id:?} is not an entity id"),
+        )
+    };
+    if !is_id(target_id) {
+        return Err(invalid());
+    }
+    let target = cx
+        .load::<Entity>(&entity_key(target_id))
+        .ok_or_else(invalid)?;
+    let membership = cx
+        .load::<Membership>(&membership_key(&pr.user.id, target_id))
+        .ok_or_else(|| {
+            ApiError::bad_request("not_a_member", "the user is not a member of that entity")
+        })?;
+    let root = saml_root(cx, &pr.entity);
+    if !saml_allows(root.as_ref(), &target) {
+        return Err(ApiError::bad_request(
+            "saml_restricted",
+            "a SAML integration restricts this user to its entity and that entity's children",
+        ));
+    }
+    if membership.profile == Profile::None {
+        return Err(ApiError::not_found(
+            "profile_not_found",
+            "the user has no profile in that entity",
+        ));
+    }
+    check_selectable(&target)?;
+    issue_token(cx, &mut pr.user, &target.id)
+}
+
+/// `GET /v1/test`: who the token belongs to.
+pub fn test(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let pr = authenticate(cx, req)?;
+    Ok(json(
+        200,
+        &json!({
+            "user_id": pr.user.id,
+            "entity_id": pr.entity.id,
+            "first_name": pr.user.first_name,
+            "last_name": pr.user.last_name,
+            "entity_name": pr.entity.name,
+        }),
+    ))
+}
+
+/// `GET /v1/users/me`: the user and the entities the user may select.
+pub fn me(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let pr = authenticate(cx, req)?;
+    let root = saml_root(cx, &pr.entity);
+    let (start, end) = memberships_of(&pr.user.id);
+    let mut entities = Vec::new();
+    for (_, value) in cx.p.scan(&start, &end, 1000, false) {
+        let m: Membership = crate::model::decode(&value);
+        if m.profile == Profile::None {
+            continue;
+        }
+        let Some(entity) = cx.load::<Entity>(&entity_key(&m.entity_id)) else {
+            continue;
+        };
+        if saml_allows(root.as_ref(), &entity) {
+            entities.push(json!({
+                "id": entity.id,
+                "name": entity.name,
+                "role": m.role.as_str(),
+                "profile": m.profile.as_str(),
+                "parent_id": entity.parent_id,
+            }));
+        }
+    }
+    Ok(json(
+        200,
+        &json!({
+            "user": {
+                "id": pr.user.id,
+                "email": pr.user.email,
+                "first_name": pr.user.first_name,
+                "last_name": pr.user.last_name,
+                "entity_id": pr.entity.id,
+                "role": pr.membership.role.as_str(),
+                "team_id": pr.membership.team_id,
+                "status": "active",
+            },
+            "entities": entities,
+        }),
+    ))
+}
+
+/// `GET /v1/revoke`: the presented token stops working at once.
+pub fn revoke(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let pr = authenticate(cx, req)?;
+    cx.p.delete(&token_key(&pr.token_hash));
+    Ok(no_content())
+}
+
+/// Job [`PURGE_TOKEN_JOB`]: forgets an expired token record.
+pub fn purge_token(cx: &mut Cx, payload: &[u8]) -> JobOutcome {
+    let Ok(hash) = std::str::from_utf8(payload) else {
+        return JobOutcome::Failed("token hash is not UTF-8".into());
+    };
+    let key = token_key(hash);
+    match cx.load::<Token>(&key) {
+        Some(token) if token.expires_ms > cx.now() => JobOutcome::RetryAt(token.expires_ms),
+        Some(_) => {
+            cx.p.delete(&key);
+            JobOutcome::Done
+        }
+        None => JobOutcome::Done,
+    }
+}

@@ -1,0 +1,192 @@
+//! The esign domain core.
+//!
+//! This crate decides: routing, authentication, authorization, validation, state
+//! changes, and which effects (events, jobs, mail) follow. It performs no I/O of its own.
+//! Everything it needs from the world comes through [`Platform`], which the wasm
+//! component (`components/engine`) implements with the WIT imports of `wit/esign.wit`
+//! and which tests implement in memory ([`memory::MemoryPlatform`]).
+//!
+//! Entry points: [`handle`] answers one request; [`run_job`] runs one due job. Each is
+//! meant to run inside one host transaction: all of its store writes and effects
+//! commit together or not at all.
+
+mod admin;
+mod auth;
+mod http;
+pub mod memory;
+mod model;
+mod router;
+mod util;
+
+pub use http::ApiError;
+
+/// Who sent a request (mirrors `types.origin` in the WIT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// A client over HTTP: only `/v1/...` routes.
+    Http,
+    /// The local administrator's CLI: `/admin/...` routes.
+    Admin,
+}
+
+/// One request (mirrors `types.request`).
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    /// Lower-case names.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    pub origin: Origin,
+    pub remote_addr: String,
+}
+
+/// One response (mirrors `types.response`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+/// A due job (mirrors `types.job`).
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub id: String,
+    pub kind: String,
+    pub payload: Vec<u8>,
+    pub attempt: u32,
+}
+
+/// What became of a job (mirrors `types.job-outcome`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobOutcome {
+    Done,
+    RetryAt(u64),
+    Failed(String),
+}
+
+/// Operator settings (mirrors `types.settings`).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub token_ttl_secs: u64,
+    pub login_max_failures: u32,
+    pub login_lock_secs: u64,
+    pub token_min_interval_ms: u64,
+    pub base_url: String,
+}
+
+impl Default for Settings {
+    /// The documented defaults: 60-day tokens, 5 failures lock for 15 minutes, one
+    /// second between token issuances.
+    fn default() -> Self {
+        Settings {
+            token_ttl_secs: 5_184_000,
+            login_max_failures: 5,
+            login_lock_secs: 900,
+            token_min_interval_ms: 1000,
+            base_url: "http://127.0.0.1:8080".into(),
+        }
+    }
+}
+
+/// A webhook event to record in the outbox (mirrors `effects.event`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub kind: String,
+    pub entity_id: String,
+    pub user_id: String,
+    pub payload: String,
+}
+
+/// A job to schedule (mirrors `effects.job-spec`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct JobSpec {
+    pub kind: String,
+    pub payload: Vec<u8>,
+    pub run_at_ms: u64,
+}
+
+/// An email to send (mirrors `effects.mail`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mail {
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+}
+
+/// Everything the engine needs from outside. Store reads see the call's own writes;
+/// nothing written is visible elsewhere until the host commits the call.
+pub trait Platform {
+    fn get(&mut self, key: &[u8]) -> Option<Vec<u8>>;
+    fn put(&mut self, key: &[u8], value: &[u8]);
+    fn delete(&mut self, key: &[u8]);
+    /// At most `limit` entries with `start <= key < end`, ascending or, with
+    /// `reverse`, descending.
+    fn scan(
+        &mut self,
+        start: &[u8],
+        end: &[u8],
+        limit: u32,
+        reverse: bool,
+    ) -> Vec<(Vec<u8>, Vec<u8>)>;
+    fn emit_event(&mut self, event: Event) -> String;
+    fn schedule_job(&mut self, job: JobSpec) -> String;
+    fn send_mail(&mut self, mail: Mail);
+    fn settings(&mut self) -> Settings;
+    fn hash_password(&mut self, password: &str) -> String;
+    /// An empty `hash` must return false after doing the same work as a real check.
+    fn verify_password(&mut self, password: &str, hash: &str) -> bool;
+    /// Milliseconds since the Unix epoch.
+    fn now_ms(&mut self) -> u64;
+    fn fill_random(&mut self, buf: &mut [u8]);
+}
+
+/// Answers one request. Never panics on bad input: every client mistake becomes a 4xx
+/// in the error shape `{"error", "description", "status"}`.
+pub fn handle(p: &mut dyn Platform, req: &Request) -> Response {
+    let mut cx = Cx::new(p);
+    match router::route(&mut cx, req) {
+        Ok(resp) => resp,
+        Err(err) => err.into_response(),
+    }
+}
+
+/// Runs one due job.
+pub fn run_job(p: &mut dyn Platform, job: &Job) -> JobOutcome {
+    let mut cx = Cx::new(p);
+    match job.kind.as_str() {
+        auth::PURGE_TOKEN_JOB => auth::purge_token(&mut cx, &job.payload),
+        other => JobOutcome::Failed(format!("unknown job kind {other:?}")),
+    }
+}
+
+/// The per-call context: the platform plus values read once per call.
+pub(crate) struct Cx<'a> {
+    pub p: &'a mut dyn Platform,
+    now: Option<u64>,
+    settings: Option<Settings>,
+}
+
+impl<'a> Cx<'a> {
+    fn new(p: &'a mut dyn Platform) -> Self {
+        Cx {
+            p,
+            now: None,
+            settings: None,
+        }
+    }
+
+    /// The call's time, read once so that one call sees one instant.
+    pub fn now(&mut self) -> u64 {
+        *self.now.get_or_insert_with(|| self.p.now_ms())
+    }
+
+    pub fn settings(&mut self) -> &Settings {
+        if self.settings.is_none() {
+            self.settings = Some(self.p.settings());
+        }
+        self.settings.as_ref().unwrap()
+    }
+}

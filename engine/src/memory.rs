@@ -1,0 +1,101 @@
+//! An in-memory [`Platform`] for native unit tests and benchmarks: a `BTreeMap` store
+//! with no transactions (every write is immediately visible), recorded effects, a
+//! settable clock and a cheap, clearly-not-secure password "hash".
+
+use crate::{Event, JobSpec, Mail, Platform, Settings};
+use std::collections::BTreeMap;
+
+/// See the module documentation. Not for production: passwords are stored as
+/// `plain$<password>`.
+#[derive(Default)]
+pub struct MemoryPlatform {
+    pub data: BTreeMap<Vec<u8>, Vec<u8>>,
+    pub events: Vec<Event>,
+    pub jobs: Vec<JobSpec>,
+    pub mails: Vec<Mail>,
+    pub settings: Settings,
+    pub now_ms: u64,
+    counter: u64,
+}
+
+impl MemoryPlatform {
+    pub fn new() -> Self {
+        MemoryPlatform {
+            now_ms: 1_700_000_000_000,
+            ..Default::default()
+        }
+    }
+}
+
+impl Platform for MemoryPlatform {
+    fn get(&mut self, key: &[u8]) -> Option<Vec<u8>> {
+        self.data.get(key).cloned()
+    }
+
+    fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.data.insert(key.to_vec(), value.to_vec());
+    }
+
+    fn delete(&mut self, key: &[u8]) {
+        self.data.remove(key);
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        end: &[u8],
+        limit: u32,
+        reverse: bool,
+    ) -> Vec<(Vec<u8>, Vec<u8>)> {
+        if start >= end {
+            return Vec::new();
+        }
+        let range = self.data.range(start.to_vec()..end.to_vec());
+        let pick = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
+        if reverse {
+            range.rev().take(limit as usize).map(pick).collect()
+        } else {
+            range.take(limit as usize).map(pick).collect()
+        }
+    }
+
+    fn emit_event(&mut self, event: Event) -> String {
+        self.events.push(event);
+        self.events.len().to_string()
+    }
+
+    fn schedule_job(&mut self, job: JobSpec) -> String {
+        self.jobs.push(job);
+        self.jobs.len().to_string()
+    }
+
+    fn send_mail(&mut self, mail: Mail) {
+        self.mails.push(mail);
+    }
+
+    fn settings(&mut self) -> Settings {
+        self.settings.clone()
+    }
+
+    fn hash_password(&mut self, password: &str) -> String {
+        format!("plain${password}")
+    }
+
+    fn verify_password(&mut self, password: &str, hash: &str) -> bool {
+        !hash.is_empty() && hash == format!("plain${password}")
+    }
+
+    fn now_ms(&mut self) -> u64 {
+        self.now_ms
+    }
+
+    fn fill_random(&mut self, buf: &mut [u8]) {
+        // Deterministic and distinct per call: a counter through SHA-256.
+        use sha2::{Digest, Sha256};
+        for chunk in buf.chunks_mut(32) {
+            self.counter += 1;
+            let digest = Sha256::digest(self.counter.to_le_bytes());
+            chunk.copy_from_slice(&digest[..chunk.len()]);
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! Maps (origin, method, path) to a handler. Unknown paths answer 404; a known path
+//! with another method answers 405 with `Allow`.
+
+use crate::http::{ApiError, ApiResult};
+use crate::{Cx, Origin, Request, Response, admin, auth};
+
+/// Dispatches one request.
+pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let path = req.path.strip_suffix('/').unwrap_or(&req.path);
+    let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let method = req.method.as_str();
+    match (req.origin, segments.as_slice()) {
+        (_, ["v1", "auth"]) => only(method, "POST", || auth::login(cx, req)),
+        (_, ["v1", "refresh"]) => only(method, "GET", || auth::refresh(cx, req)),
+        (_, ["v1", "refresh", entity]) => {
+            only(method, "GET", || auth::refresh_entity(cx, req, entity))
+        }
+        (_, ["v1", "test"]) => only(method, "GET", || auth::test(cx, req)),
+        (_, ["v1", "users", "me"]) => only(method, "GET", || auth::me(cx, req)),
+        (_, ["v1", "revoke"]) => only(method, "GET", || auth::revoke(cx, req)),
+        (Origin::Admin, ["admin", rest @ ..]) => admin::route(cx, req, rest),
+        _ => Err(ApiError::not_found(
+            "not_found",
+            format!("no such endpoint: {} {}", req.method, req.path),
+        )),
+    }
+}
+
+/// Runs `f` when `method` is `allowed`; otherwise 405 naming the allowed method.
+pub fn only(
+    method: &str,
+    allowed: &str,
+    f: impl FnOnce() -> ApiResult<Response>,
+) -> ApiResult<Response> {
+    if method == allowed {
+        f()
+    } else {
+        Err(method_not_allowed(method, &[allowed]))
+    }
+}
+
+pub fn method_not_allowed(method: &str, allowed: &[&str]) -> ApiError {
+    ApiError::new(
+        405,
+        "method_not_allowed",
+        format!("{method} is not allowed here; use {}", allowed.join(" or ")),
+    )
+    .with_header("allow", allowed.join(", "))
+}

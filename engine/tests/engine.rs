@@ -1,0 +1,139 @@
+//! Native tests of the engine through its public entry points, on the in-memory platform.
+
+use esign_engine::memory::MemoryPlatform;
+use esign_engine::{Job, JobOutcome, Origin, Request, Response, handle, run_job};
+use serde_json::{Value, json};
+
+fn request(origin: Origin, method: &str, path: &str, body: Option<Value>) -> Request {
+    let mut headers = Vec::new();
+    if body.is_some() {
+        headers.push(("content-type".to_string(), "application/json".to_string()));
+    }
+    Request {
+        method: method.into(),
+        path: path.into(),
+        query: String::new(),
+        headers,
+        body: body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+        origin,
+        remote_addr: "127.0.0.1".into(),
+    }
+}
+
+fn body(resp: &Response) -> Value {
+    serde_json::from_slice(&resp.body).unwrap_or(Value::Null)
+}
+
+/// A platform with one entity and one admin `a@x.se` / `password1`.
+fn bootstrapped() -> MemoryPlatform {
+    let mut p = MemoryPlatform::new();
+    p.settings.token_min_interval_ms = 0;
+    let resp = handle(
+        &mut p,
+        &request(
+            Origin::Admin,
+            "POST",
+            "/admin/bootstrap",
+            Some(json!({"email": "a@x.se", "password": "password1"})),
+        ),
+    );
+    assert_eq!(resp.status, 201, "{:?}", body(&resp));
+    p
+}
+
+fn login(p: &mut MemoryPlatform, password: &str) -> Response {
+    handle(
+        p,
+        &request(
+            Origin::Http,
+            "POST",
+            "/v1/auth",
+            Some(json!({"email": "a@x.se", "password": password})),
+        ),
+    )
+}
+
+#[test]
+fn login_then_test_returns_the_user() {
+    let mut p = bootstrapped();
+    let resp = login(&mut p, "password1");
+    assert_eq!(resp.status, 200);
+    let token = body(&resp)["access_token"].as_str().unwrap().to_string();
+    assert_eq!(body(&resp)["expires_in"], 5_184_000);
+    let mut req = request(Origin::Http, "GET", "/v1/test", None);
+    req.headers
+        .push(("authorization".into(), format!("Bearer {token}")));
+    let resp = handle(&mut p, &req);
+    assert_eq!(resp.status, 200);
+    assert_eq!(body(&resp)["first_name"], "Admin");
+    assert_eq!(body(&resp)["entity_name"], "Default");
+}
+
+#[test]
+fn token_is_stored_only_as_a_hash() {
+    let mut p = bootstrapped();
+    let token = body(&login(&mut p, "password1"))["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(token.len() >= 43, "at least 256 bits");
+    let needle = token.as_bytes();
+    for (k, v) in &p.data {
+        assert!(!k.windows(needle.len()).any(|w| w == needle));
+        assert!(!v.windows(needle.len()).any(|w| w == needle));
+    }
+}
+
+#[test]
+fn lock_after_five_failures_even_for_the_right_password() {
+    let mut p = bootstrapped();
+    for _ in 0..5 {
+        assert_eq!(login(&mut p, "wrong-password").status, 400);
+    }
+    let resp = login(&mut p, "password1");
+    assert_eq!(resp.status, 400);
+    assert_eq!(body(&resp)["error"], "login_locked");
+    p.now_ms += 15 * 60 * 1000;
+    assert_eq!(login(&mut p, "password1").status, 200);
+}
+
+#[test]
+fn unknown_route_and_wrong_method() {
+    let mut p = bootstrapped();
+    let resp = handle(&mut p, &request(Origin::Http, "GET", "/v1/nope", None));
+    assert_eq!(resp.status, 404);
+    assert_eq!(body(&resp)["status"], 404);
+    let resp = handle(&mut p, &request(Origin::Http, "GET", "/v1/auth", None));
+    assert_eq!(resp.status, 405);
+    assert!(
+        resp.headers
+            .iter()
+            .any(|(n, v)| n == "allow" && v == "POST")
+    );
+}
+
+#[test]
+fn admin_routes_are_not_reachable_over_http() {
+    let mut p = bootstrapped();
+    let resp = handle(&mut p, &request(Origin::Http, "GET", "/admin/users", None));
+    assert_eq!(resp.status, 404);
+}
+
+#[test]
+fn purge_job_forgets_expired_tokens_only() {
+    let mut p = bootstrapped();
+    login(&mut p, "password1");
+    let job = p.jobs.last().unwrap().clone();
+    let job = Job {
+        id: "1".into(),
+        kind: job.kind,
+        payload: job.payload,
+        attempt: 1,
+    };
+    let tokens = |p: &MemoryPlatform| p.data.keys().filter(|k| k.starts_with(b"tok/")).count();
+    assert!(matches!(run_job(&mut p, &job), JobOutcome::RetryAt(_)));
+    assert_eq!(tokens(&p), 1);
+    p.now_ms += 5_184_000 * 1000;
+    assert_eq!(run_job(&mut p, &job), JobOutcome::Done);
+    assert_eq!(tokens(&p), 0);
+}

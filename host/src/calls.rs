@@ -1,0 +1,222 @@
+//! Engine calls, each in one store transaction: commit when the call returns, re-run on
+//! a conflict, roll back on a trap or store error and answer 500 with a `trace_id`.
+
+use crate::runtime::{
+    Faults, Job, JobOutcome, Request, Response, Runtime, StoredJob, keys, random_id,
+};
+use crate::store::{CommitError, Store, Txn};
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::{Notify, Semaphore};
+
+/// How often a call is re-run after conflicts before the client gets a 503.
+const MAX_ATTEMPTS: u32 = 32;
+
+/// Runs engine calls. Cheap to clone.
+#[derive(Clone)]
+pub struct Dispatcher {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    runtime: Runtime,
+    store: Arc<Store>,
+    /// Bounds concurrent calls to the instance pool's size.
+    permits: Semaphore,
+    /// Woken after a commit that scheduled a job.
+    pub jobs_changed: Notify,
+}
+
+/// An error body in the shape of DESIGN.md §4.
+pub fn error_response(status: u16, code: &str, description: &str) -> Response {
+    let body = serde_json::json!({ "error": code, "description": description, "status": status });
+    Response {
+        status,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: serde_json::to_vec(&body).unwrap(),
+    }
+}
+
+/// A 500 with a fresh `trace_id`, logged with its cause.
+fn internal_error(cause: &dyn std::fmt::Display, what: &str) -> Response {
+    let trace_id = random_id();
+    tracing::error!(trace_id, "{what} failed: {cause:#}");
+    let body = serde_json::json!({
+        "error": "internal_error",
+        "description": "an unexpected error occurred; nothing was changed. Quote the trace_id when you report it",
+        "status": 500,
+        "trace_id": trace_id,
+    });
+    Response {
+        status: 500,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: serde_json::to_vec(&body).unwrap(),
+    }
+}
+
+impl Dispatcher {
+    pub fn new(runtime: Runtime, store: Arc<Store>, max_concurrent: usize) -> Dispatcher {
+        Dispatcher {
+            inner: Arc::new(Inner {
+                runtime,
+                store,
+                permits: Semaphore::new(max_concurrent),
+                jobs_changed: Notify::new(),
+            }),
+        }
+    }
+
+    pub fn store(&self) -> &Arc<Store> {
+        &self.inner.store
+    }
+
+    /// Resolves when a committed call scheduled a job.
+    pub async fn jobs_changed(&self) {
+        self.inner.jobs_changed.notified().await
+    }
+
+    /// Answers one request on a blocking thread.
+    pub async fn handle(&self, req: Request, faults: Faults) -> Response {
+        let _permit = self.inner.permits.acquire().await.expect("never closed");
+        let this = self.clone();
+        match tokio::task::spawn_blocking(move || this.handle_blocking(&req, faults)).await {
+            Ok(resp) => resp,
+            Err(e) => internal_error(&e, "an engine call"),
+        }
+    }
+
+    /// Answers one request on the current thread (for the admin CLI and tests).
+    pub fn handle_blocking(&self, req: &Request, faults: Faults) -> Response {
+        let mut verified = HashMap::new();
+        for _ in 0..MAX_ATTEMPTS {
+            let txn = self.inner.store.begin();
+            let (result, state) = self
+                .inner
+                .runtime
+                .call(txn, faults, verified, |b, s| b.call_handle(s, req));
+            verified = state.verified;
+            let resp = match result {
+                Ok(resp) => resp,
+                Err(trap) => {
+                    return internal_error(&trap, &format!("{} {}", req.method, req.path));
+                }
+            };
+            match state.txn.commit() {
+                Ok(_) => {
+                    if state.scheduled_jobs {
+                        self.inner.jobs_changed.notify_one();
+                    }
+                    return resp;
+                }
+                Err(CommitError::Conflict) => continue,
+                Err(CommitError::Backend(e)) => {
+                    return internal_error(&e, &format!("committing {} {}", req.method, req.path));
+                }
+            }
+        }
+        tracing::warn!(
+            "{} {} conflicted {MAX_ATTEMPTS} times",
+            req.method,
+            req.path
+        );
+        error_response(
+            503,
+            "busy",
+            "the request kept conflicting with concurrent changes; retry",
+        )
+    }
+
+    /// Runs the due job stored at `key` (if it is still there) and records its outcome,
+    /// all in one transaction. Returns false when the job had already gone.
+    pub fn run_job_blocking(&self, key: &[u8]) -> anyhow::Result<bool> {
+        for _ in 0..MAX_ATTEMPTS {
+            let mut txn = self.inner.store.begin();
+            let Some(bytes) = txn.get(key)? else {
+                return Ok(false);
+            };
+            let stored: StoredJob = serde_json::from_slice(&bytes)?;
+            let job = Job {
+                id: stored.id.clone(),
+                kind: stored.kind.clone(),
+                payload: stored.payload.clone(),
+                attempt: stored.attempt,
+            };
+            let (result, state) =
+                self.inner
+                    .runtime
+                    .call(txn, Faults::default(), HashMap::new(), |b, s| {
+                        b.call_run_job(s, &job)
+                    });
+            let txn = match result {
+                Ok(outcome) => {
+                    let mut txn = state.txn;
+                    txn.delete(key);
+                    self.record_outcome(&mut txn, stored, outcome)?;
+                    txn
+                }
+                Err(trap) => {
+                    // Roll the run back; keep the job, retried later.
+                    let trace_id = random_id();
+                    tracing::error!(trace_id, job = stored.kind, "job trapped: {trap:#}");
+                    let mut txn = self.inner.store.begin();
+                    txn.get(key)?;
+                    txn.delete(key);
+                    let retry_at = now_ms() + backoff_ms(stored.attempt);
+                    self.record_outcome(&mut txn, stored, JobOutcome::RetryAt(retry_at))?;
+                    txn
+                }
+            };
+            if state.scheduled_jobs {
+                self.inner.jobs_changed.notify_one();
+            }
+            match txn.commit() {
+                Ok(_) => return Ok(true),
+                Err(CommitError::Conflict) => continue,
+                Err(CommitError::Backend(e)) => return Err(e),
+            }
+        }
+        anyhow::bail!("job kept conflicting")
+    }
+
+    fn record_outcome(
+        &self,
+        txn: &mut Txn,
+        mut job: StoredJob,
+        outcome: JobOutcome,
+    ) -> anyhow::Result<()> {
+        match outcome {
+            JobOutcome::Done => {}
+            JobOutcome::RetryAt(at) if job.attempt < 1000 => {
+                job.attempt += 1;
+                job.run_at_ms = at;
+                txn.put(
+                    &keys::timed(keys::JOBS, at, &job.id),
+                    &serde_json::to_vec(&job)?,
+                );
+            }
+            JobOutcome::RetryAt(_) | JobOutcome::Failed(_) => {
+                let why = match outcome {
+                    JobOutcome::Failed(why) => why,
+                    _ => "too many attempts".into(),
+                };
+                tracing::warn!(job = job.kind, id = job.id, "job failed for good: {why}");
+                job.failure = Some(why);
+                let mut key = keys::DEAD_JOBS.to_vec();
+                key.extend_from_slice(job.id.as_bytes());
+                txn.put(&key, &serde_json::to_vec(&job)?);
+            }
+        }
+        Ok(())
+    }
+}
+
+fn backoff_ms(attempt: u32) -> u64 {
+    1000u64.saturating_mul(1 << attempt.min(12))
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,467 @@
+//! `esign`: the e-signing service. `esign serve` runs the HTTP API; `esign admin ...`
+//! manages entities, users and memberships in the same data directory.
+
+mod calls;
+mod jobs;
+mod passwords;
+mod runtime;
+mod server;
+mod store;
+
+use anyhow::Context;
+use calls::Dispatcher;
+use clap::{Args, Parser, Subcommand};
+use runtime::{Faults, Origin, Request, Runtime, Settings, Shared};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "esign",
+    version,
+    about = "Electronic proposals and contracts: the esign service"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the API.
+    Serve(ServeArgs),
+    /// Manage entities, users and memberships (with the server stopped).
+    Admin(AdminArgs),
+}
+
+/// Where the data lives and which engine runs on it.
+#[derive(Args, Clone)]
+struct EngineArgs {
+    /// Data directory (created when missing).
+    #[arg(long, env = "ESIGN_DATA_DIR", default_value = "./esign-data")]
+    data_dir: PathBuf,
+    /// Run this engine component instead of the embedded one.
+    #[arg(long, env = "ESIGN_ENGINE")]
+    engine: Option<PathBuf>,
+    /// Where compiled engine code is cached [default: <data-dir>/cache].
+    #[arg(long, env = "ESIGN_COMPILE_CACHE")]
+    compile_cache: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    #[command(flatten)]
+    engine: EngineArgs,
+    /// Address to listen on; port 0 picks a free port (the chosen one is printed).
+    #[arg(long, env = "ESIGN_LISTEN", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// TLS certificate chain (PEM). With --tls-key, serves HTTPS.
+    #[arg(long, env = "ESIGN_TLS_CERT", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM).
+    #[arg(long, env = "ESIGN_TLS_KEY", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Allow plain HTTP on a non-loopback address because a TLS-terminating proxy is in front.
+    #[arg(long, env = "ESIGN_BEHIND_PROXY")]
+    behind_proxy: bool,
+    /// Public base URL used in links [default: derived from --listen].
+    #[arg(long, env = "ESIGN_BASE_URL")]
+    base_url: Option<String>,
+    /// Largest accepted request body.
+    #[arg(long, env = "ESIGN_MAX_BODY_BYTES", default_value_t = 25 << 20)]
+    max_body_bytes: usize,
+    /// Engine calls that may run at once.
+    #[arg(long, env = "ESIGN_MAX_CONCURRENT_CALLS", default_value_t = 64)]
+    max_concurrent_calls: u32,
+    /// Lifetime of access tokens, in seconds.
+    #[arg(long, env = "ESIGN_TOKEN_TTL_SECS", default_value_t = 5_184_000)]
+    token_ttl_secs: u64,
+    /// Failed logins in a row that lock an account.
+    #[arg(long, env = "ESIGN_LOGIN_MAX_FAILURES", default_value_t = 5)]
+    login_max_failures: u32,
+    /// How long a locked account stays locked, in seconds.
+    #[arg(long, env = "ESIGN_LOGIN_LOCK_SECS", default_value_t = 900)]
+    login_lock_secs: u64,
+    /// Minimum time between two tokens for one user, in milliseconds (429 below it).
+    #[arg(long, env = "ESIGN_TOKEN_MIN_INTERVAL_MS", default_value_t = 1000)]
+    token_min_interval_ms: u64,
+    /// Honour `x-esign-test-fault` headers. For the test suite only.
+    #[arg(long, env = "ESIGN_TEST_FAULTS", hide = true)]
+    test_faults: bool,
+}
+
+#[derive(Args)]
+struct AdminArgs {
+    #[command(flatten)]
+    engine: EngineArgs,
+    #[command(subcommand)]
+    command: AdminCommand,
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Entities (accounts).
+    #[command(subcommand)]
+    Entity(EntityCommand),
+    /// Users.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Memberships of users in entities.
+    #[command(subcommand)]
+    Member(MemberCommand),
+}
+
+#[derive(Args)]
+struct EntityFlags {
+    #[arg(long)]
+    saml: Option<bool>,
+    #[arg(long)]
+    api_access: Option<bool>,
+    #[arg(long)]
+    subscription_active: Option<bool>,
+    #[arg(long)]
+    quarantined: Option<bool>,
+    #[arg(long)]
+    marked_for_deletion: Option<bool>,
+    /// Only admins may delete documents.
+    #[arg(long)]
+    delete_admin_only: Option<bool>,
+}
+
+#[derive(Subcommand)]
+enum EntityCommand {
+    /// Add an entity (defaults: API access, active subscription, no SAML).
+    Add {
+        #[arg(long)]
+        name: String,
+        /// Parent entity id.
+        #[arg(long)]
+        parent: Option<String>,
+        #[command(flatten)]
+        flags: EntityFlags,
+    },
+    /// Change an entity's name or flags.
+    Set {
+        id: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        flags: EntityFlags,
+    },
+    /// List entities.
+    List,
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Add a user.
+    Add {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: String,
+        #[arg(long, default_value = "")]
+        first_name: String,
+        #[arg(long, default_value = "")]
+        last_name: String,
+        #[arg(long)]
+        active: Option<bool>,
+    },
+    /// Change a user's password or activity.
+    Set {
+        id: String,
+        #[arg(long)]
+        password: Option<String>,
+        #[arg(long)]
+        active: Option<bool>,
+    },
+    /// List users.
+    List,
+}
+
+#[derive(Subcommand)]
+enum MemberCommand {
+    /// Add (or replace) a user's membership of an entity.
+    Add {
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        entity: String,
+        /// user, manager or admin.
+        #[arg(long, default_value = "user")]
+        role: String,
+        /// pending, active or none.
+        #[arg(long, default_value = "active")]
+        profile: String,
+        #[arg(long)]
+        team: Option<String>,
+    },
+}
+
+fn main() {
+    let level = std::env::var("ESIGN_LOG")
+        .ok()
+        .and_then(|l| l.parse::<tracing::Level>().ok())
+        .unwrap_or(tracing::Level::INFO);
+    tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Admin(args) => admin(args),
+    };
+    if let Err(e) = result {
+        eprintln!("esign: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+/// Opens the store and loads the engine.
+fn open(args: &EngineArgs, settings: Settings, max_calls: u32) -> anyhow::Result<Dispatcher> {
+    let backend = store::sled::SledBackend::open(&args.data_dir)?;
+    let store = store::Store::new(backend);
+    let wasm = match &args.engine {
+        Some(path) => std::fs::read(path)
+            .with_context(|| format!("reading the engine component {}", path.display()))?,
+        None => runtime::EMBEDDED_ENGINE.to_vec(),
+    };
+    let cache = args
+        .compile_cache
+        .clone()
+        .unwrap_or_else(|| args.data_dir.join("cache"));
+    let shared = Shared {
+        settings,
+        passwords: passwords::Passwords::new(),
+    };
+    let runtime = Runtime::new(&wasm, Some(&cache), max_calls, shared)?;
+    Ok(Dispatcher::new(runtime, store, max_calls as usize))
+}
+
+/// A request from the local administrator.
+fn admin_request(method: &str, path: &str, body: serde_json::Value) -> Request {
+    Request {
+        method: method.into(),
+        path: path.into(),
+        query: String::new(),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: body.to_string().into_bytes(),
+        origin: Origin::Admin,
+        remote_addr: "local".into(),
+    }
+}
+
+/// Runs an admin request; the JSON body on success, the engine's error otherwise.
+fn admin_call(d: &Dispatcher, req: Request) -> anyhow::Result<serde_json::Value> {
+    let resp = d.handle_blocking(&req, Faults::default());
+    let body: serde_json::Value = serde_json::from_slice(&resp.body).unwrap_or_default();
+    if resp.status >= 400 {
+        anyhow::bail!(
+            "{} ({})",
+            body["description"].as_str().unwrap_or("failed"),
+            resp.status
+        );
+    }
+    Ok(body)
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(server::tls_acceptor(cert, key)?),
+        _ => None,
+    };
+    if tls.is_none() && !args.listen.ip().is_loopback() && !args.behind_proxy {
+        anyhow::bail!(
+            "refusing to serve plain HTTP on {}: give --tls-cert and --tls-key, listen on a loopback address, or pass --behind-proxy when a TLS-terminating proxy is in front",
+            args.listen
+        );
+    }
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    let listener = rt.block_on(tokio::net::TcpListener::bind(args.listen))?;
+    let addr = listener.local_addr()?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    let settings = Settings {
+        token_ttl_secs: args.token_ttl_secs,
+        login_max_failures: args.login_max_failures,
+        login_lock_secs: args.login_lock_secs,
+        token_min_interval_ms: args.token_min_interval_ms,
+        base_url: args
+            .base_url
+            .clone()
+            .unwrap_or_else(|| format!("{scheme}://{addr}")),
+    };
+    let dispatcher = open(&args.engine, settings, args.max_concurrent_calls)?;
+    bootstrap(&dispatcher)?;
+
+    let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let front = server::FrontConfig {
+        max_body_bytes: args.max_body_bytes,
+        test_faults: args.test_faults,
+    };
+    if args.test_faults {
+        tracing::warn!("test faults are on: requests may ask for injected failures");
+    }
+    println!("esign listening on {scheme}://{addr}");
+    rt.block_on(async {
+        let jobs = tokio::spawn(jobs::run(dispatcher.clone(), stop_rx));
+        let shutdown = async {
+            shutdown_signal().await;
+            tracing::info!("shutdown requested");
+        };
+        server::serve(
+            listener,
+            tls,
+            dispatcher.clone(),
+            front,
+            shutdown,
+            Duration::from_secs(10),
+        )
+        .await?;
+        let _ = stop_tx.send(true);
+        let _ = jobs.await;
+        anyhow::Ok(())
+    })?;
+    dispatcher.store().flush()?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("installing the SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = ctrl_c.await;
+}
+
+/// On a first start (no users yet), creates an entity and an admin from
+/// `ESIGN_ADMIN_EMAIL` / `ESIGN_ADMIN_PASSWORD` / `ESIGN_ADMIN_ENTITY`, printing a
+/// generated password once when none was given.
+fn bootstrap(d: &Dispatcher) -> anyhow::Result<()> {
+    let email = std::env::var("ESIGN_ADMIN_EMAIL").unwrap_or_else(|_| "admin@esign.local".into());
+    let mut body = serde_json::json!({ "email": email });
+    if let Ok(p) = std::env::var("ESIGN_ADMIN_PASSWORD") {
+        body["password"] = p.into();
+    }
+    if let Ok(name) = std::env::var("ESIGN_ADMIN_ENTITY") {
+        body["entity_name"] = name.into();
+    }
+    let result = admin_call(d, admin_request("POST", "/admin/bootstrap", body))
+        .context("first-run setup")?;
+    if result["created"] == true {
+        println!(
+            "first run: created entity {:?} ({}) and admin user {}",
+            result["entity"]["name"].as_str().unwrap_or(""),
+            result["entity"]["id"].as_str().unwrap_or(""),
+            result["user"]["email"].as_str().unwrap_or(""),
+        );
+        if let Some(p) = result["generated_password"].as_str() {
+            println!("admin password (shown only now): {p}");
+        }
+    }
+    Ok(())
+}
+
+fn entity_flags(body: &mut serde_json::Value, f: &EntityFlags) {
+    let pairs = [
+        ("saml", f.saml),
+        ("api_access", f.api_access),
+        ("subscription_active", f.subscription_active),
+        ("quarantined", f.quarantined),
+        ("marked_for_deletion", f.marked_for_deletion),
+        ("delete_admin_only", f.delete_admin_only),
+    ];
+    for (name, value) in pairs {
+        if let Some(v) = value {
+            body[name] = v.into();
+        }
+    }
+}
+
+fn admin(args: AdminArgs) -> anyhow::Result<()> {
+    let d = open(&args.engine, Settings::default_settings(), 4)?;
+    use serde_json::json;
+    let req = match args.command {
+        AdminCommand::Entity(EntityCommand::Add {
+            name,
+            parent,
+            flags,
+        }) => {
+            let mut body = json!({ "name": name, "parent_id": parent });
+            entity_flags(&mut body, &flags);
+            admin_request("POST", "/admin/entities", body)
+        }
+        AdminCommand::Entity(EntityCommand::Set { id, name, flags }) => {
+            let mut body = json!({ "name": name });
+            entity_flags(&mut body, &flags);
+            admin_request("PATCH", &format!("/admin/entities/{id}"), body)
+        }
+        AdminCommand::Entity(EntityCommand::List) => {
+            admin_request("GET", "/admin/entities", json!({}))
+        }
+        AdminCommand::User(UserCommand::Add {
+            email,
+            password,
+            first_name,
+            last_name,
+            active,
+        }) => admin_request(
+            "POST",
+            "/admin/users",
+            json!({ "email": email, "password": password, "first_name": first_name,
+                    "last_name": last_name, "active": active }),
+        ),
+        AdminCommand::User(UserCommand::Set {
+            id,
+            password,
+            active,
+        }) => admin_request(
+            "PATCH",
+            &format!("/admin/users/{id}"),
+            json!({ "password": password, "active": active }),
+        ),
+        AdminCommand::User(UserCommand::List) => admin_request("GET", "/admin/users", json!({})),
+        AdminCommand::Member(MemberCommand::Add {
+            user,
+            entity,
+            role,
+            profile,
+            team,
+        }) => admin_request(
+            "POST",
+            "/admin/memberships",
+            json!({ "user_id": user, "entity_id": entity, "role": role,
+                    "profile": profile, "team_id": team }),
+        ),
+    };
+    let body = admin_call(&d, req)?;
+    println!("{}", serde_json::to_string_pretty(&body)?);
+    d.store().flush()?;
+    Ok(())
+}
+
+impl Settings {
+    /// The defaults of `esign serve`.
+    fn default_settings() -> Settings {
+        Settings {
+            token_ttl_secs: 5_184_000,
+            login_max_failures: 5,
+            login_lock_secs: 900,
+            token_min_interval_ms: 1000,
+            base_url: "http://127.0.0.1:8080".into(),
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! The wasmtime embedding: one `Engine` with the pooling allocator, the component
+//! compiled once (and cached on disk, precompiled, keyed by the wasm's hash), an
+//! `InstancePre` built once, and a fresh `Store` per call whose data ([`CallState`])
+//! implements the world's imports over one store transaction.
+
+use crate::passwords::Passwords;
+use crate::store::Txn;
+use anyhow::Context;
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+wasmtime::component::bindgen!({
+    world: "esign",
+    path: "../wit",
+    imports: { default: trappable },
+});
+
+pub use esign::engine::types::{Origin, Settings};
+use esign::engine::{effects, host, store, types};
+
+/// The engine component this binary was built with.
+pub const EMBEDDED_ENGINE: &[u8] = include_bytes!(env!("ESIGN_ENGINE_WASM"));
+
+/// Key prefixes of the one keyspace: engine data, and the host's outbox tables.
+pub mod keys {
+    /// Everything the engine stores, under its own keys.
+    pub const DATA: &[u8] = b"d/";
+    /// Webhook events: `e/<created ms, 8 bytes BE><id>`.
+    pub const EVENTS: &[u8] = b"e/";
+    /// Due jobs: `j/<run-at ms, 8 bytes BE><id>`.
+    pub const JOBS: &[u8] = b"j/";
+    /// Jobs that failed for good: `x/<id>`.
+    pub const DEAD_JOBS: &[u8] = b"x/";
+    /// Outgoing mail: `m/<created ms, 8 bytes BE><id>`.
+    pub const MAIL: &[u8] = b"m/";
+
+    /// `prefix + ms (big-endian) + id`: ordered by time.
+    pub fn timed(prefix: &[u8], ms: u64, id: &str) -> Vec<u8> {
+        let mut k = prefix.to_vec();
+        k.extend_from_slice(&ms.to_be_bytes());
+        k.extend_from_slice(id.as_bytes());
+        k
+    }
+}
+
+/// A job as the host stores it under `j/`.
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
+pub struct StoredJob {
+    pub id: String,
+    pub kind: String,
+    pub payload: Vec<u8>,
+    pub attempt: u32,
+    pub run_at_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+}
+
+/// What one process shares with every call.
+pub struct Shared {
+    pub settings: Settings,
+    pub passwords: Passwords,
+}
+
+/// Test hooks a call may carry (only honoured when the server runs with test faults on).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Faults {
+    /// Trap on the n-th `store.put` of the call (1-based).
+    pub trap_on_put: Option<u32>,
+}
+
+/// The data of one call's wasmtime `Store`.
+pub struct CallState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    shared: Arc<Shared>,
+    pub txn: Txn,
+    faults: Faults,
+    puts: u32,
+    /// Password checks already done by an earlier attempt of the same request, so a
+    /// re-run after a conflict does not pay for argon2 again.
+    pub verified: HashMap<(String, String), bool>,
+    /// Whether the call scheduled a job (the job runner is woken after commit).
+    pub scheduled_jobs: bool,
+}
+
+impl WasiView for CallState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+fn data_key(key: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(keys::DATA.len() + key.len());
+    k.extend_from_slice(keys::DATA);
+    k.extend_from_slice(key);
+    k
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// A random identifier for host records (events, jobs, mail, trace ids).
+pub fn random_id() -> String {
+    let mut b = [0u8; 12];
+    getrandom::fill(&mut b).expect("OS randomness");
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+impl store::Host for CallState {
+    fn get(&mut self, key: Vec<u8>) -> wasmtime::Result<Option<Vec<u8>>> {
+        self.txn
+            .get(&data_key(&key))
+            .map_err(wasmtime::Error::from_anyhow)
+    }
+
+    fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> wasmtime::Result<()> {
+        self.puts += 1;
+        if self.faults.trap_on_put == Some(self.puts) {
+            wasmtime::bail!("test fault: trap on store.put #{}", self.puts);
+        }
+        self.txn.put(&data_key(&key), &value);
+        Ok(())
+    }
+
+    fn delete(&mut self, key: Vec<u8>) -> wasmtime::Result<()> {
+        self.txn.delete(&data_key(&key));
+        Ok(())
+    }
+
+    fn scan(
+        &mut self,
+        start: Vec<u8>,
+        end: Vec<u8>,
+        limit: u32,
+        reverse: bool,
+    ) -> wasmtime::Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let entries = self
+            .txn
+            .scan(&data_key(&start), &data_key(&end), limit as usize, reverse)
+            .map_err(wasmtime::Error::from_anyhow)?;
+        Ok(entries
+            .into_iter()
+            .map(|(k, v)| (k[keys::DATA.len()..].to_vec(), v))
+            .collect())
+    }
+}
+
+impl effects::Host for CallState {
+    fn emit_event(&mut self, event: effects::Event) -> wasmtime::Result<String> {
+        let id = random_id();
+        let created_ms = now_ms();
+        let record = serde_json::json!({
+            "id": id, "kind": event.kind, "entity_id": event.entity_id,
+            "user_id": event.user_id, "payload": event.payload, "created_ms": created_ms,
+        });
+        self.txn.put(
+            &keys::timed(keys::EVENTS, created_ms, &id),
+            &serde_json::to_vec(&record)?,
+        );
+        Ok(id)
+    }
+
+    fn schedule_job(&mut self, job: effects::JobSpec) -> wasmtime::Result<String> {
+        let id = random_id();
+        let record = StoredJob {
+            id: id.clone(),
+            kind: job.kind,
+            payload: job.payload,
+            attempt: 1,
+            run_at_ms: job.run_at_ms,
+            failure: None,
+        };
+        self.txn.put(
+            &keys::timed(keys::JOBS, job.run_at_ms, &id),
+            &serde_json::to_vec(&record)?,
+        );
+        self.scheduled_jobs = true;
+        Ok(id)
+    }
+
+    fn send_mail(&mut self, mail: effects::Mail) -> wasmtime::Result<()> {
+        let id = random_id();
+        let created_ms = now_ms();
+        let record = serde_json::json!({
+            "id": id, "to": mail.to, "subject": mail.subject, "body": mail.body,
+            "created_ms": created_ms,
+        });
+        self.txn.put(
+            &keys::timed(keys::MAIL, created_ms, &id),
+            &serde_json::to_vec(&record)?,
+        );
+        Ok(())
+    }
+}
+
+impl host::Host for CallState {
+    fn get_settings(&mut self) -> wasmtime::Result<Settings> {
+        Ok(self.shared.settings.clone())
+    }
+
+    fn hash_password(&mut self, password: String) -> wasmtime::Result<String> {
+        Ok(self.shared.passwords.hash(&password))
+    }
+
+    fn verify_password(&mut self, password: String, hash: String) -> wasmtime::Result<bool> {
+        let key = (password, hash);
+        if let Some(ok) = self.verified.get(&key) {
+            return Ok(*ok);
+        }
+        let ok = self.shared.passwords.verify(&key.0, &key.1);
+        self.verified.insert(key, ok);
+        Ok(ok)
+    }
+}
+
+impl types::Host for CallState {}
+
+/// The compiled engine, ready to instantiate.
+pub struct Runtime {
+    engine: Engine,
+    pre: EsignPre<CallState>,
+    pub shared: Arc<Shared>,
+}
+
+impl Runtime {
+    /// Compiles (or loads from `cache_dir`) the component `wasm` and links it.
+    /// `max_instances` bounds how many calls can run at once.
+    pub fn new(
+        wasm: &[u8],
+        cache_dir: Option<&Path>,
+        max_instances: u32,
+        shared: Shared,
+    ) -> anyhow::Result<Runtime> {
+        let mut pool = PoolingAllocationConfig::default();
+        pool.total_component_instances(max_instances)
+            .total_core_instances(max_instances * 8)
+            .total_memories(max_instances * 2)
+            .total_tables(max_instances * 4)
+            .max_memories_per_component(4)
+            .max_tables_per_component(8)
+            .max_core_instances_per_component(16)
+            .max_memory_size(256 << 20);
+        let mut config = Config::new();
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+        let engine = Engine::new(&config)?;
+
+        let component = load_component(&engine, wasm, cache_dir)?;
+        let mut linker = Linker::<CallState>::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
+        Esign::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
+        let pre = EsignPre::new(linker.instantiate_pre(&component)?)?;
+        Ok(Runtime {
+            engine,
+            pre,
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// Instantiates the engine over `txn` and runs `f`; returns its result and the
+    /// call's state (with the transaction, to commit or drop).
+    pub fn call<R>(
+        &self,
+        txn: Txn,
+        faults: Faults,
+        verified: HashMap<(String, String), bool>,
+        f: impl FnOnce(&Esign, &mut Store<CallState>) -> wasmtime::Result<R>,
+    ) -> (wasmtime::Result<R>, CallState) {
+        let state = CallState {
+            wasi: WasiCtx::builder().build(),
+            table: ResourceTable::new(),
+            shared: self.shared.clone(),
+            txn,
+            faults,
+            puts: 0,
+            verified,
+            scheduled_jobs: false,
+        };
+        let mut store = Store::new(&self.engine, state);
+        let result = self
+            .pre
+            .instantiate(&mut store)
+            .and_then(|bindings| f(&bindings, &mut store));
+        (result, store.into_data())
+    }
+}
+
+/// Loads the precompiled component from the cache, or compiles and caches it.
+fn load_component(
+    engine: &Engine,
+    wasm: &[u8],
+    cache_dir: Option<&Path>,
+) -> anyhow::Result<Component> {
+    let started = Instant::now();
+    let digest = Sha256::digest(wasm);
+    let name: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
+    let cached: Option<PathBuf> = cache_dir.map(|d| d.join(format!("engine-{name}.cwasm")));
+    if let Some(path) = &cached
+        && path.exists()
+    {
+        // SAFETY: the file is one this function wrote with `precompile_component` for the
+        // same wasm bytes; wasmtime checks that it matches this engine's configuration
+        // and version, and we fall back to compiling when it does not.
+        match unsafe { Component::deserialize_file(engine, path) } {
+            Ok(c) => {
+                tracing::info!(
+                    "engine component loaded from {} in {:?}",
+                    path.display(),
+                    started.elapsed()
+                );
+                return Ok(c);
+            }
+            Err(e) => tracing::warn!("ignoring unusable compile cache {}: {e}", path.display()),
+        }
+    }
+    let bytes = engine
+        .precompile_component(wasm)
+        .map_err(anyhow::Error::from)
+        .context("compiling the engine component")?;
+    if let Some(path) = &cached {
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(path.parent().unwrap())?;
+            let tmp = path.with_extension(format!("tmp{}", random_id()));
+            std::fs::write(&tmp, &bytes)?;
+            std::fs::rename(&tmp, path)
+        };
+        if let Err(e) = write() {
+            tracing::warn!("could not write the compile cache {}: {e}", path.display());
+        }
+    }
+    // SAFETY: `bytes` was produced just now by `precompile_component` of this engine.
+    let component = unsafe { Component::deserialize(engine, &bytes)? };
+    tracing::info!("engine component compiled in {:?}", started.elapsed());
+    Ok(component)
+}

@@ -1,0 +1,216 @@
+//! The HTTP front: hyper 1 serving HTTP/1.1 and HTTP/2 (ALPN over TLS, prior knowledge
+//! in clear), TLS through rustls, body size limits, and graceful shutdown. Each request
+//! becomes one engine call through the [`Dispatcher`].
+
+use crate::calls::{Dispatcher, error_response};
+use crate::runtime::{Faults, Origin, Request, Response};
+use anyhow::Context;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::server::conn::auto;
+use hyper_util::server::graceful::GracefulShutdown;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio_rustls::TlsAcceptor;
+
+/// How the front behaves; fixed for the process.
+#[derive(Clone)]
+pub struct FrontConfig {
+    pub max_body_bytes: usize,
+    /// Honour `x-esign-test-fault` request headers (test builds of the suite only).
+    pub test_faults: bool,
+}
+
+/// Builds a rustls acceptor from PEM files, offering h2 and http/1.1.
+pub fn tls_acceptor(cert: &Path, key: &Path) -> anyhow::Result<TlsAcceptor> {
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .with_context(|| format!("reading the certificate {}", cert.display()))?
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("parsing the certificate {}", cert.display()))?;
+    let key = PrivateKeyDer::from_pem_file(key)
+        .with_context(|| format!("reading the private key {}", key.display()))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_no_client_auth()
+        .with_single_cert(certs, key)
+        .context("the TLS certificate and key do not fit together")?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Accepts connections until `shutdown` resolves, then lets open requests finish (at
+/// most `grace`).
+pub async fn serve(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
+    dispatcher: Dispatcher,
+    front: FrontConfig,
+    shutdown: impl std::future::Future<Output = ()>,
+    grace: Duration,
+) -> anyhow::Result<()> {
+    let graceful = GracefulShutdown::new();
+    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    tokio::pin!(shutdown);
+    loop {
+        let (stream, peer) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    tracing::warn!("accept failed: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            _ = &mut shutdown => break,
+        };
+        let _ = stream.set_nodelay(true);
+        let d = dispatcher.clone();
+        let f = front.clone();
+        let svc = service_fn(move |req| {
+            let (d, f) = (d.clone(), f.clone());
+            async move { Ok::<_, Infallible>(respond(&d, &f, peer, req).await) }
+        });
+        let watcher = graceful.watcher();
+        let builder = builder.clone();
+        let tls = tls.clone();
+        tokio::spawn(async move {
+            let result = match tls {
+                Some(acceptor) => match acceptor.accept(stream).await {
+                    Ok(s) => {
+                        let conn = builder.serve_connection(TokioIo::new(s), svc).into_owned();
+                        watcher.watch(conn).await
+                    }
+                    Err(e) => {
+                        tracing::debug!(%peer, "TLS handshake failed: {e}");
+                        return;
+                    }
+                },
+                None => {
+                    let conn = builder
+                        .serve_connection(TokioIo::new(stream), svc)
+                        .into_owned();
+                    watcher.watch(conn).await
+                }
+            };
+            if let Err(e) = result {
+                tracing::debug!(%peer, "connection ended with an error: {e}");
+            }
+        });
+    }
+    drop(listener);
+    tracing::info!(
+        "shutting down: waiting for {} open connection(s)",
+        graceful.count()
+    );
+    tokio::select! {
+        _ = graceful.shutdown() => {}
+        _ = tokio::time::sleep(grace) => tracing::warn!("gave up waiting for open connections"),
+    }
+    Ok(())
+}
+
+fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
+    let mut builder = hyper::Response::builder().status(resp.status);
+    for (name, value) in &resp.headers {
+        builder = builder.header(name, value);
+    }
+    builder
+        .body(Full::new(Bytes::from(resp.body)))
+        .unwrap_or_else(|e| {
+            tracing::error!("engine produced an invalid response: {e}");
+            let mut r = hyper::Response::new(Full::new(Bytes::new()));
+            *r.status_mut() = hyper::StatusCode::INTERNAL_SERVER_ERROR;
+            r
+        })
+}
+
+fn too_large(max: usize) -> Response {
+    error_response(
+        413,
+        "payload_too_large",
+        &format!("the request body is larger than the limit of {max} bytes"),
+    )
+}
+
+async fn respond(
+    d: &Dispatcher,
+    front: &FrontConfig,
+    peer: SocketAddr,
+    req: hyper::Request<Incoming>,
+) -> hyper::Response<Full<Bytes>> {
+    let started = Instant::now();
+    let (parts, body) = req.into_parts();
+    let declared = parts
+        .headers
+        .get(hyper::header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let resp = if declared.is_some_and(|n| n > front.max_body_bytes as u64) {
+        too_large(front.max_body_bytes)
+    } else {
+        match Limited::new(body, front.max_body_bytes).collect().await {
+            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
+                too_large(front.max_body_bytes)
+            }
+            Err(e) => error_response(
+                400,
+                "invalid_body",
+                &format!("could not read the body: {e}"),
+            ),
+            Ok(collected) => {
+                let faults = if front.test_faults {
+                    test_faults(&parts.headers)
+                } else {
+                    Faults::default()
+                };
+                let request = Request {
+                    method: parts.method.as_str().to_string(),
+                    path: parts.uri.path().to_string(),
+                    query: parts.uri.query().unwrap_or("").to_string(),
+                    headers: parts
+                        .headers
+                        .iter()
+                        .map(|(n, v)| {
+                            (
+                                n.as_str().to_string(),
+                                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                            )
+                        })
+                        .collect(),
+                    body: collected.to_bytes().to_vec(),
+                    origin: Origin::Http,
+                    remote_addr: peer.ip().to_string(),
+                };
+                d.handle(request, faults).await
+            }
+        }
+    };
+    tracing::debug!(
+        "{} {} -> {} in {:?}",
+        parts.method,
+        parts.uri.path(),
+        resp.status,
+        started.elapsed()
+    );
+    to_hyper(resp)
+}
+
+/// Parses `x-esign-test-fault: trap-on-put=N`.
+fn test_faults(headers: &hyper::HeaderMap) -> Faults {
+    let n = headers
+        .get("x-esign-test-fault")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("trap-on-put="))
+        .and_then(|n| n.parse().ok());
+    Faults { trap_on_put: n }
+}
