@@ -10,8 +10,12 @@ use crate::util::{is_id, new_secret, normalize_email, sha256_hex};
 use crate::{Cx, JobOutcome, JobSpec, Request, Response};
 use serde_json::json;
 
-/// Job that deletes a token record once it has expired.
+/// Job that deletes a token record a while after it expired.
 pub const PURGE_TOKEN_JOB: &str = "token.purge";
+
+/// How long an expired token is remembered, so that its holder is told "expired"
+/// rather than "invalid".
+const PURGE_GRACE_MS: u64 = 7 * 24 * 3600 * 1000;
 
 /// The caller of an authenticated request.
 pub struct Principal {
@@ -151,7 +155,7 @@ fn issue_token(cx: &mut Cx, user: &mut User, entity_id: &str) -> ApiResult<Respo
     cx.p.schedule_job(JobSpec {
         kind: PURGE_TOKEN_JOB.into(),
         payload: hash.into_bytes(),
-        run_at_ms: token.expires_ms,
+        run_at_ms: token.expires_ms + PURGE_GRACE_MS,
     });
     Ok(json(
         200,
@@ -363,14 +367,16 @@ pub fn revoke(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     Ok(no_content())
 }
 
-/// Job [`PURGE_TOKEN_JOB`]: forgets an expired token record.
+/// Job [`PURGE_TOKEN_JOB`]: forgets a token record once its grace period is over.
 pub fn purge_token(cx: &mut Cx, payload: &[u8]) -> JobOutcome {
     let Ok(hash) = std::str::from_utf8(payload) else {
         return JobOutcome::Failed("token hash is not UTF-8".into());
     };
     let key = token_key(hash);
     match cx.load::<Token>(&key) {
-        Some(token) if token.expires_ms > cx.now() => JobOutcome::RetryAt(token.expires_ms),
+        Some(token) if token.expires_ms + PURGE_GRACE_MS > cx.now() => {
+            JobOutcome::RetryAt(token.expires_ms + PURGE_GRACE_MS)
+        }
         Some(_) => {
             cx.p.delete(&key);
             JobOutcome::Done

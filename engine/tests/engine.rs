@@ -134,6 +134,12 @@ fn purge_job_forgets_expired_tokens_only() {
     assert!(matches!(run_job(&mut p, &job), JobOutcome::RetryAt(_)));
     assert_eq!(tokens(&p), 1);
     p.now_ms += 5_184_000 * 1000;
+    assert!(
+        matches!(run_job(&mut p, &job), JobOutcome::RetryAt(_)),
+        "kept a week after expiry"
+    );
+    assert_eq!(tokens(&p), 1);
+    p.now_ms += 7 * 24 * 3600 * 1000;
     assert_eq!(run_job(&mut p, &job), JobOutcome::Done);
     assert_eq!(tokens(&p), 0);
 }

@@ -1,16 +1,10 @@
 //! `esign`: the e-signing service. `esign serve` runs the HTTP API; `esign admin ...`
 //! manages entities, users and memberships in the same data directory.
 
-mod calls;
-mod jobs;
-mod passwords;
-mod runtime;
-mod server;
-mod store;
-
 use anyhow::Context;
-use calls::Dispatcher;
 use clap::{Args, Parser, Subcommand};
+use esign::calls::Dispatcher;
+use esign::{jobs, passwords, runtime, server, store};
 use runtime::{Faults, Origin, Request, Runtime, Settings, Shared};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -392,7 +386,7 @@ fn entity_flags(body: &mut serde_json::Value, f: &EntityFlags) {
 }
 
 fn admin(args: AdminArgs) -> anyhow::Result<()> {
-    let d = open(&args.engine, Settings::default_settings(), 4)?;
+    let d = open(&args.engine, runtime::default_settings(), 4)?;
     use serde_json::json;
     let req = match args.command {
         AdminCommand::Entity(EntityCommand::Add {
@@ -451,17 +445,4 @@ fn admin(args: AdminArgs) -> anyhow::Result<()> {
     println!("{}", serde_json::to_string_pretty(&body)?);
     d.store().flush()?;
     Ok(())
-}
-
-impl Settings {
-    /// The defaults of `esign serve`.
-    fn default_settings() -> Settings {
-        Settings {
-            token_ttl_secs: 5_184_000,
-            login_max_failures: 5,
-            login_lock_secs: 900,
-            token_min_interval_ms: 1000,
-            base_url: "http://127.0.0.1:8080".into(),
-        }
-    }
 }

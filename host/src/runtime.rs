@@ -61,6 +61,18 @@ pub struct StoredJob {
     pub failure: Option<String>,
 }
 
+/// The defaults of `esign serve`: 60-day tokens, 5 failures lock for 15 minutes, one
+/// second between token issuances.
+pub fn default_settings() -> Settings {
+    Settings {
+        token_ttl_secs: 5_184_000,
+        login_max_failures: 5,
+        login_lock_secs: 900,
+        token_min_interval_ms: 1000,
+        base_url: "http://127.0.0.1:8080".into(),
+    }
+}
+
 /// What one process shares with every call.
 pub struct Shared {
     pub settings: Settings,

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# `just bench`: throughput and latency of GET /v1/test for esign and for a plain hyper
+# server returning the same JSON, at concurrency 1 and 64 (wrk, from one run), then the
+# engine-call micro-benchmark. Release build. Loopback only.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${BENCH_DURATION:-10s}
+
+if ! command -v wrk >/dev/null; then
+    echo "installing wrk (Debian package)"
+    apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+fi
+cargo build --release -p esign --bin esign --example plain_hyper --example engine_call
+
+WORK=$(mktemp -d)
+cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"; }
+trap cleanup EXIT
+
+# Waits (at most 60 s) for "listening on URL" in file $1 and prints URL.
+wait_url() {
+    for _ in $(seq 600); do
+        url=$(grep -o 'listening on http://[0-9.:]*' "$1" | head -1 | cut -d' ' -f3 || true)
+        [ -n "$url" ] && { echo "$url"; return; }
+        sleep 0.1
+    done
+    echo "server did not start: $(cat "$1")" >&2; exit 1
+}
+
+ESIGN_ADMIN_EMAIL=bench@example.com ESIGN_ADMIN_PASSWORD=bench-password ESIGN_LOG=warn \
+    target/release/esign serve --listen 127.0.0.1:0 --data-dir "$WORK/data" \
+    --token-min-interval-ms 0 >"$WORK/esign.out" 2>&1 &
+ESIGN=$(wait_url "$WORK/esign.out")
+target/release/examples/plain_hyper 127.0.0.1:0 >"$WORK/plain.out" 2>&1 &
+PLAIN=$(wait_url "$WORK/plain.out")
+
+TOKEN=$(curl -s -X POST "$ESIGN/v1/auth" -H 'content-type: application/json' \
+    -d '{"email":"bench@example.com","password":"bench-password"}' \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+curl -sf "$ESIGN/v1/test" -H "authorization: Bearer $TOKEN" >/dev/null
+
+# run URL CONNECTIONS -> "rps p50 p99" (latencies in ms)
+run() {
+    local threads=$(( $2 < 2 ? 1 : 2 ))
+    wrk -t"$threads" -c"$2" -d"$DURATION" --latency -H "authorization: Bearer $TOKEN" "$1/v1/test" >"$WORK/wrk.txt"
+    python3 - "$WORK/wrk.txt" <<'PY'
+import re, sys
+text = open(sys.argv[1]).read()
+def ms(label):
+    m = re.search(r"^\s*%s%%\s+([\d.]+)(us|ms|s)\s*$" % label, text, re.M)
+    v, unit = float(m.group(1)), m.group(2)
+    return v / 1000 if unit == "us" else v * 1000 if unit == "s" else v
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+non2xx = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", text)
+if non2xx:
+    sys.exit("wrk saw %s non-2xx responses" % non2xx.group(1))
+print("%.0f %.3f %.3f" % (rps, ms("50"), ms("99")))
+PY
+}
+
+echo
+echo "GET /v1/test, wrk $DURATION per row, $(nproc) cores shared by server and load generator"
+printf "%-12s %5s %12s %10s %10s\n" server conns "req/s" "p50 ms" "p99 ms"
+for c in 1 64; do
+    read -r e_rps e50 e99 < <(run "$ESIGN" "$c")
+    read -r p_rps p50 p99 < <(run "$PLAIN" "$c")
+    printf "%-12s %5s %12s %10s %10s\n" esign "$c" "$e_rps" "$e50" "$e99"
+    printf "%-12s %5s %12s %10s %10s\n" plain-hyper "$c" "$p_rps" "$p50" "$p99"
+    python3 -c "print('esign / plain-hyper throughput at c=$c: %.2fx (goal >= 0.5x)' % ($e_rps / $p_rps))"
+done
+echo
+target/release/examples/engine_call

@@ -1,0 +1,218 @@
+//! Micro-benchmark of one engine call (`GET /v1/test` with a valid token) over the same
+//! sled-backed transactions: the engine linked natively vs the wasm component
+//! (instantiate + `handle`), plus instantiation alone and the full dispatcher path with
+//! commit. Prints one line per measure; `bench/run.sh` runs it.
+
+use esign::calls::Dispatcher;
+use esign::passwords::Passwords;
+use esign::runtime::{EMBEDDED_ENGINE, Faults, Origin, Request, Runtime, Shared, default_settings};
+use esign::store::{Store, Txn, sled::SledBackend};
+use esign_engine as native;
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+const ITERATIONS: usize = 20_000;
+
+/// The engine's Platform over a host transaction, as the component's imports are.
+struct NativePlatform {
+    txn: Txn,
+    settings: native::Settings,
+}
+
+fn data_key(key: &[u8]) -> Vec<u8> {
+    [b"d/".as_slice(), key].concat()
+}
+
+impl native::Platform for NativePlatform {
+    fn get(&mut self, key: &[u8]) -> Option<Vec<u8>> {
+        self.txn.get(&data_key(key)).unwrap()
+    }
+    fn put(&mut self, key: &[u8], value: &[u8]) {
+        self.txn.put(&data_key(key), value)
+    }
+    fn delete(&mut self, key: &[u8]) {
+        self.txn.delete(&data_key(key))
+    }
+    fn scan(&mut self, s: &[u8], e: &[u8], limit: u32, rev: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+        self.txn
+            .scan(&data_key(s), &data_key(e), limit as usize, rev)
+            .unwrap()
+            .into_iter()
+            .map(|(k, v)| (k[2..].to_vec(), v))
+            .collect()
+    }
+    fn emit_event(&mut self, _: native::Event) -> String {
+        unreachable!("GET /v1/test emits nothing")
+    }
+    fn schedule_job(&mut self, _: native::JobSpec) -> String {
+        unreachable!("GET /v1/test schedules nothing")
+    }
+    fn send_mail(&mut self, _: native::Mail) {
+        unreachable!("GET /v1/test sends nothing")
+    }
+    fn settings(&mut self) -> native::Settings {
+        self.settings.clone()
+    }
+    fn hash_password(&mut self, _: &str) -> String {
+        unreachable!()
+    }
+    fn verify_password(&mut self, _: &str, _: &str) -> bool {
+        unreachable!()
+    }
+    fn now_ms(&mut self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as u64
+    }
+    fn fill_random(&mut self, buf: &mut [u8]) {
+        getrandom::fill(buf).unwrap()
+    }
+}
+
+/// Runs `f` ITERATIONS times after a warm-up; returns (mean, p50, p99).
+fn measure(mut f: impl FnMut()) -> (Duration, Duration, Duration) {
+    for _ in 0..ITERATIONS / 10 {
+        f();
+    }
+    let mut samples = Vec::with_capacity(ITERATIONS);
+    let all = Instant::now();
+    for _ in 0..ITERATIONS {
+        let t = Instant::now();
+        f();
+        samples.push(t.elapsed());
+    }
+    let mean = all.elapsed() / ITERATIONS as u32;
+    samples.sort();
+    (
+        mean,
+        samples[ITERATIONS / 2],
+        samples[ITERATIONS * 99 / 100],
+    )
+}
+
+fn report(name: &str, (mean, p50, p99): (Duration, Duration, Duration)) -> f64 {
+    println!(
+        "{name:<44} mean {:>7.2} µs   p50 {:>7.2} µs   p99 {:>7.2} µs",
+        mean.as_secs_f64() * 1e6,
+        p50.as_secs_f64() * 1e6,
+        p99.as_secs_f64() * 1e6
+    );
+    mean.as_secs_f64() * 1e6
+}
+
+fn request(method: &str, path: &str, headers: Vec<(String, String)>, body: &str) -> Request {
+    Request {
+        method: method.into(),
+        path: path.into(),
+        query: String::new(),
+        headers,
+        body: body.as_bytes().to_vec(),
+        origin: Origin::Admin,
+        remote_addr: "127.0.0.1".into(),
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("esign-bench-{}", std::process::id()));
+    let store = Store::new(SledBackend::open(&dir)?);
+    let mut settings = default_settings();
+    settings.token_min_interval_ms = 0;
+    let shared = || Shared {
+        settings: settings.clone(),
+        passwords: Passwords::new(),
+    };
+    let cache = dir.join("cache");
+    let d = Dispatcher::new(
+        Runtime::new(EMBEDDED_ENGINE, Some(&cache), 8, shared())?,
+        store.clone(),
+        8,
+    );
+    let json = vec![("content-type".to_string(), "application/json".to_string())];
+    let body = r#"{"email":"bench@example.com","password":"bench-password"}"#;
+    d.handle_blocking(
+        &request("POST", "/admin/bootstrap", json.clone(), body),
+        Faults::default(),
+    );
+    let mut login = request("POST", "/v1/auth", json, body);
+    login.origin = Origin::Http;
+    let resp = d.handle_blocking(&login, Faults::default());
+    let token: serde_json::Value = serde_json::from_slice(&resp.body)?;
+    let token = token["access_token"]
+        .as_str()
+        .expect("login works")
+        .to_string();
+
+    let mut req = request(
+        "GET",
+        "/v1/test",
+        vec![("authorization".into(), format!("Bearer {token}"))],
+        "",
+    );
+    req.origin = Origin::Http;
+    let native_req = native::Request {
+        method: req.method.clone(),
+        path: req.path.clone(),
+        query: req.query.clone(),
+        headers: req.headers.clone(),
+        body: req.body.clone(),
+        origin: native::Origin::Http,
+        remote_addr: req.remote_addr.clone(),
+    };
+    let native_settings = native::Settings {
+        token_ttl_secs: settings.token_ttl_secs,
+        login_max_failures: settings.login_max_failures,
+        login_lock_secs: settings.login_lock_secs,
+        token_min_interval_ms: settings.token_min_interval_ms,
+        base_url: settings.base_url.clone(),
+    };
+    let runtime = Runtime::new(EMBEDDED_ENGINE, Some(&cache), 8, shared())?;
+
+    println!("one engine call, GET /v1/test, {ITERATIONS} iterations, sled transaction each:");
+    let native_us = report(
+        "native engine: handle",
+        measure(|| {
+            let mut p = NativePlatform {
+                txn: store.begin(),
+                settings: native_settings.clone(),
+            };
+            let resp = native::handle(&mut p, &native_req);
+            assert_eq!(resp.status, 200);
+        }),
+    );
+    let component_us = report(
+        "component: instantiate + handle",
+        measure(|| {
+            let (resp, _) =
+                runtime.call(store.begin(), Faults::default(), HashMap::new(), |b, s| {
+                    b.call_handle(s, &req)
+                });
+            assert_eq!(resp.unwrap().status, 200);
+        }),
+    );
+    report(
+        "component: instantiate only",
+        measure(|| {
+            let (r, _) = runtime.call(store.begin(), Faults::default(), HashMap::new(), |_, _| {
+                Ok(())
+            });
+            r.unwrap();
+        }),
+    );
+    report(
+        "dispatcher: instantiate + handle + commit",
+        measure(|| {
+            assert_eq!(d.handle_blocking(&req, Faults::default()).status, 200);
+        }),
+    );
+    println!(
+        "component / native per call: {:.2}x (goal <= 1.25x); instantiate + call {:.1} µs (goal <= 20 µs)",
+        component_us / native_us,
+        component_us
+    );
+    drop(d);
+    drop(runtime);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}

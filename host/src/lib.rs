@@ -1,0 +1,18 @@
+//! The esign host: everything around the engine component that touches the world.
+//!
+//! - [`runtime`]: the wasmtime embedding and the world's imports.
+//! - [`store`]: transactional storage ([`store::Store`], [`store::Txn`]) over a
+//!   [`store::Backend`] (sled by default).
+//! - [`calls`]: one engine call = one transaction; conflicts re-run, traps roll back.
+//! - [`jobs`]: the runner for scheduled jobs.
+//! - [`server`]: hyper + rustls front.
+//! - [`passwords`]: argon2id for the engine's password imports.
+//!
+//! The `esign` binary (`main.rs`) wires these together behind its CLI.
+
+pub mod calls;
+pub mod jobs;
+pub mod passwords;
+pub mod runtime;
+pub mod server;
+pub mod store;

@@ -1,0 +1,23 @@
+# Developer recipes. The README's two commands need only cargo; these are conveniences.
+
+# Serve on http://127.0.0.1:8080 with data in ./esign-data.
+serve *ARGS:
+    cargo run -- serve {{ARGS}}
+
+# Every test: engine unit tests natively, host unit tests, black-box suites.
+test:
+    cargo test
+
+# Format check and lints, native and for the wasm component.
+lint:
+    cargo fmt --all -- --check
+    cargo clippy --all-targets -- -D warnings
+    cargo clippy -p esign-engine-component --target wasm32-wasip2 -- -D warnings
+
+# Build only the engine component (what host/build.rs does).
+component:
+    cargo build -p esign-engine-component --target wasm32-wasip2 --profile component --target-dir target/engine-wasm
+
+# Benchmarks (release build; needs wrk: apt-get install wrk).
+bench:
+    bash bench/run.sh

@@ -1,0 +1,485 @@
+//! Token authentication, black-box: spec §4.1, §5.1 and their §7/§8 rules, DESIGN.md §4.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+const PW: &str = "user-password-1";
+
+/// Adds a user with `PW` (server stopped); returns its id.
+fn add_user(s: &Server, email: &str, extra: &[&str]) -> String {
+    let mut args = vec![
+        "user",
+        "add",
+        "--email",
+        email,
+        "--password",
+        PW,
+        "--first-name",
+        "Ada",
+        "--last-name",
+        "Lovelace",
+    ];
+    args.extend_from_slice(extra);
+    s.admin(&args)["id"].as_str().unwrap().to_string()
+}
+
+fn add_entity(s: &Server, name: &str, extra: &[&str]) -> String {
+    let mut args = vec!["entity", "add", "--name", name];
+    args.extend_from_slice(extra);
+    s.admin(&args)["id"].as_str().unwrap().to_string()
+}
+
+fn add_member(s: &Server, user: &str, entity: &str, extra: &[&str]) {
+    let mut args = vec!["member", "add", "--user", user, "--entity", entity];
+    args.extend_from_slice(extra);
+    s.admin(&args);
+}
+
+fn admin_entity(s: &Server) -> String {
+    s.admin(&["entity", "list"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn login_with_json_or_form_gives_a_working_token() {
+    let s = Server::start(&[]);
+    let resp = s.login(ADMIN_EMAIL, ADMIN_PASSWORD, None);
+    assert_eq!(resp.status(), 200);
+    let body: Value = resp.json().unwrap();
+    let token = body["access_token"].as_str().unwrap();
+    assert!(token.len() >= 43, "at least 256 bits of token: {token}");
+    assert_eq!(body["expires_in"], 5_184_000);
+
+    let (status, me) = s.get_as(token, "/v1/test");
+    assert_eq!(status, 200);
+    for field in [
+        "user_id",
+        "entity_id",
+        "first_name",
+        "last_name",
+        "entity_name",
+    ] {
+        assert!(me[field].is_string(), "{field} in {me}");
+    }
+    assert_eq!(me["first_name"], "Admin");
+
+    let (status, body) = call(s.post("/v1/auth").form(&[
+        ("email", ADMIN_EMAIL),
+        ("password", ADMIN_PASSWORD),
+        ("entity_id", me["entity_id"].as_str().unwrap()),
+    ]));
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = s.get_as(body["access_token"].as_str().unwrap(), "/v1/test");
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn unknown_email_and_wrong_password_get_the_same_400() {
+    let s = Server::start(&[]);
+    let (s1, b1) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": "nobody@example.com", "password": "whatever-1"})),
+    );
+    let (s2, b2) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": ADMIN_EMAIL, "password": "whatever-1"})),
+    );
+    assert_eq!(assert_error(s1, &b1, 400), "invalid_credentials");
+    assert_eq!((s1, &b1), (s2, &b2));
+}
+
+#[test]
+fn repeated_failures_lock_the_login_even_for_the_right_password() {
+    let s = Server::start(&["--login-max-failures", "3", "--login-lock-secs", "2"]);
+    for _ in 0..3 {
+        let r = s.login(ADMIN_EMAIL, "wrong-password", None);
+        assert_eq!(r.status(), 400);
+    }
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
+    );
+    assert_eq!(assert_error(status, &body, 400), "login_locked");
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(s.login(ADMIN_EMAIL, ADMIN_PASSWORD, None).status(), 200);
+}
+
+#[test]
+fn a_success_resets_the_failure_count() {
+    let s = Server::start(&["--login-max-failures", "3"]);
+    for _ in 0..2 {
+        assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
+    }
+    assert_eq!(s.login(ADMIN_EMAIL, ADMIN_PASSWORD, None).status(), 200);
+    for _ in 0..2 {
+        assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
+    }
+    assert_eq!(s.login(ADMIN_EMAIL, ADMIN_PASSWORD, None).status(), 200);
+}
+
+#[test]
+fn token_requests_too_close_together_get_429_with_retry_after() {
+    let s = Server::start_with(&["--token-min-interval-ms", "5000"], &[]);
+    let token = s.admin_token();
+    for resp in [
+        s.login(ADMIN_EMAIL, ADMIN_PASSWORD, None),
+        s.get("/v1/refresh").bearer_auth(&token).send().unwrap(),
+    ] {
+        assert_eq!(resp.status(), 429);
+        let retry: u64 = resp.headers()["retry-after"]
+            .to_str()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((1..=5).contains(&retry), "Retry-After {retry}");
+        let body: Value = resp.json().unwrap();
+        assert_eq!(assert_error(429, &body, 429), "too_many_requests");
+    }
+    // The spacing is per user, and the token issued before still works.
+    assert_eq!(s.get_as(&token, "/v1/test").0, 200);
+}
+
+#[test]
+fn the_default_spacing_is_one_second() {
+    let s = Server::start_with(&[], &[]);
+    s.admin_token();
+    assert_eq!(s.login(ADMIN_EMAIL, ADMIN_PASSWORD, None).status(), 429);
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(s.login(ADMIN_EMAIL, ADMIN_PASSWORD, None).status(), 200);
+}
+
+#[test]
+fn account_states_at_login() {
+    let mut s = Server::start(&[]);
+    s.stop();
+    let home = admin_entity(&s);
+    let pending = add_user(&s, "pending@example.com", &[]);
+    add_member(&s, &pending, &home, &["--profile", "pending"]);
+    let inactive = add_user(&s, "inactive@example.com", &["--active", "false"]);
+    add_member(&s, &inactive, &home, &[]);
+    let _homeless = add_user(&s, "homeless@example.com", &[]);
+    let noapi = add_entity(&s, "No API", &["--api-access", "false"]);
+    let doomed = add_entity(&s, "Doomed", &["--marked-for-deletion", "true"]);
+    let other = add_entity(&s, "Other", &[]);
+    let multi = add_user(&s, "multi@example.com", &[]);
+    add_member(&s, &multi, &home, &[]);
+    add_member(&s, &multi, &noapi, &[]);
+    add_member(&s, &multi, &doomed, &[]);
+    s.launch();
+
+    // Pending profile: a token is issued, but every other request answers 403.
+    let token = s.token("pending@example.com", PW, None);
+    for path in ["/v1/test", "/v1/users/me", "/v1/refresh"] {
+        let (status, body) = s.get_as(&token, path);
+        assert_eq!(
+            assert_error(status, &body, 403),
+            "profile_pending",
+            "{path}"
+        );
+    }
+
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": "inactive@example.com", "password": PW})),
+    );
+    assert_eq!(assert_error(status, &body, 403), "user_inactive");
+    // Wrong credentials stay 400 whatever the account's state.
+    let (status, _) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": "inactive@example.com", "password": "nope-nope"})),
+    );
+    assert_eq!(status, 400);
+
+    // Right credentials, but the account has no profile anywhere: 404.
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": "homeless@example.com", "password": PW})),
+    );
+    assert_eq!(assert_error(status, &body, 404), "account_not_found");
+
+    let login = |entity: &str| {
+        call(
+            s.post("/v1/auth")
+                .json(&json!({"email": "multi@example.com", "password": PW, "entity_id": entity})),
+        )
+    };
+    let (status, body) = login(&noapi);
+    assert_eq!(assert_error(status, &body, 403), "no_api_access");
+    let (status, body) = login(&doomed);
+    assert_eq!(assert_error(status, &body, 423), "entity_locked");
+    let (status, body) = login(&other);
+    assert_eq!(assert_error(status, &body, 400), "invalid_entity");
+    let (status, body) = login(&home);
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn refresh_gives_a_new_working_token_and_keeps_the_old_one() {
+    let s = Server::start(&[]);
+    let old = s.admin_token();
+    let (status, body) = s.get_as(&old, "/v1/refresh");
+    assert_eq!(status, 200, "{body}");
+    let new = body["access_token"].as_str().unwrap();
+    assert_ne!(new, old);
+    assert_eq!(body["expires_in"], 5_184_000);
+    assert_eq!(s.get_as(new, "/v1/test").0, 200);
+    assert_eq!(s.get_as(&old, "/v1/test").0, 200);
+}
+
+#[test]
+fn refresh_for_entity_follows_every_rule() {
+    let mut s = Server::start(&[]);
+    s.stop();
+    // root (SAML) with a child; an unrelated entity; entities in various states.
+    let root = add_entity(&s, "Root", &["--saml", "true"]);
+    let child = add_entity(&s, "Child", &["--parent", &root]);
+    let unrelated = add_entity(&s, "Unrelated", &[]);
+    let free = add_entity(&s, "Free", &[]);
+    let no_profile = add_entity(&s, "NoProfile", &[]);
+    let unpaid = add_entity(&s, "Unpaid", &["--subscription-active", "false"]);
+    let quarantined = add_entity(&s, "Quarantined", &["--quarantined", "true"]);
+    let doomed = add_entity(&s, "Doomed", &["--marked-for-deletion", "true"]);
+    let stranger = add_entity(&s, "Stranger", &[]);
+    let u = add_user(&s, "u@example.com", &[]);
+    add_member(&s, &u, &root, &[]);
+    add_member(&s, &u, &child, &["--role", "manager"]);
+    add_member(&s, &u, &unrelated, &[]);
+    let v = add_user(&s, "v@example.com", &[]);
+    add_member(&s, &v, &free, &[]);
+    for e in [&no_profile, &unpaid, &quarantined, &doomed] {
+        add_member(
+            &s,
+            &v,
+            e,
+            if *e == no_profile {
+                &["--profile", "none"]
+            } else {
+                &[]
+            },
+        );
+    }
+    add_member(&s, &v, &unrelated, &["--profile", "pending"]);
+    s.launch();
+
+    // SAML: from the root, only the root and its children.
+    let t = s.token("u@example.com", PW, Some(&root));
+    let (status, body) = s.get_as(&t, &format!("/v1/refresh/{unrelated}"));
+    assert_eq!(assert_error(status, &body, 400), "saml_restricted");
+    let (status, body) = s.get_as(&t, &format!("/v1/refresh/{child}"));
+    assert_eq!(status, 200, "{body}");
+    let child_token = body["access_token"].as_str().unwrap().to_string();
+    let (_, who) = s.get_as(&child_token, "/v1/test");
+    assert_eq!(who["entity_id"], child);
+    assert_eq!(who["entity_name"], "Child");
+    // From the child, the SAML parent still governs.
+    let (status, _) = s.get_as(&child_token, &format!("/v1/refresh/{unrelated}"));
+    assert_eq!(status, 400);
+    let (status, _) = s.get_as(&child_token, &format!("/v1/refresh/{root}"));
+    assert_eq!(status, 200);
+    // users/me lists only what may be selected.
+    let (_, me) = s.get_as(&t, "/v1/users/me");
+    let mut ids: Vec<&str> = me["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    ids.sort();
+    let mut expected = vec![root.as_str(), child.as_str()];
+    expected.sort();
+    assert_eq!(ids, expected);
+    assert_eq!(me["user"]["email"], "u@example.com");
+    assert_eq!(me["user"]["role"], "user");
+
+    let t = s.token("v@example.com", PW, Some(&free));
+    let refresh = |target: &str| s.get_as(&t, &format!("/v1/refresh/{target}"));
+    let (status, body) = refresh("not-an-id");
+    assert_eq!(assert_error(status, &body, 400), "invalid_entity");
+    let (status, body) = refresh("aaaaaaaaaaaaaaaa");
+    assert_eq!(assert_error(status, &body, 400), "invalid_entity");
+    let (status, body) = refresh(&stranger);
+    assert_eq!(assert_error(status, &body, 400), "not_a_member");
+    let (status, body) = refresh(&no_profile);
+    assert_eq!(assert_error(status, &body, 404), "profile_not_found");
+    for e in [&unpaid, &quarantined, &doomed] {
+        let (status, body) = refresh(e);
+        assert_eq!(assert_error(status, &body, 403), "entity_unavailable");
+    }
+    // Pending profile in the target: issued, then 403 for everything else.
+    let (status, body) = refresh(&unrelated);
+    assert_eq!(status, 200, "{body}");
+    let (status, _) = s.get_as(body["access_token"].as_str().unwrap(), "/v1/test");
+    assert_eq!(status, 403);
+}
+
+#[test]
+fn missing_invalid_and_expired_tokens_get_401_with_www_authenticate() {
+    let s = Server::start(&["--token-ttl-secs", "3"]);
+    let token = s.admin_token();
+    assert_eq!(s.get_as(&token, "/v1/test").0, 200);
+    let cases: Vec<(&str, Option<String>)> = vec![
+        ("missing", None),
+        ("unknown", Some("Bearer not-a-real-token".into())),
+        ("wrong scheme", Some(format!("Basic {token}"))),
+    ];
+    for (what, header) in cases {
+        let mut req = s.get("/v1/test");
+        if let Some(h) = header {
+            req = req.header("authorization", h);
+        }
+        let resp = req.send().unwrap();
+        assert_eq!(resp.status(), 401, "{what}");
+        let challenge = resp.headers()["www-authenticate"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            challenge.starts_with("Bearer ") && challenge.contains("error=\"invalid_token\""),
+            "{challenge}"
+        );
+        let body: Value = resp.json().unwrap();
+        assert_error(401, &body, 401);
+    }
+    std::thread::sleep(Duration::from_millis(3500));
+    let (status, body) = s.get_as(&token, "/v1/test");
+    assert_eq!(assert_error(status, &body, 401), "invalid_token");
+    assert!(body["description"].as_str().unwrap().contains("expired"));
+}
+
+#[test]
+fn revoke_ends_a_token_at_once() {
+    let s = Server::start(&[]);
+    let token = s.admin_token();
+    let other = s.admin_token();
+    let resp = s.get("/v1/revoke").bearer_auth(&token).send().unwrap();
+    assert_eq!(resp.status(), 204);
+    assert_eq!(s.get_as(&token, "/v1/test").0, 401);
+    assert_eq!(s.get_as(&other, "/v1/test").0, 200);
+}
+
+#[test]
+fn a_token_is_still_valid_after_a_restart() {
+    let mut s = Server::start(&[]);
+    let token = s.admin_token();
+    let status = s.stop();
+    assert!(
+        status.success(),
+        "graceful shutdown exits 0, got {status:?}"
+    );
+    s.launch();
+    let (status, body) = s.get_as(&token, "/v1/test");
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn an_engine_trap_mid_call_leaves_no_partial_write() {
+    let s = Server::start(&["--login-max-failures", "5"]);
+    for _ in 0..4 {
+        assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
+    }
+    // The right password resets the failure count (first write), then the engine traps
+    // on its second write: the call must roll back whole, reset included.
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .header("x-esign-test-fault", "trap-on-put=2")
+            .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
+    );
+    assert_eq!(assert_error(status, &body, 500), "internal_error");
+    assert!(
+        body["trace_id"].as_str().is_some_and(|t| !t.is_empty()),
+        "{body}"
+    );
+    // Four failures are still on record: one more locks the account.
+    assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
+    );
+    assert_eq!(assert_error(status, &body, 400), "login_locked");
+}
+
+#[test]
+fn concurrent_failed_logins_never_lose_a_count() {
+    const N: usize = 20;
+    let s = Server::start(&["--login-max-failures", &N.to_string()]);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..N - 1)
+            .map(|_| {
+                scope.spawn(|| {
+                    s.login(ADMIN_EMAIL, "wrong-password", None)
+                        .status()
+                        .as_u16()
+                })
+            })
+            .collect();
+        for h in handles {
+            assert_eq!(h.join().unwrap(), 400);
+        }
+    });
+    // N-1 failures counted: the N-th locks, so the right password then fails.
+    assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
+    );
+    assert_eq!(assert_error(status, &body, 400), "login_locked");
+}
+
+#[test]
+fn first_run_without_a_password_prints_a_generated_one_once() {
+    let mut s = Server::start_with(
+        &["--token-min-interval-ms", "0"],
+        &[("ESIGN_ADMIN_PASSWORD", "")],
+    );
+    let line = s
+        .banner
+        .iter()
+        .find_map(|l| l.strip_prefix("admin password (shown only now): "))
+        .map(str::to_string);
+    let password = line.unwrap_or_else(|| panic!("no password in {:?}", s.banner));
+    assert!(password.len() >= 16);
+    s.token(ADMIN_EMAIL, &password, None);
+    s.restart();
+    assert!(
+        !s.banner.iter().any(|l| l.contains("password")),
+        "{:?}",
+        s.banner
+    );
+    s.token(ADMIN_EMAIL, &password, None);
+}
+
+#[test]
+fn the_admin_cli_refuses_while_the_server_holds_the_data_dir() {
+    let s = Server::start(&[]);
+    let (ok, _, stderr) = s.admin_raw(&["entity", "list"]);
+    assert!(!ok);
+    assert!(stderr.contains("in use"), "{stderr}");
+}
+
+#[test]
+fn admin_cli_validates_its_input() {
+    let mut s = Server::start(&[]);
+    s.stop();
+    for args in [
+        vec!["user", "add", "--email", "not-an-email", "--password", PW],
+        vec![
+            "user",
+            "add",
+            "--email",
+            "short@example.com",
+            "--password",
+            "short",
+        ],
+        vec!["user", "add", "--email", ADMIN_EMAIL, "--password", PW],
+        vec!["member", "add", "--user", "nobody", "--entity", "nothing"],
+    ] {
+        let (ok, _, stderr) = s.admin_raw(&args);
+        assert!(!ok, "{args:?} should fail");
+        assert!(!stderr.trim().is_empty());
+    }
+}

@@ -1,0 +1,283 @@
+//! Test harness: starts the real `esign` binary on a free loopback port with its own data
+//! directory, and talks HTTP to it. Every wait is bounded.
+
+#![allow(dead_code)]
+
+use reqwest::blocking::{Client, RequestBuilder, Response};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+pub const ADMIN_EMAIL: &str = "admin@example.com";
+pub const ADMIN_PASSWORD: &str = "admin-password-1";
+
+/// The esign binary under test.
+pub fn esign_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_esign")
+}
+
+/// Shared across test binaries of one target dir, so the engine is compiled once.
+fn compile_cache() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compile-cache")
+}
+
+/// A fresh, unique directory under the target's tmp dir.
+pub fn fresh_dir(tag: &str) -> PathBuf {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).unwrap();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("{tag}-{:016x}", u64::from_le_bytes(bytes)));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A running (or stopped) server with its data directory, removed on drop.
+pub struct Server {
+    pub data_dir: PathBuf,
+    pub base: String,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    /// What the server printed on stdout up to "listening".
+    pub banner: Vec<String>,
+    child: Option<Child>,
+    client: Client,
+}
+
+impl Server {
+    /// Starts a server with the test admin and no token spacing, plus `args`.
+    pub fn start(args: &[&str]) -> Server {
+        let mut all = vec!["--token-min-interval-ms", "0"];
+        all.extend_from_slice(args);
+        Self::start_with(&all, &[])
+    }
+
+    /// Starts a server with exactly `args` (after the harness's own) and `env`.
+    pub fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut server = Server {
+            data_dir: fresh_dir("server"),
+            base: String::new(),
+            args: args.iter().map(|s| s.to_string()).collect(),
+            env: vec![
+                ("ESIGN_ADMIN_EMAIL".into(), ADMIN_EMAIL.into()),
+                ("ESIGN_ADMIN_PASSWORD".into(), ADMIN_PASSWORD.into()),
+            ],
+            banner: Vec::new(),
+            child: None,
+            client: client(),
+        };
+        for (k, v) in env {
+            server.env.retain(|(name, _)| name != k);
+            if !v.is_empty() {
+                server.env.push((k.to_string(), v.to_string()));
+            }
+        }
+        server.launch();
+        server
+    }
+
+    /// Spawns the process and waits (at most 60 s) for its "listening" line.
+    pub fn launch(&mut self) {
+        assert!(self.child.is_none(), "already running");
+        let mut cmd = Command::new(esign_bin());
+        cmd.arg("serve")
+            .arg("--listen")
+            .arg(self.listen_addr())
+            .arg("--data-dir")
+            .arg(&self.data_dir)
+            .arg("--compile-cache")
+            .arg(compile_cache())
+            .arg("--test-faults")
+            .args(&self.args)
+            .env_remove("ESIGN_ADMIN_PASSWORD")
+            .env("ESIGN_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn esign");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let deadline = Instant::now() + Duration::from_secs(60);
+        self.banner.clear();
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    if let Some(url) = line.strip_prefix("esign listening on ") {
+                        self.base = url.replace("://localhost", "://127.0.0.1");
+                        break;
+                    }
+                    self.banner.push(line);
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!(
+                        "esign did not start within 60 s: {:?}\n{}",
+                        child.wait(),
+                        self.banner.join("\n")
+                    );
+                }
+            }
+        }
+        self.child = Some(child);
+    }
+
+    /// The address to listen on: the port of the last run (so a restart keeps its
+    /// URL), or a free one.
+    fn listen_addr(&self) -> String {
+        match self.base.rsplit_once(':') {
+            Some((_, port)) if !port.is_empty() => format!("127.0.0.1:{port}"),
+            _ => "127.0.0.1:0".into(),
+        }
+    }
+
+    /// SIGTERM, then waits (at most 20 s) for a clean exit.
+    pub fn stop(&mut self) -> ExitStatus {
+        let mut child = self.child.take().expect("running");
+        // SAFETY: plain kill(2) on our own child's pid.
+        let rc = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+        assert_eq!(rc, 0, "kill(SIGTERM) failed");
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                return status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("esign did not stop within 20 s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// SIGKILL: no chance to flush or clean up.
+    pub fn kill(&mut self) {
+        let mut child = self.child.take().expect("running");
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+
+    pub fn restart(&mut self) {
+        assert!(self.stop().success());
+        self.launch();
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub fn get(&self, path: &str) -> RequestBuilder {
+        self.client.get(self.url(path))
+    }
+
+    pub fn post(&self, path: &str) -> RequestBuilder {
+        self.client.post(self.url(path))
+    }
+
+    /// `POST /v1/auth` with a JSON body.
+    pub fn login(&self, email: &str, password: &str, entity_id: Option<&str>) -> Response {
+        let mut body = json!({ "email": email, "password": password });
+        if let Some(e) = entity_id {
+            body["entity_id"] = e.into();
+        }
+        self.post("/v1/auth").json(&body).send().unwrap()
+    }
+
+    /// Logs in and returns the access token, asserting success.
+    pub fn token(&self, email: &str, password: &str, entity_id: Option<&str>) -> String {
+        let resp = self.login(email, password, entity_id);
+        let status = resp.status().as_u16();
+        let body: Value = resp.json().unwrap();
+        assert_eq!(status, 200, "login of {email} failed: {body}");
+        body["access_token"].as_str().unwrap().to_string()
+    }
+
+    pub fn admin_token(&self) -> String {
+        self.token(ADMIN_EMAIL, ADMIN_PASSWORD, None)
+    }
+
+    /// `GET path` with a bearer token; (status, JSON body or Null).
+    pub fn get_as(&self, token: &str, path: &str) -> (u16, Value) {
+        call(self.get(path).bearer_auth(token))
+    }
+
+    /// Runs `esign admin ...` on this server's data dir (the server must be stopped).
+    pub fn admin(&self, args: &[&str]) -> Value {
+        let (ok, stdout, stderr) = self.admin_raw(args);
+        assert!(ok, "esign admin {args:?} failed: {stderr}");
+        serde_json::from_str(&stdout).unwrap()
+    }
+
+    pub fn admin_raw(&self, args: &[&str]) -> (bool, String, String) {
+        run_admin(&self.data_dir, args)
+    }
+}
+
+/// Runs `esign admin --data-dir DIR args...`; (success, stdout, stderr).
+pub fn run_admin(data_dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(esign_bin())
+        .arg("admin")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .arg("--compile-cache")
+        .arg(compile_cache())
+        .args(args)
+        .env("ESIGN_LOG", "warn")
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.data_dir);
+    }
+}
+
+/// A client with bounded timeouts.
+pub fn client() -> Client {
+    Client::builder()
+        .timeout(Duration::from_secs(30))
+        .connect_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap()
+}
+
+/// Sends and returns (status, JSON body or Null).
+pub fn call(req: RequestBuilder) -> (u16, Value) {
+    let resp = req.send().unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().unwrap();
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+/// Asserts the error shape of DESIGN.md §4 and returns the error code.
+pub fn assert_error(status: u16, body: &Value, expected: u16) -> String {
+    assert_eq!(status, expected, "unexpected status; body {body}");
+    assert_eq!(body["status"], expected, "status member; body {body}");
+    assert!(
+        body["description"].as_str().is_some_and(|d| !d.is_empty()),
+        "description; body {body}"
+    );
+    body["error"].as_str().expect("error code").to_string()
+}

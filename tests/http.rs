@@ -1,0 +1,158 @@
+//! The HTTP front, black-box: error shapes for bad requests, HTTP/2, TLS, the refusal of
+//! plain HTTP off loopback, and running another engine build.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::process::Command;
+use std::time::Duration;
+
+#[test]
+fn bad_requests_get_4xx_in_the_error_shape() {
+    let s = Server::start(&["--max-body-bytes", "1024"]);
+    let token = s.admin_token();
+
+    let (status, body) = s.get_as(&token, "/v1/no-such-thing");
+    assert_eq!(assert_error(status, &body, 404), "not_found");
+
+    let resp = s.get("/v1/auth").send().unwrap();
+    assert_eq!(resp.status(), 405);
+    assert_eq!(resp.headers()["allow"], "POST");
+    let body: Value = resp.json().unwrap();
+    assert_eq!(assert_error(405, &body, 405), "method_not_allowed");
+
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .header("content-type", "application/json")
+            .body("{\"email\": "),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_json");
+
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .header("content-type", "text/plain")
+            .body("email=a"),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_content_type");
+
+    let (status, body) = call(s.post("/v1/auth").json(&json!({"email": ADMIN_EMAIL})));
+    assert_eq!(assert_error(status, &body, 400), "missing_field");
+    assert!(body["description"].as_str().unwrap().contains("password"));
+
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": 5, "password": "x"})),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
+
+    let (status, body) = call(s.post("/v1/auth").json(&json!(["not", "an", "object"])));
+    assert_eq!(assert_error(status, &body, 400), "invalid_body");
+
+    let big = "x".repeat(4096);
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": big, "password": "x"})),
+    );
+    assert_eq!(assert_error(status, &body, 413), "payload_too_large");
+
+    // Admin routes do not exist over HTTP.
+    let (status, _) = call(
+        s.post("/admin/bootstrap")
+            .json(&json!({"email": "x@example.com"})),
+    );
+    assert_eq!(status, 404);
+}
+
+#[test]
+fn http2_with_prior_knowledge() {
+    let s = Server::start(&[]);
+    let token = s.admin_token();
+    let h2 = reqwest::blocking::Client::builder()
+        .http2_prior_knowledge()
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let resp = h2
+        .get(s.url("/v1/test"))
+        .bearer_auth(&token)
+        .send()
+        .unwrap();
+    assert_eq!(resp.version(), reqwest::Version::HTTP_2);
+    assert_eq!(resp.status(), 200);
+}
+
+#[test]
+fn tls_with_alpn_h2() {
+    let dir = fresh_dir("tls");
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .unwrap();
+    let cert_pem = cert.cert.pem();
+    std::fs::write(dir.join("cert.pem"), &cert_pem).unwrap();
+    std::fs::write(dir.join("key.pem"), cert.key_pair.serialize_pem()).unwrap();
+    let cert_path = dir.join("cert.pem").display().to_string();
+    let key_path = dir.join("key.pem").display().to_string();
+    let s = Server::start(&["--tls-cert", &cert_path, "--tls-key", &key_path]);
+    assert!(s.base.starts_with("https://"), "{}", s.base);
+
+    let client = reqwest::blocking::Client::builder()
+        .add_root_certificate(reqwest::Certificate::from_pem(cert_pem.as_bytes()).unwrap())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap();
+    let resp = client
+        .post(s.url("/v1/auth"))
+        .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))
+        .send()
+        .unwrap();
+    assert_eq!(resp.version(), reqwest::Version::HTTP_2);
+    assert_eq!(resp.status(), 200);
+    let token = resp.json::<Value>().unwrap()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let resp = client
+        .get(s.url("/v1/test"))
+        .bearer_auth(&token)
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn plain_http_off_loopback_is_refused_before_binding() {
+    let dir = fresh_dir("refuse");
+    let out = Command::new(esign_bin())
+        .args(["serve", "--listen", "0.0.0.0:0", "--data-dir"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("refusing to serve plain HTTP"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn serve_runs_another_engine_build_given_with_engine() {
+    let wasm = env!("ESIGN_ENGINE_WASM");
+    let s = Server::start(&["--engine", wasm]);
+    let token = s.admin_token();
+    assert_eq!(s.get_as(&token, "/v1/test").0, 200);
+
+    let dir = fresh_dir("bad-engine");
+    std::fs::write(dir.join("bad.wasm"), b"not wasm").unwrap();
+    let out = Command::new(esign_bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(&dir)
+        .arg("--engine")
+        .arg(dir.join("bad.wasm"))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("engine component"), "{stderr}");
+    let _ = std::fs::remove_dir_all(dir);
+}
