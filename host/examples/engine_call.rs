@@ -70,12 +70,20 @@ impl native::Platform for NativePlatform {
     }
 }
 
+fn minor_faults() -> i64 {
+    // SAFETY: getrusage fills the struct we pass.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    u.ru_minflt
+}
+
 /// Runs `f` ITERATIONS times after a warm-up; returns (mean, p50, p99).
 fn measure(mut f: impl FnMut()) -> (Duration, Duration, Duration) {
     for _ in 0..ITERATIONS / 10 {
         f();
     }
     let mut samples = Vec::with_capacity(ITERATIONS);
+    let faults_before = minor_faults();
     let all = Instant::now();
     for _ in 0..ITERATIONS {
         let t = Instant::now();
@@ -83,6 +91,11 @@ fn measure(mut f: impl FnMut()) -> (Duration, Duration, Duration) {
         samples.push(t.elapsed());
     }
     let mean = all.elapsed() / ITERATIONS as u32;
+    let faults_after = minor_faults();
+    println!(
+        "  (minor page faults per call: {:.1})",
+        (faults_after - faults_before) as f64 / ITERATIONS as f64
+    );
     samples.sort();
     (
         mean,
@@ -197,6 +210,38 @@ fn main() -> anyhow::Result<()> {
                 Ok(())
             });
             r.unwrap();
+        }),
+    );
+    for (label, path, auth) in [
+        ("component: 404, no store access", "/v1/nope", false),
+        (
+            "component: 401 no token, no store access",
+            "/v1/test",
+            false,
+        ),
+    ] {
+        let mut r = req.clone();
+        r.path = path.into();
+        if !auth {
+            r.headers.clear();
+        }
+        report(
+            label,
+            measure(|| {
+                let (resp, _) =
+                    runtime.call(store.begin(), Faults::default(), HashMap::new(), |b, s| {
+                        b.call_handle(s, &r)
+                    });
+                std::hint::black_box(resp.unwrap());
+            }),
+        );
+    }
+    report(
+        "wasi ctx + resource table only",
+        measure(|| {
+            let w = wasmtime_wasi::WasiCtx::builder().build();
+            let t = wasmtime::component::ResourceTable::new();
+            std::hint::black_box((w, t));
         }),
     );
     report(

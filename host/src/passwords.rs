@@ -11,7 +11,14 @@ pub struct Passwords {
     dummy: String,
 }
 
+impl Default for Passwords {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Passwords {
+    /// A hasher with the DESIGN.md parameters and a fresh dummy hash.
     pub fn new() -> Passwords {
         let params = Params::new(19 * 1024, 2, 1, None).expect("valid argon2 parameters");
         let argon = Argon2::new(Algorithm::Argon2id, Version::V0x13, params);

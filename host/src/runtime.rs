@@ -21,8 +21,8 @@ wasmtime::component::bindgen!({
     imports: { default: trappable },
 });
 
-pub use esign::engine::types::{Origin, Settings};
-use esign::engine::{effects, host, store, types};
+pub use self::esign::engine::types::{Origin, Settings};
+use self::esign::engine::{effects, host, store, types};
 
 /// The engine component this binary was built with.
 pub const EMBEDDED_ENGINE: &[u8] = include_bytes!(env!("ESIGN_ENGINE_WASM"));
@@ -224,7 +224,7 @@ impl host::Host for CallState {
     }
 
     fn hash_password(&mut self, password: String) -> wasmtime::Result<String> {
-        Ok(self.shared.passwords.hash(&password))
+        Ok(offload(|| self.shared.passwords.hash(&password)))
     }
 
     fn verify_password(&mut self, password: String, hash: String) -> wasmtime::Result<bool> {
@@ -232,13 +232,24 @@ impl host::Host for CallState {
         if let Some(ok) = self.verified.get(&key) {
             return Ok(*ok);
         }
-        let ok = self.shared.passwords.verify(&key.0, &key.1);
+        let ok = offload(|| self.shared.passwords.verify(&key.0, &key.1));
         self.verified.insert(key, ok);
         Ok(ok)
     }
 }
 
 impl types::Host for CallState {}
+
+/// Runs slow, blocking work (argon2: tens of milliseconds) from inside an engine call.
+/// On a multi-thread tokio worker it uses `block_in_place`, so the worker's other tasks
+/// move to another thread meanwhile; elsewhere (admin CLI, blocking threads) it just runs.
+fn offload<R>(f: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
 
 /// The compiled engine, ready to instantiate.
 pub struct Runtime {
@@ -256,18 +267,15 @@ impl Runtime {
         max_instances: u32,
         shared: Shared,
     ) -> anyhow::Result<Runtime> {
-        let mut pool = PoolingAllocationConfig::default();
-        pool.total_component_instances(max_instances)
-            .total_core_instances(max_instances * 8)
-            .total_memories(max_instances * 2)
-            .total_tables(max_instances * 4)
-            .max_memories_per_component(4)
-            .max_tables_per_component(8)
-            .max_core_instances_per_component(16)
-            .max_memory_size(256 << 20);
-        let mut config = Config::new();
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-        let engine = Engine::new(&config)?;
+        let engine = match make_engine(max_instances, true) {
+            Ok(engine) => engine,
+            Err(e) => {
+                tracing::info!(
+                    "PAGEMAP_SCAN unavailable ({e}); linear memories reset with madvise"
+                );
+                make_engine(max_instances, false)?
+            }
+        };
 
         let component = load_component(&engine, wasm, cache_dir)?;
         let mut linker = Linker::<CallState>::new(&engine);
@@ -307,6 +315,32 @@ impl Runtime {
             .and_then(|bindings| f(&bindings, &mut store));
         (result, store.into_data())
     }
+}
+
+/// An engine with the pooling allocator sized for `max_instances` concurrent calls.
+///
+/// With `resident_reset` (needs Linux's PAGEMAP_SCAN, kernel 6.7+), a slot's dirty pages
+/// are reset in place when an instance ends and stay mapped: no `madvise`, so no TLB
+/// shootdowns across cores, and no page faults when the slot is reused. Measured on the
+/// engine-call micro-benchmark: about half the per-call time, zero page faults.
+fn make_engine(max_instances: u32, resident_reset: bool) -> anyhow::Result<Engine> {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(max_instances)
+        .total_core_instances(max_instances * 8)
+        .total_memories(max_instances * 2)
+        .total_tables(max_instances * 4)
+        .max_memories_per_component(4)
+        .max_tables_per_component(8)
+        .max_core_instances_per_component(16)
+        .max_memory_size(256 << 20);
+    if resident_reset {
+        pool.pagemap_scan(wasmtime::Enabled::Yes)
+            .linear_memory_keep_resident(8 << 20)
+            .table_keep_resident(1 << 20);
+    }
+    let mut config = Config::new();
+    config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
+    Engine::new(&config).map_err(anyhow::Error::from)
 }
 
 /// Loads the precompiled component from the cache, or compiles and caches it.
