@@ -3,6 +3,9 @@
 //! own, and by implementing [`esign_engine::Platform`] with the world's imports. Clock
 //! and randomness come from WASI, so the embedding host controls them.
 
+// The generated bindings take one argument per field of a flattened record.
+#![allow(clippy::too_many_arguments)]
+
 wit_bindgen::generate!({
     world: "esign",
     path: "../../wit",
