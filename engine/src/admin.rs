@@ -7,6 +7,8 @@ use crate::model::{
     Entity, Membership, Profile, Role, User, decode, entity_key, entity_member_key, membership_key,
     prefix_range, user_email_key, user_key,
 };
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::router::method_not_allowed;
 use crate::util::{is_email, new_id, new_secret, normalize_email};
 use crate::{Cx, Request, Response};

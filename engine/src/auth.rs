@@ -6,6 +6,8 @@ use crate::model::{
     Entity, Membership, Profile, Token, User, entity_key, membership_key, memberships_of,
     token_key, user_email_key, user_key,
 };
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::util::{is_id, new_secret, normalize_email, sha256_hex};
 use crate::{Cx, JobOutcome, JobSpec, Request, Response};
 use serde_json::json;
@@ -369,7 +371,7 @@ pub fn revoke(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
 
 /// Job [`PURGE_TOKEN_JOB`]: forgets a token record once its grace period is over.
 pub fn purge_token(cx: &mut Cx, payload: &[u8]) -> JobOutcome {
-    let Ok(hash) = std::str::from_utf8(payload) else {
+    let Ok(hash) = core::str::from_utf8(payload) else {
         return JobOutcome::Failed("token hash is not UTF-8".into());
     };
     let key = token_key(hash);

@@ -1,6 +1,8 @@
 //! Request parsing and response building: the error shape of DESIGN.md §4, body
 //! decoding (JSON and form-urlencoded) and typed field access.
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::{Request, Response};
 use serde_json::{Map, Value};
 

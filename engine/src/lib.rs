@@ -9,6 +9,26 @@
 //! Entry points: [`handle`] answers one request; [`run_job`] runs one due job. Each is
 //! meant to run inside one host transaction: all of its store writes and effects
 //! commit together or not at all.
+//!
+//! The crate is `no_std` (with `alloc`), so the component needs no WASI beyond the clock
+//! and randomness the host gives it.
+
+#![cfg_attr(not(test), no_std)]
+
+extern crate alloc;
+
+/// What `std`'s prelude would bring, for the modules of this `no_std` crate.
+#[allow(unused_imports)]
+mod prelude {
+    pub use alloc::borrow::ToOwned;
+    pub use alloc::boxed::Box;
+    pub use alloc::format;
+    pub use alloc::string::{String, ToString};
+    pub use alloc::vec;
+    pub use alloc::vec::Vec;
+}
+
+use prelude::*;
 
 mod admin;
 mod auth;

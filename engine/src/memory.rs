@@ -2,8 +2,10 @@
 //! with no transactions (every write is immediately visible), recorded effects, a
 //! settable clock and a cheap, clearly-not-secure password "hash".
 
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::{Event, JobSpec, Mail, Platform, Settings};
-use std::collections::BTreeMap;
+use alloc::collections::BTreeMap;
 
 /// See the module documentation. Not for production: passwords are stored as
 /// `plain$<password>`.

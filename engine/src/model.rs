@@ -14,6 +14,8 @@
 //! Values are a schema-version byte followed by the postcard encoding of the record.
 
 use crate::Cx;
+#[allow(unused_imports)]
+use crate::prelude::*;
 use serde::{Deserialize, Serialize, de::DeserializeOwned};
 
 const SCHEMA_V1: u8 = 1;

@@ -2,6 +2,8 @@
 //! with another method answers 405 with `Allow`.
 
 use crate::http::{ApiError, ApiResult};
+#[allow(unused_imports)]
+use crate::prelude::*;
 use crate::{Cx, Origin, Request, Response, admin, auth};
 
 /// Dispatches one request.

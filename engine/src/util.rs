@@ -1,6 +1,8 @@
 //! Small pure helpers: identifiers, secrets, hashing, time formatting.
 
 use crate::Cx;
+#[allow(unused_imports)]
+use crate::prelude::*;
 use base64::Engine as _;
 use sha2::{Digest, Sha256};
 

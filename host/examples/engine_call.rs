@@ -237,14 +237,6 @@ fn main() -> anyhow::Result<()> {
         );
     }
     report(
-        "wasi ctx + resource table only",
-        measure(|| {
-            let w = wasmtime_wasi::WasiCtx::builder().build();
-            let t = wasmtime::component::ResourceTable::new();
-            std::hint::black_box((w, t));
-        }),
-    );
-    report(
         "dispatcher: instantiate + handle + commit",
         measure(|| {
             assert_eq!(d.handle_blocking(&req, Faults::default()).status, 200);

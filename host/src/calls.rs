@@ -97,7 +97,11 @@ impl Dispatcher {
             let resp = match result {
                 Ok(resp) => resp,
                 Err(trap) => {
-                    return internal_error(&trap, &format!("{} {}", req.method, req.path));
+                    let what = match &state.engine_error {
+                        Some(said) => format!("{} {} ({said})", req.method, req.path),
+                        None => format!("{} {}", req.method, req.path),
+                    };
+                    return internal_error(&trap, &what);
                 }
             };
             match state.txn.commit() {
@@ -156,7 +160,12 @@ impl Dispatcher {
                 Err(trap) => {
                     // Roll the run back; keep the job, retried later.
                     let trace_id = random_id();
-                    tracing::error!(trace_id, job = stored.kind, "job trapped: {trap:#}");
+                    tracing::error!(
+                        trace_id,
+                        job = stored.kind,
+                        "job trapped: {trap:#} {}",
+                        state.engine_error.as_deref().unwrap_or("")
+                    );
                     let mut txn = self.inner.store.begin();
                     txn.get(key)?;
                     txn.delete(key);

@@ -1,7 +1,8 @@
 //! The wasmtime embedding: one `Engine` with the pooling allocator, the component
 //! compiled once (and cached on disk, precompiled, keyed by the wasm's hash), an
 //! `InstancePre` built once, and a fresh `Store` per call whose data ([`CallState`])
-//! implements the world's imports over one store transaction.
+//! implements the world's imports over one store transaction, including the two WASI
+//! interfaces the engine uses (wall clock, random): no WASI context is built per call.
 
 use crate::passwords::Passwords;
 use crate::store::Txn;
@@ -11,9 +12,8 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
-use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
+use wasmtime::component::{Component, HasSelf, Linker};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 wasmtime::component::bindgen!({
     world: "esign",
@@ -23,6 +23,8 @@ wasmtime::component::bindgen!({
 
 pub use self::esign::engine::types::{Origin, Settings};
 use self::esign::engine::{effects, host, store, types};
+use self::wasi::clocks::wall_clock;
+use self::wasi::random::random;
 
 /// The engine component this binary was built with.
 pub const EMBEDDED_ENGINE: &[u8] = include_bytes!(env!("ESIGN_ENGINE_WASM"));
@@ -88,8 +90,6 @@ pub struct Faults {
 
 /// The data of one call's wasmtime `Store`.
 pub struct CallState {
-    wasi: WasiCtx,
-    table: ResourceTable,
     shared: Arc<Shared>,
     pub txn: Txn,
     faults: Faults,
@@ -99,15 +99,8 @@ pub struct CallState {
     pub verified: HashMap<(String, String), bool>,
     /// Whether the call scheduled a job (the job runner is woken after commit).
     pub scheduled_jobs: bool,
-}
-
-impl WasiView for CallState {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
+    /// What the engine said before it trapped (`host.log-error`).
+    pub engine_error: Option<String>,
 }
 
 fn data_key(key: &[u8]) -> Vec<u8> {
@@ -236,9 +229,50 @@ impl host::Host for CallState {
         self.verified.insert(key, ok);
         Ok(ok)
     }
+
+    fn log_error(&mut self, message: String) -> wasmtime::Result<()> {
+        self.engine_error = Some(message);
+        Ok(())
+    }
 }
 
 impl types::Host for CallState {}
+
+impl wall_clock::Host for CallState {
+    fn now(&mut self) -> wasmtime::Result<wall_clock::Datetime> {
+        let d = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        Ok(wall_clock::Datetime {
+            seconds: d.as_secs(),
+            nanoseconds: d.subsec_nanos(),
+        })
+    }
+
+    fn resolution(&mut self) -> wasmtime::Result<wall_clock::Datetime> {
+        Ok(wall_clock::Datetime {
+            seconds: 0,
+            nanoseconds: 1,
+        })
+    }
+}
+
+impl random::Host for CallState {
+    fn get_random_bytes(&mut self, len: u64) -> wasmtime::Result<Vec<u8>> {
+        if len > 1 << 20 {
+            wasmtime::bail!("random bytes requested: {len}, more than 1 MiB");
+        }
+        let mut buf = vec![0u8; len as usize];
+        getrandom::fill(&mut buf).map_err(|e| wasmtime::format_err!("OS randomness: {e}"))?;
+        Ok(buf)
+    }
+
+    fn get_random_u64(&mut self) -> wasmtime::Result<u64> {
+        let mut buf = [0u8; 8];
+        getrandom::fill(&mut buf).map_err(|e| wasmtime::format_err!("OS randomness: {e}"))?;
+        Ok(u64::from_le_bytes(buf))
+    }
+}
 
 /// Runs slow, blocking work (argon2: tens of milliseconds) from inside an engine call.
 /// On a multi-thread tokio worker it uses `block_in_place`, so the worker's other tasks
@@ -279,7 +313,6 @@ impl Runtime {
 
         let component = load_component(&engine, wasm, cache_dir)?;
         let mut linker = Linker::<CallState>::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
         Esign::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
         let pre = EsignPre::new(linker.instantiate_pre(&component)?)?;
         Ok(Runtime {
@@ -299,16 +332,16 @@ impl Runtime {
         f: impl FnOnce(&Esign, &mut Store<CallState>) -> wasmtime::Result<R>,
     ) -> (wasmtime::Result<R>, CallState) {
         let state = CallState {
-            wasi: WasiCtx::builder().build(),
-            table: ResourceTable::new(),
             shared: self.shared.clone(),
             txn,
             faults,
             puts: 0,
             verified,
             scheduled_jobs: false,
+            engine_error: None,
         };
         let mut store = Store::new(&self.engine, state);
+        store.set_epoch_deadline(CALL_DEADLINE_TICKS);
         let result = self
             .pre
             .instantiate(&mut store)
@@ -340,8 +373,29 @@ fn make_engine(max_instances: u32, resident_reset: bool) -> anyhow::Result<Engin
     }
     let mut config = Config::new();
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
-    Engine::new(&config).map_err(anyhow::Error::from)
+    config.epoch_interruption(true);
+    let engine = Engine::new(&config).map_err(anyhow::Error::from)?;
+    let ticker = engine.weak();
+    std::thread::Builder::new()
+        .name("esign-epoch".into())
+        .spawn(move || {
+            // Ends once the engine is dropped.
+            loop {
+                std::thread::sleep(EPOCH_TICK);
+                match ticker.upgrade() {
+                    Some(engine) => engine.increment_epoch(),
+                    None => break,
+                }
+            }
+        })?;
+    Ok(engine)
 }
+
+/// How often the engine's epoch advances.
+const EPOCH_TICK: std::time::Duration = std::time::Duration::from_millis(100);
+/// Epoch ticks an engine call may run before it traps (10 s): a runaway call is rolled
+/// back and answered 500 instead of holding a thread forever.
+const CALL_DEADLINE_TICKS: u64 = 100;
 
 /// Loads the precompiled component from the cache, or compiles and caches it.
 fn load_component(

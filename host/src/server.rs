@@ -9,7 +9,7 @@ use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use rustls_pki_types::pem::PemObject;
@@ -21,6 +21,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
+
+/// A client must send a request's headers within this time (slowloris protection).
+const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How the front behaves; fixed for the process.
 #[derive(Clone)]
@@ -59,7 +62,12 @@ pub async fn serve(
     grace: Duration,
 ) -> anyhow::Result<()> {
     let graceful = GracefulShutdown::new();
-    let builder = Arc::new(auto::Builder::new(TokioExecutor::new()));
+    let mut builder = auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(HEADER_READ_TIMEOUT);
+    let builder = Arc::new(builder);
     tokio::pin!(shutdown);
     loop {
         let (stream, peer) = tokio::select! {

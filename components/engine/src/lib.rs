@@ -1,36 +1,49 @@
 //! The esign engine as a WASI component: implements the `esign:engine/esign` world of
 //! `wit/esign.wit` by converting between the generated WIT types and `esign-engine`'s
-//! own, and by implementing [`esign_engine::Platform`] with the world's imports. Clock
-//! and randomness come from WASI, so the embedding host controls them.
+//! own, and by implementing [`esign_engine::Platform`] with the world's imports.
+//!
+//! The component is `no_std`: it imports only its own interfaces plus
+//! `wasi:clocks/wall-clock` and `wasi:random/random`, so instantiating it links a handful
+//! of functions rather than the whole WASI surface that `std` brings. Memory comes from
+//! a bump allocator, since an instance lives for exactly one call.
 
+#![no_std]
 // The generated bindings take one argument per field of a flattened record.
 #![allow(clippy::too_many_arguments)]
+
+extern crate alloc;
+
+use alloc::string::String;
+use alloc::vec::Vec;
 
 wit_bindgen::generate!({
     world: "esign",
     path: "../../wit",
+    generate_all,
 });
 
 use esign::engine::{effects, host, store, types};
-use esign_engine as core;
+use esign_engine as core_engine;
+use wasi::clocks::wall_clock;
+use wasi::random::random;
 
 struct Component;
 
 impl Guest for Component {
     fn handle(req: types::Request) -> types::Response {
-        let req = core::Request {
+        let req = core_engine::Request {
             method: req.method,
             path: req.path,
             query: req.query,
             headers: req.headers,
             body: req.body,
             origin: match req.origin {
-                types::Origin::Http => core::Origin::Http,
-                types::Origin::Admin => core::Origin::Admin,
+                types::Origin::Http => core_engine::Origin::Http,
+                types::Origin::Admin => core_engine::Origin::Admin,
             },
             remote_addr: req.remote_addr,
         };
-        let resp = core::handle(&mut Imports, &req);
+        let resp = core_engine::handle(&mut Imports, &req);
         types::Response {
             status: resp.status,
             headers: resp.headers,
@@ -39,24 +52,24 @@ impl Guest for Component {
     }
 
     fn run_job(job: types::Job) -> types::JobOutcome {
-        let job = core::Job {
+        let job = core_engine::Job {
             id: job.id,
             kind: job.kind,
             payload: job.payload,
             attempt: job.attempt,
         };
-        match core::run_job(&mut Imports, &job) {
-            core::JobOutcome::Done => types::JobOutcome::Done,
-            core::JobOutcome::RetryAt(ms) => types::JobOutcome::RetryAt(ms),
-            core::JobOutcome::Failed(why) => types::JobOutcome::Failed(why),
+        match core_engine::run_job(&mut Imports, &job) {
+            core_engine::JobOutcome::Done => types::JobOutcome::Done,
+            core_engine::JobOutcome::RetryAt(ms) => types::JobOutcome::RetryAt(ms),
+            core_engine::JobOutcome::Failed(why) => types::JobOutcome::Failed(why),
         }
     }
 }
 
-/// [`core::Platform`] over the world's imports.
+/// [`core_engine::Platform`] over the world's imports.
 struct Imports;
 
-impl core::Platform for Imports {
+impl core_engine::Platform for Imports {
     fn get(&mut self, key: &[u8]) -> Option<Vec<u8>> {
         store::get(key)
     }
@@ -79,7 +92,7 @@ impl core::Platform for Imports {
         store::scan(start, end, limit, reverse)
     }
 
-    fn emit_event(&mut self, e: core::Event) -> String {
+    fn emit_event(&mut self, e: core_engine::Event) -> String {
         effects::emit_event(&effects::Event {
             kind: e.kind,
             entity_id: e.entity_id,
@@ -88,7 +101,7 @@ impl core::Platform for Imports {
         })
     }
 
-    fn schedule_job(&mut self, j: core::JobSpec) -> String {
+    fn schedule_job(&mut self, j: core_engine::JobSpec) -> String {
         effects::schedule_job(&effects::JobSpec {
             kind: j.kind,
             payload: j.payload,
@@ -96,7 +109,7 @@ impl core::Platform for Imports {
         })
     }
 
-    fn send_mail(&mut self, m: core::Mail) {
+    fn send_mail(&mut self, m: core_engine::Mail) {
         effects::send_mail(&effects::Mail {
             to: m.to,
             subject: m.subject,
@@ -104,9 +117,9 @@ impl core::Platform for Imports {
         })
     }
 
-    fn settings(&mut self) -> core::Settings {
+    fn settings(&mut self) -> core_engine::Settings {
         let s = host::get_settings();
-        core::Settings {
+        core_engine::Settings {
             token_ttl_secs: s.token_ttl_secs,
             login_max_failures: s.login_max_failures,
             login_lock_secs: s.login_lock_secs,
@@ -124,14 +137,174 @@ impl core::Platform for Imports {
     }
 
     fn now_ms(&mut self) -> u64 {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0)
+        let t = wall_clock::now();
+        t.seconds * 1000 + u64::from(t.nanoseconds / 1_000_000)
     }
 
     fn fill_random(&mut self, buf: &mut [u8]) {
-        getrandom::fill(buf).expect("WASI random is always available");
+        let bytes = random::get_random_bytes(buf.len() as u64);
+        buf.copy_from_slice(&bytes[..buf.len()]);
+    }
+}
+
+/// Hands the panic message to the host, then traps: the host rolls the call back and
+/// answers 500 with a trace id under which it logged the message.
+#[panic_handler]
+fn panic(info: &core::panic::PanicInfo) -> ! {
+    host::log_error(&alloc::format!("engine panicked: {info}"));
+    core::arch::wasm32::unreachable()
+}
+
+/// The canonical ABI's allocation entry point, which `std` would provide on wasip2: the
+/// host calls it to place strings and lists in this instance's memory.
+///
+/// # Safety
+/// Called by the host per the component model's canonical ABI: `old_ptr`/`old_len`/
+/// `align` describe an earlier allocation (or `old_len` is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cabi_realloc(
+    old_ptr: *mut u8,
+    old_len: usize,
+    align: usize,
+    new_len: usize,
+) -> *mut u8 {
+    use alloc::alloc::{Layout, alloc, realloc};
+    let ptr = unsafe {
+        if old_len == 0 {
+            if new_len == 0 {
+                return align as *mut u8;
+            }
+            alloc(Layout::from_size_align_unchecked(new_len, align))
+        } else {
+            realloc(
+                old_ptr,
+                Layout::from_size_align_unchecked(old_len, align),
+                new_len,
+            )
+        }
+    };
+    if ptr.is_null() {
+        core::arch::wasm32::unreachable();
+    }
+    ptr
+}
+
+/// `memcmp` for the `no_std` build: on WASI targets `compiler_builtins` leaves it to
+/// libc, which this component does not link.
+///
+/// # Safety
+/// `a` and `b` must be valid for reads of `n` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn memcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+    for i in 0..n {
+        // SAFETY: the caller promises `n` readable bytes behind each pointer.
+        let (x, y) = unsafe { (*a.add(i), *b.add(i)) };
+        if x != y {
+            return i32::from(x) - i32::from(y);
+        }
+    }
+    0
+}
+
+/// `bcmp`: equality-only `memcmp`, which LLVM may call instead.
+///
+/// # Safety
+/// As for [`memcmp`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn bcmp(a: *const u8, b: *const u8, n: usize) -> i32 {
+    unsafe { memcmp(a, b, n) }
+}
+
+/// A bump allocator for one-call instances: allocation moves a pointer; only the most
+/// recent allocation can be freed or grown in place; the rest is reclaimed when the
+/// instance ends. It starts in a 1 MiB arena in the data segment (no `memory.grow` for
+/// ordinary calls) and grows linear memory when that runs out.
+mod bump {
+    use core::alloc::{GlobalAlloc, Layout};
+    use core::cell::UnsafeCell;
+
+    const ARENA_SIZE: usize = 1 << 20;
+    const PAGE: usize = 64 * 1024;
+
+    #[repr(C, align(16))]
+    struct Arena(UnsafeCell<[u8; ARENA_SIZE]>);
+
+    struct Bump {
+        arena: Arena,
+        /// (next free address, end of the current region); 0 before the first use.
+        state: UnsafeCell<(usize, usize)>,
+    }
+
+    // SAFETY: a component instance is single-threaded.
+    unsafe impl Sync for Bump {}
+
+    #[global_allocator]
+    static ALLOCATOR: Bump = Bump {
+        arena: Arena(UnsafeCell::new([0; ARENA_SIZE])),
+        state: UnsafeCell::new((0, 0)),
+    };
+
+    impl Bump {
+        /// Reserves `layout` and returns its address, or null when memory is exhausted.
+        unsafe fn bump(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: single-threaded; no reference to `state` outlives this call.
+            let (next, end) = unsafe { &mut *self.state.get() };
+            if *end == 0 {
+                *next = self.arena.0.get() as usize;
+                *end = *next + ARENA_SIZE;
+            }
+            let start = (*next + layout.align() - 1) & !(layout.align() - 1);
+            let Some(new_next) = start.checked_add(layout.size()) else {
+                return core::ptr::null_mut();
+            };
+            if new_next <= *end {
+                *next = new_next;
+                return start as *mut u8;
+            }
+            // Out of room: continue in fresh pages at the end of linear memory.
+            let pages = (layout.size() + layout.align()).div_ceil(PAGE).max(16);
+            let old = core::arch::wasm32::memory_grow(0, pages);
+            if old == usize::MAX {
+                return core::ptr::null_mut();
+            }
+            let base = old * PAGE;
+            let start = (base + layout.align() - 1) & !(layout.align() - 1);
+            *next = start + layout.size();
+            *end = base + pages * PAGE;
+            start as *mut u8
+        }
+    }
+
+    unsafe impl GlobalAlloc for Bump {
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            unsafe { self.bump(layout) }
+        }
+
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: single-threaded.
+            let (next, _) = unsafe { &mut *self.state.get() };
+            if ptr as usize + layout.size() == *next {
+                *next = ptr as usize;
+            }
+        }
+
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            // SAFETY: single-threaded.
+            let (next, end) = unsafe { &mut *self.state.get() };
+            if ptr as usize + layout.size() == *next && ptr as usize + new_size <= *end {
+                *next = ptr as usize + new_size;
+                return ptr;
+            }
+            let Ok(new_layout) = Layout::from_size_align(new_size, layout.align()) else {
+                return core::ptr::null_mut();
+            };
+            let new = unsafe { self.bump(new_layout) };
+            if !new.is_null() {
+                // SAFETY: both regions are valid for the smaller size and do not overlap.
+                unsafe { core::ptr::copy_nonoverlapping(ptr, new, layout.size().min(new_size)) };
+            }
+            new
+        }
     }
 }
 
