@@ -45,6 +45,15 @@ fn admin_entity(s: &Server) -> String {
         .to_string()
 }
 
+/// The admin's right password is refused because the account is locked.
+fn assert_locked(s: &Server) {
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
+    );
+    assert_eq!(assert_error(status, &body, 400), "login_locked");
+}
+
 #[test]
 fn login_with_json_or_form_gives_a_working_token() {
     let s = Server::start(&[]);
@@ -100,11 +109,7 @@ fn repeated_failures_lock_the_login_even_for_the_right_password() {
         let r = s.login(ADMIN_EMAIL, "wrong-password", None);
         assert_eq!(r.status(), 400);
     }
-    let (status, body) = call(
-        s.post("/v1/auth")
-            .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
-    );
-    assert_eq!(assert_error(status, &body, 400), "login_locked");
+    assert_locked(&s);
     std::thread::sleep(Duration::from_millis(2500));
     assert_eq!(s.login(ADMIN_EMAIL, ADMIN_PASSWORD, None).status(), 200);
 }
@@ -377,6 +382,20 @@ fn a_token_is_still_valid_after_a_restart() {
 }
 
 #[test]
+fn an_answered_write_survives_sigkill() {
+    let mut s = Server::start(&["--login-max-failures", "3"]);
+    let token = s.admin_token();
+    for _ in 0..3 {
+        assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
+    }
+    s.kill();
+    s.launch();
+    // Both the token and the lock were answered before the kill: both must be there.
+    assert_eq!(s.get_as(&token, "/v1/test").0, 200);
+    assert_locked(&s);
+}
+
+#[test]
 fn an_engine_trap_mid_call_leaves_no_partial_write() {
     let s = Server::start(&["--login-max-failures", "5"]);
     for _ in 0..4 {
@@ -396,11 +415,7 @@ fn an_engine_trap_mid_call_leaves_no_partial_write() {
     );
     // Four failures are still on record: one more locks the account.
     assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
-    let (status, body) = call(
-        s.post("/v1/auth")
-            .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
-    );
-    assert_eq!(assert_error(status, &body, 400), "login_locked");
+    assert_locked(&s);
 }
 
 #[test]
@@ -423,11 +438,7 @@ fn concurrent_failed_logins_never_lose_a_count() {
     });
     // N-1 failures counted: the N-th locks, so the right password then fails.
     assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
-    let (status, body) = call(
-        s.post("/v1/auth")
-            .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
-    );
-    assert_eq!(assert_error(status, &body, 400), "login_locked");
+    assert_locked(&s);
 }
 
 #[test]

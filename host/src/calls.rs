@@ -150,6 +150,7 @@ impl Dispatcher {
                     .call(txn, Faults::default(), HashMap::new(), |b, s| {
                         b.call_run_job(s, &job)
                     });
+            let scheduled = result.is_ok() && state.scheduled_jobs;
             let txn = match result {
                 Ok(outcome) => {
                     let mut txn = state.txn;
@@ -174,11 +175,13 @@ impl Dispatcher {
                     txn
                 }
             };
-            if state.scheduled_jobs {
-                self.inner.jobs_changed.notify_one();
-            }
             match txn.commit() {
-                Ok(_) => return Ok(true),
+                Ok(_) => {
+                    if scheduled {
+                        self.inner.jobs_changed.notify_one();
+                    }
+                    return Ok(true);
+                }
                 Err(CommitError::Conflict) => continue,
                 Err(CommitError::Backend(e)) => return Err(e),
             }

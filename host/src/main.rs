@@ -69,16 +69,16 @@ struct ServeArgs {
     #[arg(long, env = "ESIGN_MAX_CONCURRENT_CALLS", default_value_t = 64)]
     max_concurrent_calls: u32,
     /// Lifetime of access tokens, in seconds.
-    #[arg(long, env = "ESIGN_TOKEN_TTL_SECS", default_value_t = 5_184_000)]
+    #[arg(long, env = "ESIGN_TOKEN_TTL_SECS", default_value_t = runtime::DEFAULT_TOKEN_TTL_SECS)]
     token_ttl_secs: u64,
     /// Failed logins in a row that lock an account.
-    #[arg(long, env = "ESIGN_LOGIN_MAX_FAILURES", default_value_t = 5)]
+    #[arg(long, env = "ESIGN_LOGIN_MAX_FAILURES", default_value_t = runtime::DEFAULT_LOGIN_MAX_FAILURES)]
     login_max_failures: u32,
     /// How long a locked account stays locked, in seconds.
-    #[arg(long, env = "ESIGN_LOGIN_LOCK_SECS", default_value_t = 900)]
+    #[arg(long, env = "ESIGN_LOGIN_LOCK_SECS", default_value_t = runtime::DEFAULT_LOGIN_LOCK_SECS)]
     login_lock_secs: u64,
     /// Minimum time between two tokens for one user, in milliseconds (429 below it).
-    #[arg(long, env = "ESIGN_TOKEN_MIN_INTERVAL_MS", default_value_t = 1000)]
+    #[arg(long, env = "ESIGN_TOKEN_MIN_INTERVAL_MS", default_value_t = runtime::DEFAULT_TOKEN_MIN_INTERVAL_MS)]
     token_min_interval_ms: u64,
     /// Honour `x-esign-test-fault` headers. For the test suite only.
     #[arg(long, env = "ESIGN_TEST_FAULTS", hide = true)]

@@ -63,14 +63,22 @@ pub struct StoredJob {
     pub failure: Option<String>,
 }
 
-/// The defaults of `esign serve`: 60-day tokens, 5 failures lock for 15 minutes, one
-/// second between token issuances.
+/// Default lifetime of access tokens: 60 days (DESIGN.md §4).
+pub const DEFAULT_TOKEN_TTL_SECS: u64 = 5_184_000;
+/// Default number of failed logins in a row that lock an account.
+pub const DEFAULT_LOGIN_MAX_FAILURES: u32 = 5;
+/// Default lock duration: 15 minutes.
+pub const DEFAULT_LOGIN_LOCK_SECS: u64 = 900;
+/// Default minimum spacing of token requests per user.
+pub const DEFAULT_TOKEN_MIN_INTERVAL_MS: u64 = 1000;
+
+/// The defaults of `esign serve` (the `DEFAULT_*` constants).
 pub fn default_settings() -> Settings {
     Settings {
-        token_ttl_secs: 5_184_000,
-        login_max_failures: 5,
-        login_lock_secs: 900,
-        token_min_interval_ms: 1000,
+        token_ttl_secs: DEFAULT_TOKEN_TTL_SECS,
+        login_max_failures: DEFAULT_LOGIN_MAX_FAILURES,
+        login_lock_secs: DEFAULT_LOGIN_LOCK_SECS,
+        token_min_interval_ms: DEFAULT_TOKEN_MIN_INTERVAL_MS,
         base_url: "http://127.0.0.1:8080".into(),
     }
 }
