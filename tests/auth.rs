@@ -115,6 +115,40 @@ fn repeated_failures_lock_the_login_even_for_the_right_password() {
 }
 
 #[test]
+fn a_lock_emails_the_account_owner_once() {
+    let s = Server::start(&["--login-max-failures", "2"]);
+    let mail_dir = s.data_dir.join("mail");
+    assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
+    assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
+    assert_locked(&s);
+    let eml = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(dir)
+            .map(|rd| {
+                rd.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while eml(&mail_dir).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Locked attempts do not send more notices.
+    assert_locked(&s);
+    std::thread::sleep(Duration::from_millis(500));
+    let files = eml(&mail_dir);
+    assert_eq!(files.len(), 1, "{files:?}");
+    let text = std::fs::read_to_string(&files[0]).unwrap();
+    assert!(text.contains(&format!("To: {ADMIN_EMAIL}\r\n")), "{text}");
+    assert!(
+        text.contains("Subject: Your esign account is locked"),
+        "{text}"
+    );
+    assert!(text.contains("after 2 failed sign-in attempts"), "{text}");
+}
+
+#[test]
 fn a_success_resets_the_failure_count() {
     let s = Server::start(&["--login-max-failures", "3"]);
     for _ in 0..2 {

@@ -9,7 +9,7 @@ use crate::model::{
 #[allow(unused_imports)]
 use crate::prelude::*;
 use crate::util::{is_id, new_secret, normalize_email, sha256_hex};
-use crate::{Cx, JobOutcome, JobSpec, Request, Response};
+use crate::{Cx, JobOutcome, JobSpec, Mail, Request, Response};
 use serde_json::json;
 
 /// Job that deletes a token record a while after it expired.
@@ -61,6 +61,7 @@ pub fn login(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         if user.failed_logins >= settings.login_max_failures {
             user.failed_logins = 0;
             user.locked_until_ms = now + settings.login_lock_secs * 1000;
+            cx.p.send_mail(lock_notice(&user, &settings));
         }
         cx.save(&user_key(&user.id), &user);
         return Err(invalid_credentials());
@@ -120,6 +121,29 @@ pub fn login(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         ));
     }
     issue_token(cx, &mut user, &entity.id)
+}
+
+/// The email telling an account's owner that repeated failures locked it.
+fn lock_notice(user: &User, settings: &crate::Settings) -> Mail {
+    let minutes = settings.login_lock_secs.div_ceil(60);
+    Mail {
+        to: user.email.clone(),
+        subject: "Your esign account is locked".into(),
+        body: format!(
+            "Hello {name},\n\n\
+             after {n} failed sign-in attempts in a row, sign-in to your esign account \
+             {email} is locked for {minutes} minutes.\n\n\
+             If these attempts were not yours, someone may be guessing your password: \
+             change it once the lock ends, and tell your administrator.\n",
+            name = if user.first_name.is_empty() {
+                &user.email
+            } else {
+                &user.first_name
+            },
+            n = settings.login_max_failures,
+            email = user.email,
+        ),
+    }
 }
 
 fn no_api_access() -> ApiError {

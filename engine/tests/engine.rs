@@ -93,6 +93,9 @@ fn lock_after_five_failures_even_for_the_right_password() {
     let resp = login(&mut p, "password1");
     assert_eq!(resp.status, 400);
     assert_eq!(body(&resp)["error"], "login_locked");
+    assert_eq!(p.mails.len(), 1, "one notice per lock");
+    assert_eq!(p.mails[0].to, "a@x.se");
+    assert!(p.mails[0].body.contains("locked for 15 minutes"));
     p.now_ms += 15 * 60 * 1000;
     assert_eq!(login(&mut p, "password1").status, 200);
 }

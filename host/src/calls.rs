@@ -24,7 +24,9 @@ struct Inner {
     /// Bounds concurrent calls to the instance pool's size.
     permits: Semaphore,
     /// Woken after a commit that scheduled a job.
-    pub jobs_changed: Notify,
+    jobs_changed: Notify,
+    /// Woken after a commit that queued mail.
+    mail_queued: Notify,
 }
 
 /// An error body in the shape of DESIGN.md §4.
@@ -62,6 +64,7 @@ impl Dispatcher {
                 store,
                 permits: Semaphore::new(max_concurrent),
                 jobs_changed: Notify::new(),
+                mail_queued: Notify::new(),
             }),
         }
     }
@@ -73,6 +76,11 @@ impl Dispatcher {
     /// Resolves when a committed call scheduled a job.
     pub async fn jobs_changed(&self) {
         self.inner.jobs_changed.notified().await
+    }
+
+    /// Resolves when a committed call queued mail.
+    pub async fn mail_queued(&self) {
+        self.inner.mail_queued.notified().await
     }
 
     /// Answers one request. The engine call runs inline on the current tokio worker: a
@@ -108,6 +116,9 @@ impl Dispatcher {
                 Ok(_) => {
                     if state.scheduled_jobs {
                         self.inner.jobs_changed.notify_one();
+                    }
+                    if state.queued_mail {
+                        self.inner.mail_queued.notify_one();
                     }
                     return resp;
                 }

@@ -5,6 +5,7 @@
 //!   [`store::Backend`] (sled by default).
 //! - [`calls`]: one engine call = one transaction; conflicts re-run, traps roll back.
 //! - [`jobs`]: the runner for scheduled jobs.
+//! - [`mail`]: delivery of queued mail through a transport (a folder by default).
 //! - [`server`]: hyper + rustls front.
 //! - [`passwords`]: argon2id for the engine's password imports.
 //!
@@ -12,6 +13,7 @@
 
 pub mod calls;
 pub mod jobs;
+pub mod mail;
 pub mod passwords;
 pub mod runtime;
 pub mod server;

@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use esign::calls::Dispatcher;
-use esign::{jobs, passwords, runtime, server, store};
+use esign::{jobs, mail, passwords, runtime, server, store};
 use runtime::{Faults, Origin, Request, Runtime, Settings, Shared};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -80,6 +80,16 @@ struct ServeArgs {
     /// Minimum time between two tokens for one user, in milliseconds (429 below it).
     #[arg(long, env = "ESIGN_TOKEN_MIN_INTERVAL_MS", default_value_t = runtime::DEFAULT_TOKEN_MIN_INTERVAL_MS)]
     token_min_interval_ms: u64,
+    /// Folder that outgoing mail is written to, one .eml file each [default: <data-dir>/mail].
+    #[arg(long, env = "ESIGN_MAIL_DIR")]
+    mail_dir: Option<PathBuf>,
+    /// Sender of outgoing mail.
+    #[arg(
+        long,
+        env = "ESIGN_MAIL_FROM",
+        default_value = "esign <no-reply@esign.local>"
+    )]
+    mail_from: String,
     /// Honour `x-esign-test-fault` headers. For the test suite only.
     #[arg(long, env = "ESIGN_TEST_FAULTS", hide = true)]
     test_faults: bool,
@@ -292,6 +302,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let dispatcher = open(&args.engine, settings, args.max_concurrent_calls)?;
     bootstrap(&dispatcher)?;
 
+    let mail_dir = args
+        .mail_dir
+        .clone()
+        .unwrap_or_else(|| args.engine.data_dir.join("mail"));
+    let transport = std::sync::Arc::new(mail::folder::FolderTransport::new(
+        mail_dir.clone(),
+        args.mail_from.clone(),
+    ));
+    tracing::info!("outgoing mail goes to {}", mail_dir.display());
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let front = server::FrontConfig {
         max_body_bytes: args.max_body_bytes,
@@ -302,7 +321,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     println!("esign listening on {scheme}://{addr}");
     rt.block_on(async {
-        let jobs = tokio::spawn(jobs::run(dispatcher.clone(), stop_rx));
+        let jobs = tokio::spawn(jobs::run(dispatcher.clone(), stop_rx.clone()));
+        let mailer = tokio::spawn(mail::run(dispatcher.clone(), transport, stop_rx));
         let shutdown = async {
             shutdown_signal().await;
             tracing::info!("shutdown requested");
@@ -318,6 +338,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await?;
         let _ = stop_tx.send(true);
         let _ = jobs.await;
+        let _ = mailer.await;
         anyhow::Ok(())
     })?;
     dispatcher.store().flush()?;

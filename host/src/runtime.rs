@@ -39,8 +39,10 @@ pub mod keys {
     pub const JOBS: &[u8] = b"j/";
     /// Jobs that failed for good: `x/<id>`.
     pub const DEAD_JOBS: &[u8] = b"x/";
-    /// Outgoing mail: `m/<created ms, 8 bytes BE><id>`.
+    /// Outgoing mail: `m/<due ms, 8 bytes BE><id>`.
     pub const MAIL: &[u8] = b"m/";
+    /// Mail given up after repeated failures: `y/<id>`.
+    pub const DEAD_MAIL: &[u8] = b"y/";
 
     /// `prefix + ms (big-endian) + id`: ordered by time.
     pub fn timed(prefix: &[u8], ms: u64, id: &str) -> Vec<u8> {
@@ -107,6 +109,8 @@ pub struct CallState {
     pub verified: HashMap<(String, String), bool>,
     /// Whether the call scheduled a job (the job runner is woken after commit).
     pub scheduled_jobs: bool,
+    /// Whether the call queued mail (the mail worker is woken after commit).
+    pub queued_mail: bool,
     /// What the engine said before it trapped (`host.log-error`).
     pub engine_error: Option<String>,
 }
@@ -205,16 +209,19 @@ impl effects::Host for CallState {
     }
 
     fn send_mail(&mut self, mail: effects::Mail) -> wasmtime::Result<()> {
-        let id = random_id();
-        let created_ms = now_ms();
-        let record = serde_json::json!({
-            "id": id, "to": mail.to, "subject": mail.subject, "body": mail.body,
-            "created_ms": created_ms,
-        });
+        let record = crate::mail::StoredMail {
+            id: random_id(),
+            to: mail.to,
+            subject: mail.subject,
+            body: mail.body,
+            created_ms: now_ms(),
+            attempts: 0,
+        };
         self.txn.put(
-            &keys::timed(keys::MAIL, created_ms, &id),
+            &keys::timed(keys::MAIL, record.created_ms, &record.id),
             &serde_json::to_vec(&record)?,
         );
+        self.queued_mail = true;
         Ok(())
     }
 }
@@ -346,6 +353,7 @@ impl Runtime {
             puts: 0,
             verified,
             scheduled_jobs: false,
+            queued_mail: false,
             engine_error: None,
         };
         let mut store = Store::new(&self.engine, state);

@@ -1,0 +1,46 @@
+//! The default mail transport: each mail becomes an RFC 5322 `.eml` file in a folder
+//! (`<data-dir>/mail` unless told otherwise), written atomically and named after the
+//! mail, so a retry rewrites the same file instead of adding a second.
+
+use super::{StoredMail, Transport};
+use std::path::PathBuf;
+
+pub struct FolderTransport {
+    dir: PathBuf,
+    from: String,
+}
+
+impl FolderTransport {
+    pub fn new(dir: PathBuf, from: String) -> FolderTransport {
+        FolderTransport { dir, from }
+    }
+}
+
+/// Header values cannot span lines.
+fn one_line(s: &str) -> String {
+    s.replace(['\r', '\n'], " ")
+}
+
+impl Transport for FolderTransport {
+    fn send(&self, mail: &StoredMail) -> anyhow::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let date = chrono::DateTime::from_timestamp_millis(mail.created_ms as i64)
+            .unwrap_or_default()
+            .to_rfc2822();
+        let text = format!(
+            "From: {}\r\nTo: {}\r\nSubject: {}\r\nDate: {date}\r\nMessage-ID: <{}@esign>\r\n\
+             MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\
+             Content-Transfer-Encoding: 8bit\r\n\r\n{}",
+            one_line(&self.from),
+            one_line(&mail.to),
+            one_line(&mail.subject),
+            mail.id,
+            mail.body.replace("\r\n", "\n").replace('\n', "\r\n"),
+        );
+        let name = format!("{}-{}.eml", mail.created_ms, mail.id);
+        let tmp = self.dir.join(format!(".{name}.tmp"));
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(&tmp, self.dir.join(name))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,225 @@
+//! Outgoing mail: the engine's `effects.send-mail` rows (`m/`, written in the call's
+//! transaction) delivered by a worker through a [`Transport`]. A row is deleted only
+//! after its delivery succeeded, so a crash between the two sends the mail again rather
+//! than never (at least once). Failures are retried with exponential backoff; after
+//! [`MAX_ATTEMPTS`] the row moves to the dead-mail table (`y/`) and is logged.
+//!
+//! Transports, one file each: [`folder::FolderTransport`] (the default: `.eml` files a
+//! person can open).
+
+pub mod folder;
+
+use crate::calls::{Dispatcher, now_ms};
+use crate::runtime::keys;
+use crate::store::{CommitError, Store};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// Deliveries tried before a mail is given up.
+pub const MAX_ATTEMPTS: u32 = 20;
+/// Longest sleep between looks at the mail table.
+const IDLE: Duration = Duration::from_secs(30);
+
+/// A mail as stored under `m/<due ms><id>`.
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
+pub struct StoredMail {
+    pub id: String,
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+    pub created_ms: u64,
+    #[serde(default)]
+    pub attempts: u32,
+}
+
+/// Somewhere mail can be handed to. `send` may be retried with the same mail: it should
+/// be idempotent where the medium allows.
+pub trait Transport: Send + Sync + 'static {
+    fn send(&self, mail: &StoredMail) -> anyhow::Result<()>;
+}
+
+/// Delivers due mail until `shutdown` turns true.
+pub async fn run(
+    dispatcher: Dispatcher,
+    transport: Arc<dyn Transport>,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    loop {
+        let store = dispatcher.store().clone();
+        let t = transport.clone();
+        let wait = match tokio::task::spawn_blocking(move || deliver_due(&store, &*t)).await {
+            Ok(Ok(wait)) => wait,
+            Ok(Err(e)) => {
+                tracing::error!("mail worker: {e:#}");
+                Duration::from_secs(1)
+            }
+            Err(e) => {
+                tracing::error!("mail worker: {e}");
+                Duration::from_secs(1)
+            }
+        };
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = dispatcher.mail_queued() => {}
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+/// Delivers every due mail; returns how long until the next one is due.
+pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Result<Duration> {
+    loop {
+        let end = keys::timed(keys::MAIL, now_ms() + 1, "");
+        let due = store.scan_committed(keys::MAIL, &end, 64)?;
+        if due.is_empty() {
+            break;
+        }
+        for (key, value) in due {
+            let mut mail: StoredMail = serde_json::from_slice(&value)?;
+            let mut txn = store.begin();
+            if txn.get(&key)?.is_none() {
+                continue; // delivered meanwhile
+            }
+            txn.delete(&key);
+            match transport.send(&mail) {
+                Ok(()) => tracing::info!(id = mail.id, to = mail.to, "mail sent"),
+                Err(e) if mail.attempts + 1 >= MAX_ATTEMPTS => {
+                    tracing::error!(
+                        id = mail.id,
+                        to = mail.to,
+                        "mail given up after {MAX_ATTEMPTS} attempts: {e:#}"
+                    );
+                    mail.attempts += 1;
+                    let mut dead = keys::DEAD_MAIL.to_vec();
+                    dead.extend_from_slice(mail.id.as_bytes());
+                    txn.put(&dead, &serde_json::to_vec(&mail)?);
+                }
+                Err(e) => {
+                    mail.attempts += 1;
+                    let delay = 1000u64 << mail.attempts.min(12);
+                    tracing::warn!(
+                        id = mail.id,
+                        to = mail.to,
+                        attempt = mail.attempts,
+                        "mail failed, retrying in {} s: {e:#}",
+                        delay / 1000
+                    );
+                    txn.put(
+                        &keys::timed(keys::MAIL, now_ms() + delay, &mail.id),
+                        &serde_json::to_vec(&mail)?,
+                    );
+                }
+            }
+            match txn.commit() {
+                Ok(()) | Err(CommitError::Conflict) => {}
+                Err(CommitError::Backend(e)) => return Err(e),
+            }
+        }
+    }
+    let mut end = keys::MAIL.to_vec();
+    end.push(0xff);
+    let next = store.scan_committed(keys::MAIL, &end, 1)?;
+    Ok(match next.first() {
+        Some((key, _)) => {
+            let at = u64::from_be_bytes(key[keys::MAIL.len()..keys::MAIL.len() + 8].try_into()?);
+            Duration::from_millis(at.saturating_sub(now_ms())).min(IDLE)
+        }
+        None => IDLE,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sled::SledBackend;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// Fails while `failures` is above zero, counting down; records what it sent.
+    struct Flaky {
+        failures: AtomicU32,
+        sent: std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Transport for Flaky {
+        fn send(&self, mail: &StoredMail) -> anyhow::Result<()> {
+            if self.failures.load(Ordering::SeqCst) > 0 {
+                self.failures.fetch_sub(1, Ordering::SeqCst);
+                anyhow::bail!("transport down");
+            }
+            self.sent.lock().unwrap().push(mail.id.clone());
+            Ok(())
+        }
+    }
+
+    fn setup(failures: u32, attempts: u32) -> (Arc<Store>, Flaky, std::path::PathBuf) {
+        let dir =
+            std::env::temp_dir().join(format!("esign-mail-test-{}", crate::runtime::random_id()));
+        let store = Store::new(SledBackend::open(&dir).unwrap());
+        let mail = StoredMail {
+            id: "m1".into(),
+            to: "a@example.com".into(),
+            subject: "s".into(),
+            body: "b".into(),
+            created_ms: 1,
+            attempts,
+        };
+        let mut txn = store.begin();
+        txn.put(
+            &keys::timed(keys::MAIL, 1, "m1"),
+            &serde_json::to_vec(&mail).unwrap(),
+        );
+        txn.commit().unwrap();
+        let flaky = Flaky {
+            failures: AtomicU32::new(failures),
+            sent: Default::default(),
+        };
+        (store, flaky, dir)
+    }
+
+    fn table(store: &Store, prefix: &[u8]) -> Vec<StoredMail> {
+        let mut end = prefix.to_vec();
+        end.push(0xff);
+        store
+            .scan_committed(prefix, &end, 100)
+            .unwrap()
+            .into_iter()
+            .map(|(_, v)| serde_json::from_slice(&v).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn delivered_mail_leaves_the_table() {
+        let (store, t, dir) = setup(0, 0);
+        deliver_due(&store, &t).unwrap();
+        assert_eq!(*t.sent.lock().unwrap(), ["m1"]);
+        assert!(table(&store, keys::MAIL).is_empty());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_failed_delivery_is_kept_and_rescheduled_later() {
+        let (store, t, dir) = setup(1, 0);
+        let wait = deliver_due(&store, &t).unwrap();
+        let left = table(&store, keys::MAIL);
+        assert_eq!(left.len(), 1);
+        assert_eq!(left[0].attempts, 1);
+        assert!(
+            wait >= Duration::from_millis(1000),
+            "next try after backoff, got {wait:?}"
+        );
+        assert!(t.sent.lock().unwrap().is_empty());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn mail_is_given_up_into_the_dead_table_after_the_last_attempt() {
+        let (store, t, dir) = setup(1, MAX_ATTEMPTS - 1);
+        deliver_due(&store, &t).unwrap();
+        assert!(table(&store, keys::MAIL).is_empty());
+        let dead = table(&store, keys::DEAD_MAIL);
+        assert_eq!(dead.len(), 1);
+        assert_eq!(dead[0].attempts, MAX_ATTEMPTS);
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}
