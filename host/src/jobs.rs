@@ -44,14 +44,5 @@ async fn run_due(dispatcher: &Dispatcher) -> anyhow::Result<Duration> {
             tokio::task::spawn_blocking(move || d.run_job_blocking(&key)).await??;
         }
     }
-    let mut end = keys::JOBS.to_vec();
-    end.push(0xff);
-    let next = dispatcher.store().scan_committed(keys::JOBS, &end, 1)?;
-    Ok(match next.first() {
-        Some((key, _)) => {
-            let at = u64::from_be_bytes(key[keys::JOBS.len()..keys::JOBS.len() + 8].try_into()?);
-            Duration::from_millis(at.saturating_sub(now_ms())).min(IDLE)
-        }
-        None => IDLE,
-    })
+    keys::until_next_due(dispatcher.store(), keys::JOBS, IDLE)
 }

@@ -51,6 +51,23 @@ pub mod keys {
         k.extend_from_slice(id.as_bytes());
         k
     }
+
+    /// How long until the earliest row of the time-keyed table `prefix` is due (zero if
+    /// overdue), capped at `idle`; `idle` when the table is empty.
+    pub fn until_next_due(
+        store: &crate::store::Store,
+        prefix: &[u8],
+        idle: std::time::Duration,
+    ) -> anyhow::Result<std::time::Duration> {
+        let mut end = prefix.to_vec();
+        end.push(0xff);
+        let Some((key, _)) = store.scan_committed(prefix, &end, 1)?.into_iter().next() else {
+            return Ok(idle);
+        };
+        let at = u64::from_be_bytes(key[prefix.len()..prefix.len() + 8].try_into()?);
+        let now = crate::calls::now_ms();
+        Ok(std::time::Duration::from_millis(at.saturating_sub(now)).min(idle))
+    }
 }
 
 /// A job as the host stores it under `j/`.

@@ -117,16 +117,7 @@ pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Res
             }
         }
     }
-    let mut end = keys::MAIL.to_vec();
-    end.push(0xff);
-    let next = store.scan_committed(keys::MAIL, &end, 1)?;
-    Ok(match next.first() {
-        Some((key, _)) => {
-            let at = u64::from_be_bytes(key[keys::MAIL.len()..keys::MAIL.len() + 8].try_into()?);
-            Duration::from_millis(at.saturating_sub(now_ms())).min(IDLE)
-        }
-        None => IDLE,
-    })
+    keys::until_next_due(store, keys::MAIL, IDLE)
 }
 
 #[cfg(test)]
