@@ -92,7 +92,8 @@ impl Dispatcher {
         self.handle_blocking(&req, faults)
     }
 
-    /// Answers one request on the current thread (for the admin CLI and tests).
+    /// Answers one request on the current thread (used by `handle`, the admin CLI and
+    /// benchmarks).
     pub fn handle_blocking(&self, req: &Request, faults: Faults) -> Response {
         let mut verified = HashMap::new();
         for _ in 0..MAX_ATTEMPTS {
@@ -232,7 +233,8 @@ impl Dispatcher {
     }
 }
 
-fn backoff_ms(attempt: u32) -> u64 {
+/// Retry delay after `attempt` failures: 2^attempt seconds, at most about 68 minutes.
+pub fn backoff_ms(attempt: u32) -> u64 {
     1000u64.saturating_mul(1 << attempt.min(12))
 }
 

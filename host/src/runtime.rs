@@ -4,6 +4,7 @@
 //! implements the world's imports over one store transaction, including the two WASI
 //! interfaces the engine uses (wall clock, random): no WASI context is built per call.
 
+use crate::calls::now_ms;
 use crate::passwords::Passwords;
 use crate::store::Txn;
 use anyhow::Context;
@@ -137,13 +138,6 @@ fn data_key(key: &[u8]) -> Vec<u8> {
     k.extend_from_slice(keys::DATA);
     k.extend_from_slice(key);
     k
-}
-
-fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }
 
 /// A random identifier for host records (events, jobs, mail, trace ids).

@@ -9,7 +9,7 @@
 
 pub mod folder;
 
-use crate::calls::{Dispatcher, now_ms};
+use crate::calls::{Dispatcher, backoff_ms, now_ms};
 use crate::runtime::keys;
 use crate::store::{CommitError, Store};
 use std::sync::Arc;
@@ -97,7 +97,7 @@ pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Res
                 }
                 Err(e) => {
                     mail.attempts += 1;
-                    let delay = 1000u64 << mail.attempts.min(12);
+                    let delay = backoff_ms(mail.attempts);
                     tracing::warn!(
                         id = mail.id,
                         to = mail.to,
