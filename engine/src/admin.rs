@@ -203,7 +203,20 @@ fn update_user(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
     Ok(json(200, &user_json(user)))
 }
 
+/// The key listing `user_id` in `team_id` of `entity_id` (for `showteam` lists).
+pub fn team_key(entity_id: &str, team_id: &str, user_id: &str) -> Vec<u8> {
+    format!("team/{entity_id}/{team_id}/{user_id}").into_bytes()
+}
+
 fn add_membership(cx: &mut Cx, user: &mut User, m: &Membership) {
+    if let Some(old) = cx.load::<Membership>(&membership_key(&m.user_id, &m.entity_id))
+        && let Some(team) = old.team_id
+    {
+        cx.p.delete(&team_key(&m.entity_id, &team, &m.user_id));
+    }
+    if let Some(team) = &m.team_id {
+        cx.p.put(&team_key(&m.entity_id, team, &m.user_id), b"");
+    }
     if user.default_entity_id.is_none() {
         user.default_entity_id = Some(m.entity_id.clone());
         cx.save(&user_key(&user.id), user);

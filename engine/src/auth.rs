@@ -182,6 +182,7 @@ fn issue_token(cx: &mut Cx, user: &mut User, entity_id: &str) -> ApiResult<Respo
         kind: PURGE_TOKEN_JOB.into(),
         payload: hash.into_bytes(),
         run_at_ms: token.expires_ms + PURGE_GRACE_MS,
+        work: None,
     });
     Ok(json(
         200,

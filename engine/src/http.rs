@@ -3,7 +3,7 @@
 
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::{Request, Response};
+use crate::{FormPart, Request, Response};
 use serde_json::{Map, Value};
 
 /// A client-visible failure: its status, a stable machine code and a sentence for a
@@ -102,24 +102,34 @@ impl Request {
             .map(|(_, v)| v.into_owned())
     }
 
-    /// Decodes the body into an object of fields. JSON bodies must be an object;
-    /// form-urlencoded fields become strings. An empty body is an empty object. Any other
-    /// content type is a 400.
-    pub fn body_fields(&self) -> ApiResult<Fields> {
-        let ctype = self
-            .header("content-type")
+    /// The media type of the body, lower case without parameters ("" when none).
+    pub fn content_type(&self) -> String {
+        self.header("content-type")
             .unwrap_or("")
             .split(';')
             .next()
             .unwrap_or("")
             .trim()
-            .to_ascii_lowercase();
-        if self.body.iter().all(u8::is_ascii_whitespace) && ctype.is_empty() {
-            return Ok(Fields(Map::new()));
+            .to_ascii_lowercase()
+    }
+
+    /// Decodes the body into fields. JSON bodies must be an object; form-urlencoded
+    /// fields and multipart text parts become strings (a text body), multipart parts sent
+    /// as `application/json` become JSON values, and multipart parts with a file name
+    /// are kept as files. An empty body is an empty object. Any other content type is a
+    /// 400.
+    pub fn body_fields(&self) -> ApiResult<Fields> {
+        let ctype = self.content_type();
+        let empty = self.body.iter().all(u8::is_ascii_whitespace) && self.parts.is_empty();
+        if empty && (ctype.is_empty() || ctype == "application/json") {
+            return Ok(Fields::default());
         }
         match ctype.as_str() {
             "application/json" => match serde_json::from_slice::<Value>(&self.body) {
-                Ok(Value::Object(map)) => Ok(Fields(map)),
+                Ok(Value::Object(map)) => Ok(Fields {
+                    map,
+                    ..Fields::default()
+                }),
                 Ok(_) => Err(ApiError::bad_request(
                     "invalid_body",
                     "the JSON body must be an object",
@@ -133,26 +143,90 @@ impl Request {
                 let map = form_urlencoded::parse(&self.body)
                     .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
                     .collect();
-                Ok(Fields(map))
+                Ok(Fields {
+                    map,
+                    text: true,
+                    files: Vec::new(),
+                })
             }
+            "multipart/form-data" => multipart_fields(&self.parts),
             "" => Err(ApiError::bad_request(
                 "invalid_content_type",
-                "a request body needs a Content-Type: application/json or application/x-www-form-urlencoded",
+                "a request body needs a Content-Type: application/json, multipart/form-data or application/x-www-form-urlencoded",
             )),
             other => Err(ApiError::bad_request(
                 "invalid_content_type",
                 format!(
-                    "Content-Type {other} is not accepted here; send application/json or application/x-www-form-urlencoded"
+                    "Content-Type {other} is not accepted here; send application/json, multipart/form-data or application/x-www-form-urlencoded"
                 ),
             )),
         }
     }
 }
 
+fn multipart_fields(parts: &[FormPart]) -> ApiResult<Fields> {
+    let mut fields = Fields {
+        text: true,
+        ..Fields::default()
+    };
+    for part in parts {
+        if part.filename.is_some() {
+            fields.files.push(part.clone());
+            continue;
+        }
+        let value = if part.content_type == "application/json" {
+            serde_json::from_slice::<Value>(&part.data).map_err(|e| {
+                ApiError::bad_request(
+                    "invalid_json",
+                    format!("the multipart part `{}` is not valid JSON: {e}", part.name),
+                )
+            })?
+        } else {
+            match core::str::from_utf8(&part.data) {
+                Ok(text) => Value::String(text.to_string()),
+                Err(_) => {
+                    return Err(ApiError::bad_request(
+                        "invalid_field",
+                        format!(
+                            "the multipart part `{}` is not UTF-8 text; send files with a filename",
+                            part.name
+                        ),
+                    ));
+                }
+            }
+        };
+        fields.map.insert(part.name.clone(), value);
+    }
+    Ok(fields)
+}
+
 /// The fields of a decoded body, with typed accessors that produce 400s naming the field.
-pub struct Fields(pub Map<String, Value>);
+///
+/// A *text* body (form-urlencoded or multipart) follows the rules of spec §4.2: booleans
+/// are `1`/`0` and any other non-empty text (even `false`) counts as true; arrays and
+/// objects come only from multipart parts sent as `application/json`.
+#[derive(Default)]
+pub struct Fields {
+    pub map: Map<String, Value>,
+    /// Whether the body was text fields (form-urlencoded or multipart).
+    pub text: bool,
+    /// Multipart parts that carried a file name.
+    pub files: Vec<FormPart>,
+}
+
+fn invalid(name: &str, what: &str) -> ApiError {
+    ApiError::bad_request(
+        "invalid_field",
+        format!("the field `{name}` must be {what}"),
+    )
+}
 
 impl Fields {
+    /// Whether the field is present and not null.
+    pub fn has(&self, name: &str) -> bool {
+        !matches!(self.map.get(name), None | Some(Value::Null))
+    }
+
     /// A required, non-empty string field.
     pub fn required_str(&self, name: &str) -> ApiResult<String> {
         match self.optional_str(name)? {
@@ -166,33 +240,83 @@ impl Fields {
 
     /// A string field that may be absent or null.
     pub fn optional_str(&self, name: &str) -> ApiResult<Option<String>> {
-        match self.0.get(name) {
+        match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(_) => Err(ApiError::bad_request(
-                "invalid_field",
-                format!("the field `{name}` must be a string"),
-            )),
+            Some(_) => Err(invalid(name, "a string")),
         }
     }
 
-    /// A boolean field: JSON booleans, or the texts `1`/`0`/`true`/`false` from forms.
+    /// A boolean field. JSON: `true`/`false`, `1`/`0`, or the strings `true`, `false`,
+    /// `1`, `0`. Text bodies: `0` and the empty text are false, any other text is true.
     pub fn optional_bool(&self, name: &str) -> ApiResult<Option<bool>> {
-        match self.0.get(name) {
+        match self.map.get(name) {
             None | Some(Value::Null) => Ok(None),
             Some(Value::Bool(b)) => Ok(Some(*b)),
+            Some(Value::String(s)) if self.text => Ok(Some(!(s.trim() == "0" || s.is_empty()))),
             Some(Value::String(s)) => match s.as_str() {
                 "1" | "true" => Ok(Some(true)),
                 "0" | "false" => Ok(Some(false)),
-                _ => Err(ApiError::bad_request(
-                    "invalid_field",
-                    format!("the field `{name}` must be a boolean"),
-                )),
+                _ => Err(invalid(name, "a boolean")),
             },
-            Some(_) => Err(ApiError::bad_request(
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(0.0) => Ok(Some(false)),
+                Some(1.0) => Ok(Some(true)),
+                _ => Err(invalid(name, "a boolean")),
+            },
+            Some(_) => Err(invalid(name, "a boolean")),
+        }
+    }
+
+    /// A number field: a JSON number, or text holding one.
+    pub fn optional_number(&self, name: &str) -> ApiResult<Option<f64>> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => n
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| invalid(name, "a number")),
+            Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+            Some(Value::String(s)) => match s.trim().parse::<f64>() {
+                Ok(v) if v.is_finite() => Ok(Some(v)),
+                _ => Err(invalid(name, "a number")),
+            },
+            Some(_) => Err(invalid(name, "a number")),
+        }
+    }
+
+    /// An array or object field. In a text body it must come from a multipart part sent
+    /// as `application/json`; plain text is a 400 that says so.
+    pub fn optional_json(&self, name: &str) -> ApiResult<Option<&Value>> {
+        match self.map.get(name) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(_)) if self.text => Err(ApiError::bad_request(
                 "invalid_field",
-                format!("the field `{name}` must be a boolean"),
+                format!(
+                    "the field `{name}` is structured: send it as a multipart/form-data part with Content-Type: application/json (form-encoded bodies cannot carry it)"
+                ),
             )),
+            Some(v) => Ok(Some(v)),
+        }
+    }
+
+    /// An array field (see [`Fields::optional_json`]).
+    pub fn optional_array(&self, name: &str) -> ApiResult<Option<&Vec<Value>>> {
+        match self.optional_json(name)? {
+            None => Ok(None),
+            Some(Value::Array(a)) => Ok(Some(a)),
+            Some(_) => Err(invalid(name, "an array")),
+        }
+    }
+
+    /// Fails with 400 naming the first field not in `allowed`.
+    pub fn only(&self, allowed: &[&str]) -> ApiResult<()> {
+        match self.map.keys().find(|k| !allowed.contains(&k.as_str())) {
+            Some(k) => Err(ApiError::bad_request(
+                "unknown_field",
+                format!("the field `{k}` is not accepted here"),
+            )),
+            None => Ok(()),
         }
     }
 }

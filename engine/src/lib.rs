@@ -14,6 +14,7 @@
 //! and randomness the host gives it.
 
 #![cfg_attr(not(test), no_std)]
+#![recursion_limit = "256"]
 
 extern crate alloc;
 
@@ -32,13 +33,16 @@ use prelude::*;
 
 mod admin;
 mod auth;
+mod docs;
 mod http;
 pub mod memory;
 mod model;
 mod router;
 mod util;
+pub mod work;
 
 pub use http::ApiError;
+pub use work::*;
 
 /// Who sent a request (mirrors `types.origin` in the WIT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,8 +62,20 @@ pub struct Request {
     /// Lower-case names.
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// Decoded `multipart/form-data` parts (then `body` is empty).
+    pub parts: Vec<FormPart>,
     pub origin: Origin,
     pub remote_addr: String,
+}
+
+/// One part of a multipart body (mirrors `types.form-part`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FormPart {
+    pub name: String,
+    pub filename: Option<String>,
+    /// Lower case, without parameters; empty when the part declared none.
+    pub content_type: String,
+    pub data: Vec<u8>,
 }
 
 /// One response (mirrors `types.response`).
@@ -77,6 +93,8 @@ pub struct Job {
     pub kind: String,
     pub payload: Vec<u8>,
     pub attempt: u32,
+    /// The outcome of the job's work order, if it had one.
+    pub outcome: Option<WorkOutcome>,
 }
 
 /// What became of a job (mirrors `types.job-outcome`).
@@ -95,6 +113,10 @@ pub struct Settings {
     pub login_lock_secs: u64,
     pub token_min_interval_ms: u64,
     pub base_url: String,
+    /// Whether the host can convert Word files to PDF.
+    pub can_convert_word: bool,
+    /// How long an unused upload is kept (DESIGN.md §4: 48 h).
+    pub upload_ttl_secs: u64,
 }
 
 impl Default for Settings {
@@ -107,6 +129,8 @@ impl Default for Settings {
             login_lock_secs: 900,
             token_min_interval_ms: 1000,
             base_url: "http://127.0.0.1:8080".into(),
+            can_convert_word: false,
+            upload_ttl_secs: 48 * 3600,
         }
     }
 }
@@ -126,6 +150,8 @@ pub struct JobSpec {
     pub kind: String,
     pub payload: Vec<u8>,
     pub run_at_ms: u64,
+    /// Host work to do before the job runs.
+    pub work: Option<WorkOrder>,
 }
 
 /// An email to send (mirrors `effects.mail`).
@@ -151,6 +177,10 @@ pub trait Platform {
         limit: u32,
         reverse: bool,
     ) -> Vec<(Vec<u8>, Vec<u8>)>;
+    /// Stores a blob in the call's transaction; `Err` when blob storage is unavailable.
+    fn put_blob(&mut self, data: &[u8]) -> Result<BlobInfo, String>;
+    fn get_blob(&mut self, id: &str) -> Option<Vec<u8>>;
+    fn delete_blob(&mut self, id: &str);
     fn emit_event(&mut self, event: Event) -> String;
     fn schedule_job(&mut self, job: JobSpec) -> String;
     fn send_mail(&mut self, mail: Mail);
@@ -178,6 +208,15 @@ pub fn run_job(p: &mut dyn Platform, job: &Job) -> JobOutcome {
     let mut cx = Cx::new(p);
     match job.kind.as_str() {
         auth::PURGE_TOKEN_JOB => auth::purge_token(&mut cx, &job.payload),
+        docs::create::IMPORT_JOB => docs::jobs::imported(&mut cx, job),
+        docs::lifecycle::RENDER_JOB => docs::jobs::rendered(&mut cx, job),
+        docs::lifecycle::SCHEDULED_SEND_JOB => docs::jobs::scheduled_send(&mut cx, job),
+        docs::lifecycle::EXPIRE_JOB => docs::jobs::expire(&mut cx, job),
+        docs::lifecycle::ERASE_JOB => docs::jobs::erase(&mut cx, job),
+        docs::lifecycle::REMIND_JOB => docs::jobs::remind_job(&mut cx, job),
+        docs::uploads::EXPIRE_JOB => docs::uploads::expire(&mut cx, job),
+        docs::uploads::FETCH_JOB => docs::uploads::fetched(&mut cx, job),
+        docs::templates::IMPORT_JOB => docs::templates::imported(&mut cx, job),
         other => JobOutcome::Failed(format!("unknown job kind {other:?}")),
     }
 }

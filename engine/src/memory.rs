@@ -4,7 +4,7 @@
 
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::{Event, JobSpec, Mail, Platform, Settings};
+use crate::{BlobInfo, Event, JobSpec, Mail, Platform, Settings};
 use alloc::collections::BTreeMap;
 
 /// See the module documentation. Not for production: passwords are stored as
@@ -12,6 +12,9 @@ use alloc::collections::BTreeMap;
 #[derive(Default)]
 pub struct MemoryPlatform {
     pub data: BTreeMap<Vec<u8>, Vec<u8>>,
+    pub blobs: BTreeMap<String, Vec<u8>>,
+    /// When set, `put_blob` fails with this message (blob storage unavailable).
+    pub blob_failure: Option<String>,
     pub events: Vec<Event>,
     pub jobs: Vec<JobSpec>,
     pub mails: Vec<Mail>,
@@ -59,6 +62,28 @@ impl Platform for MemoryPlatform {
         } else {
             range.take(limit as usize).map(pick).collect()
         }
+    }
+
+    fn put_blob(&mut self, data: &[u8]) -> Result<BlobInfo, String> {
+        if let Some(why) = &self.blob_failure {
+            return Err(why.clone());
+        }
+        self.counter += 1;
+        let id = format!("blob{}", self.counter);
+        self.blobs.insert(id.clone(), data.to_vec());
+        Ok(BlobInfo {
+            id,
+            size: data.len() as u64,
+            sha256: crate::util::sha256_hex(data),
+        })
+    }
+
+    fn get_blob(&mut self, id: &str) -> Option<Vec<u8>> {
+        self.blobs.get(id).cloned()
+    }
+
+    fn delete_blob(&mut self, id: &str) {
+        self.blobs.remove(id);
     }
 
     fn emit_event(&mut self, event: Event) -> String {

@@ -4,7 +4,7 @@
 use crate::http::{ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::{Cx, Origin, Request, Response, admin, auth};
+use crate::{Cx, Origin, Request, Response, admin, auth, docs};
 
 /// Dispatches one request.
 pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
@@ -20,6 +20,11 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         (_, ["v1", "test"]) => only(method, "GET", || auth::test(cx, req)),
         (_, ["v1", "users", "me"]) => only(method, "GET", || auth::me(cx, req)),
         (_, ["v1", "revoke"]) => only(method, "GET", || auth::revoke(cx, req)),
+        (_, ["v1", "documents", rest @ ..]) => docs::route(cx, req, rest),
+        (_, ["v1", "upload"]) => only(method, "POST", || docs::uploads::create(cx, req)),
+        (_, ["v1", "upload", id]) => only(method, "GET", || docs::uploads::get(cx, req, id)),
+        (_, ["v1", "templates", rest @ ..]) => docs::templates::route(cx, req, rest),
+        (_, ["v1", "products"]) => docs::products::route(cx, req),
         (Origin::Admin, ["admin", rest @ ..]) => admin::route(cx, req, rest),
         _ => Err(ApiError::not_found(
             "not_found",

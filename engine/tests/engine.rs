@@ -15,6 +15,7 @@ fn request(origin: Origin, method: &str, path: &str, body: Option<Value>) -> Req
         query: String::new(),
         headers,
         body: body.map(|b| b.to_string().into_bytes()).unwrap_or_default(),
+        parts: Vec::new(),
         origin,
         remote_addr: "127.0.0.1".into(),
     }
@@ -132,6 +133,7 @@ fn purge_job_forgets_expired_tokens_only() {
         kind: job.kind,
         payload: job.payload,
         attempt: 1,
+        outcome: None,
     };
     let tokens = |p: &MemoryPlatform| p.data.keys().filter(|k| k.starts_with(b"tok/")).count();
     assert!(matches!(run_job(&mut p, &job), JobOutcome::RetryAt(_)));

@@ -41,6 +41,13 @@ impl native::Platform for NativePlatform {
             .map(|(k, v)| (k[2..].to_vec(), v))
             .collect()
     }
+    fn put_blob(&mut self, _: &[u8]) -> Result<native::BlobInfo, String> {
+        Err("no blobs in this benchmark".into())
+    }
+    fn get_blob(&mut self, _: &str) -> Option<Vec<u8>> {
+        None
+    }
+    fn delete_blob(&mut self, _: &str) {}
     fn emit_event(&mut self, _: native::Event) -> String {
         unreachable!("GET /v1/test emits nothing")
     }
@@ -121,6 +128,7 @@ fn request(method: &str, path: &str, headers: Vec<(String, String)>, body: &str)
         query: String::new(),
         headers,
         body: body.as_bytes().to_vec(),
+        parts: Vec::new(),
         origin: Origin::Admin,
         remote_addr: "127.0.0.1".into(),
     }
@@ -169,6 +177,7 @@ fn main() -> anyhow::Result<()> {
         query: req.query.clone(),
         headers: req.headers.clone(),
         body: req.body.clone(),
+        parts: Vec::new(),
         origin: native::Origin::Http,
         remote_addr: req.remote_addr.clone(),
     };
@@ -178,6 +187,8 @@ fn main() -> anyhow::Result<()> {
         login_lock_secs: settings.login_lock_secs,
         token_min_interval_ms: settings.token_min_interval_ms,
         base_url: settings.base_url.clone(),
+        can_convert_word: false,
+        upload_ttl_secs: settings.upload_ttl_secs,
     };
     let runtime = Runtime::new(EMBEDDED_ENGINE, Some(&cache), 8, shared())?;
 

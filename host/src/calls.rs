@@ -104,6 +104,8 @@ impl Dispatcher {
                 .call(txn, faults, verified, |b, s| b.call_handle(s, req));
             verified = state.verified;
             let resp = match result {
+                // 503 means "nothing was done": the call's writes are dropped.
+                Ok(resp) if resp.status == 503 => return resp,
                 Ok(resp) => resp,
                 Err(trap) => {
                     let what = match &state.engine_error {
@@ -142,19 +144,31 @@ impl Dispatcher {
     }
 
     /// Runs the due job stored at `key` (if it is still there) and records its outcome,
-    /// all in one transaction. Returns false when the job had already gone.
-    pub fn run_job_blocking(&self, key: &[u8]) -> anyhow::Result<bool> {
+    /// all in one transaction. `prepared` is what the job's work order produced: its
+    /// outcome goes to the engine and its blobs are written in the same transaction.
+    /// Returns false when the job had already gone.
+    pub fn run_job_blocking(
+        &self,
+        key: &[u8],
+        prepared: Option<&crate::work::Prepared>,
+    ) -> anyhow::Result<bool> {
         for _ in 0..MAX_ATTEMPTS {
             let mut txn = self.inner.store.begin();
             let Some(bytes) = txn.get(key)? else {
                 return Ok(false);
             };
+            if let Some(p) = prepared {
+                for (id, data) in &p.blobs {
+                    txn.put(&keys::blob(id), data);
+                }
+            }
             let stored: StoredJob = serde_json::from_slice(&bytes)?;
             let job = Job {
                 id: stored.id.clone(),
                 kind: stored.kind.clone(),
                 payload: stored.payload.clone(),
                 attempt: stored.attempt,
+                outcome: prepared.map(|p| p.outcome.clone()),
             };
             let (result, state) =
                 self.inner
@@ -163,6 +177,7 @@ impl Dispatcher {
                         b.call_run_job(s, &job)
                     });
             let scheduled = result.is_ok() && state.scheduled_jobs;
+            let mailed = result.is_ok() && state.queued_mail;
             let txn = match result {
                 Ok(outcome) => {
                     let mut txn = state.txn;
@@ -191,6 +206,9 @@ impl Dispatcher {
                 Ok(_) => {
                     if scheduled {
                         self.inner.jobs_changed.notify_one();
+                    }
+                    if mailed {
+                        self.inner.mail_queued.notify_one();
                     }
                     return Ok(true);
                 }

@@ -8,13 +8,19 @@
 //! - [`mail`]: delivery of queued mail through a transport (a folder by default).
 //! - [`server`]: hyper + rustls front.
 //! - [`passwords`]: argon2id for the engine's password imports.
+//! - [`work`]: host work for jobs (download, import, Word conversion, rendering), with
+//!   [`pdf`] and [`office`] doing the file formats and [`outbound`] the HTTPS client.
 //!
 //! The `esign` binary (`main.rs`) wires these together behind its CLI.
 
 pub mod calls;
 pub mod jobs;
 pub mod mail;
+pub mod office;
+pub mod outbound;
 pub mod passwords;
+pub mod pdf;
 pub mod runtime;
 pub mod server;
 pub mod store;
+pub mod work;

@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use esign::calls::Dispatcher;
-use esign::{jobs, mail, passwords, runtime, server, store};
+use esign::{jobs, mail, outbound, passwords, runtime, server, store, work};
 use runtime::{Faults, Origin, Request, Runtime, Settings, Shared};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -90,6 +90,28 @@ struct ServeArgs {
         default_value = "esign <no-reply@esign.local>"
     )]
     mail_from: String,
+    /// How long an unused upload is kept, in seconds.
+    #[arg(long, env = "ESIGN_UPLOAD_TTL_SECS", default_value_t = runtime::DEFAULT_UPLOAD_TTL_SECS)]
+    upload_ttl_secs: u64,
+    /// LibreOffice binary for Word conversion [default: `soffice` or `libreoffice` on PATH].
+    #[arg(long, env = "ESIGN_SOFFICE")]
+    soffice: Option<String>,
+    /// Longest a Word conversion may take, in seconds.
+    #[arg(long, env = "ESIGN_CONVERT_TIMEOUT_SECS", default_value_t = 60)]
+    convert_timeout_secs: u64,
+    /// Longest an outbound request (a file_url download) may take, in seconds.
+    #[arg(long, env = "ESIGN_FETCH_TIMEOUT_SECS", default_value_t = 30)]
+    fetch_timeout_secs: u64,
+    /// Extra CA certificate (PEM) trusted for outbound HTTPS, beside the system roots.
+    #[arg(long, env = "ESIGN_OUTBOUND_CA_FILE", alias = "webhook-ca-file")]
+    outbound_ca_file: Option<PathBuf>,
+    /// Allow outbound requests to loopback, private and link-local addresses.
+    #[arg(
+        long,
+        env = "ESIGN_OUTBOUND_ALLOW_PRIVATE",
+        alias = "webhook-allow-private"
+    )]
+    outbound_allow_private: bool,
     /// Honour `x-esign-test-fault` headers. For the test suite only.
     #[arg(long, env = "ESIGN_TEST_FAULTS", hide = true)]
     test_faults: bool,
@@ -253,6 +275,7 @@ fn admin_request(method: &str, path: &str, body: serde_json::Value) -> Request {
         query: String::new(),
         headers: vec![("content-type".into(), "application/json".into())],
         body: body.to_string().into_bytes(),
+        parts: Vec::new(),
         origin: Origin::Admin,
         remote_addr: "local".into(),
     }
@@ -289,7 +312,16 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let listener = rt.block_on(tokio::net::TcpListener::bind(args.listen))?;
     let addr = listener.local_addr()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
+    let soffice = work::find_soffice(args.soffice.as_deref());
+    match &soffice {
+        Some(s) => tracing::info!("Word files are converted with {s}"),
+        None => tracing::warn!(
+            "LibreOffice (soffice) was not found: Word (.docx) files cannot be imported"
+        ),
+    }
     let settings = Settings {
+        can_convert_word: soffice.is_some(),
+        upload_ttl_secs: args.upload_ttl_secs,
         token_ttl_secs: args.token_ttl_secs,
         login_max_failures: args.login_max_failures,
         login_lock_secs: args.login_lock_secs,
@@ -301,6 +333,23 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let dispatcher = open(&args.engine, settings, args.max_concurrent_calls)?;
     bootstrap(&dispatcher)?;
+    let outbound = {
+        let _guard = rt.enter();
+        outbound::Outbound::new(
+            &outbound::OutboundConfig {
+                ca_file: args.outbound_ca_file.clone(),
+                allow_private: args.outbound_allow_private,
+            },
+            Duration::from_secs(args.fetch_timeout_secs),
+        )?
+    };
+    let work = work::WorkContext {
+        store: dispatcher.store().clone(),
+        outbound,
+        max_download_bytes: args.max_body_bytes,
+        soffice,
+        convert_timeout: Duration::from_secs(args.convert_timeout_secs),
+    };
 
     let mail_dir = args
         .mail_dir
@@ -321,7 +370,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     println!("esign listening on {scheme}://{addr}");
     rt.block_on(async {
-        let jobs = tokio::spawn(jobs::run(dispatcher.clone(), stop_rx.clone()));
+        let jobs = tokio::spawn(jobs::run(dispatcher.clone(), work, stop_rx.clone()));
         let mailer = tokio::spawn(mail::run(dispatcher.clone(), transport, stop_rx));
         let shutdown = async {
             shutdown_signal().await;

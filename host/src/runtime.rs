@@ -20,10 +20,14 @@ wasmtime::component::bindgen!({
     world: "esign",
     path: "../wit",
     imports: { default: trappable },
+    additional_derives: [serde::Serialize, serde::Deserialize],
 });
 
-pub use self::esign::engine::types::{Origin, Settings};
-use self::esign::engine::{effects, host, store, types};
+pub use self::esign::engine::types::{
+    BlobInfo, Block, FormPart, ImportResult, ImportSource, ImportedFile, Origin, PageSize,
+    RenderOrder, RenderedFile, Settings, WorkFailure, WorkOrder, WorkOutcome,
+};
+use self::esign::engine::{effects, files, host, store, types};
 use self::wasi::clocks::wall_clock;
 use self::wasi::random::random;
 
@@ -44,6 +48,15 @@ pub mod keys {
     pub const MAIL: &[u8] = b"m/";
     /// Mail given up after repeated failures: `y/<id>`.
     pub const DEAD_MAIL: &[u8] = b"y/";
+    /// File contents: `b/<blob id>`.
+    pub const BLOBS: &[u8] = b"b/";
+
+    /// The key of a blob.
+    pub fn blob(id: &str) -> Vec<u8> {
+        let mut k = BLOBS.to_vec();
+        k.extend_from_slice(id.as_bytes());
+        k
+    }
 
     /// `prefix + ms (big-endian) + id`: ordered by time.
     pub fn timed(prefix: &[u8], ms: u64, id: &str) -> Vec<u8> {
@@ -79,6 +92,9 @@ pub struct StoredJob {
     pub payload: Vec<u8>,
     pub attempt: u32,
     pub run_at_ms: u64,
+    /// Host work to do before the engine runs the job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub work: Option<WorkOrder>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
 }
@@ -100,8 +116,13 @@ pub fn default_settings() -> Settings {
         login_lock_secs: DEFAULT_LOGIN_LOCK_SECS,
         token_min_interval_ms: DEFAULT_TOKEN_MIN_INTERVAL_MS,
         base_url: "http://127.0.0.1:8080".into(),
+        can_convert_word: false,
+        upload_ttl_secs: DEFAULT_UPLOAD_TTL_SECS,
     }
 }
+
+/// Default lifetime of an unused upload: 48 hours (DESIGN.md §4).
+pub const DEFAULT_UPLOAD_TTL_SECS: u64 = 48 * 3600;
 
 /// What one process shares with every call.
 pub struct Shared {
@@ -114,6 +135,8 @@ pub struct Shared {
 pub struct Faults {
     /// Trap on the n-th `store.put` of the call (1-based).
     pub trap_on_put: Option<u32>,
+    /// `files.put` reports the blob storage as unavailable.
+    pub blobs_unavailable: bool,
 }
 
 /// The data of one call's wasmtime `Store`.
@@ -186,6 +209,47 @@ impl store::Host for CallState {
     }
 }
 
+impl files::Host for CallState {
+    fn put(&mut self, data: Vec<u8>) -> wasmtime::Result<Result<BlobInfo, String>> {
+        if self.faults.blobs_unavailable {
+            return Ok(Err("test fault: blob storage unavailable".into()));
+        }
+        Ok(Ok(self.put_blob(&data)))
+    }
+
+    fn get(&mut self, id: String) -> wasmtime::Result<Option<Vec<u8>>> {
+        self.txn
+            .get(&keys::blob(&id))
+            .map_err(wasmtime::Error::from_anyhow)
+    }
+
+    fn delete(&mut self, id: String) -> wasmtime::Result<()> {
+        self.txn.delete(&keys::blob(&id));
+        Ok(())
+    }
+}
+
+impl CallState {
+    /// Writes `data` as a new blob in this call's transaction.
+    pub fn put_blob(&mut self, data: &[u8]) -> BlobInfo {
+        let id = random_id();
+        self.txn.put(&keys::blob(&id), data);
+        BlobInfo {
+            id,
+            size: data.len() as u64,
+            sha256: sha256_hex(data),
+        }
+    }
+}
+
+/// Lower-case hex SHA-256.
+pub fn sha256_hex(data: &[u8]) -> String {
+    Sha256::digest(data)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 impl effects::Host for CallState {
     fn emit_event(&mut self, event: effects::Event) -> wasmtime::Result<String> {
         let id = random_id();
@@ -209,6 +273,7 @@ impl effects::Host for CallState {
             payload: job.payload,
             attempt: 1,
             run_at_ms: job.run_at_ms,
+            work: job.work,
             failure: None,
         };
         self.txn.put(

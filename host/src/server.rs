@@ -181,6 +181,30 @@ async fn respond(
                 } else {
                     Faults::default()
                 };
+                let ctype = parts
+                    .headers
+                    .get(hyper::header::CONTENT_TYPE)
+                    .and_then(|v| v.to_str().ok())
+                    .unwrap_or("")
+                    .to_string();
+                let mut body = collected.to_bytes();
+                let mut form_parts = Vec::new();
+                if ctype
+                    .to_ascii_lowercase()
+                    .starts_with("multipart/form-data")
+                {
+                    match multipart_parts(&ctype, body).await {
+                        Ok(p) => form_parts = p,
+                        Err(e) => {
+                            return to_hyper(error_response(
+                                400,
+                                "invalid_multipart",
+                                &format!("the multipart/form-data body is malformed: {e}"),
+                            ));
+                        }
+                    }
+                    body = Bytes::new();
+                }
                 let request = Request {
                     method: parts.method.as_str().to_string(),
                     path: parts.uri.path().to_string(),
@@ -195,7 +219,8 @@ async fn respond(
                             )
                         })
                         .collect(),
-                    body: collected.to_bytes().to_vec(),
+                    body: body.to_vec(),
+                    parts: form_parts,
                     origin: Origin::Http,
                     remote_addr: peer.ip().to_string(),
                 };
@@ -213,12 +238,50 @@ async fn respond(
     to_hyper(resp)
 }
 
-/// Parses `x-esign-test-fault: trap-on-put=N`.
+/// Parses `x-esign-test-fault: trap-on-put=N` and `x-esign-test-fault: blobs-unavailable`.
 fn test_faults(headers: &hyper::HeaderMap) -> Faults {
-    let n = headers
-        .get("x-esign-test-fault")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("trap-on-put="))
-        .and_then(|n| n.parse().ok());
-    Faults { trap_on_put: n }
+    let mut faults = Faults::default();
+    for value in headers.get_all("x-esign-test-fault") {
+        let Ok(v) = value.to_str() else { continue };
+        if let Some(n) = v.strip_prefix("trap-on-put=") {
+            faults.trap_on_put = n.parse().ok();
+        } else if v == "blobs-unavailable" {
+            faults.blobs_unavailable = true;
+        }
+    }
+    faults
 }
+
+/// Decodes a `multipart/form-data` body into parts.
+async fn multipart_parts(
+    content_type: &str,
+    body: Bytes,
+) -> Result<Vec<crate::runtime::FormPart>, String> {
+    let boundary = multer::parse_boundary(content_type).map_err(|e| e.to_string())?;
+    let stream = futures_util::stream::once(async move { Ok::<_, std::io::Error>(body) });
+    let constraints = multer::Constraints::new().size_limit(multer::SizeLimit::new());
+    let mut multipart = multer::Multipart::with_constraints(stream, boundary, constraints);
+    let mut parts = Vec::new();
+    while let Some(field) = multipart.next_field().await.map_err(|e| e.to_string())? {
+        if parts.len() >= MAX_PARTS {
+            return Err(format!("more than {MAX_PARTS} parts"));
+        }
+        let name = field.name().unwrap_or("").to_string();
+        let filename = field.file_name().map(str::to_string);
+        let content_type = field
+            .content_type()
+            .map(|m| m.essence_str().to_ascii_lowercase())
+            .unwrap_or_default();
+        let data = field.bytes().await.map_err(|e| e.to_string())?.to_vec();
+        parts.push(crate::runtime::FormPart {
+            name,
+            filename,
+            content_type,
+            data,
+        });
+    }
+    Ok(parts)
+}
+
+/// Most parts accepted in one multipart body.
+const MAX_PARTS: usize = 200;

@@ -281,3 +281,232 @@ pub fn assert_error(status: u16, body: &Value, expected: u16) -> String {
     );
     body["error"].as_str().expect("error code").to_string()
 }
+
+impl Server {
+    pub fn put(&self, path: &str) -> RequestBuilder {
+        self.client.put(self.url(path))
+    }
+
+    pub fn delete(&self, path: &str) -> RequestBuilder {
+        self.client.delete(self.url(path))
+    }
+
+    /// `POST path` with a JSON body and a bearer token.
+    pub fn post_json(&self, token: &str, path: &str, body: &Value) -> (u16, Value) {
+        call(self.post(path).bearer_auth(token).json(body))
+    }
+
+    /// `PUT path` with a JSON body and a bearer token.
+    pub fn put_json(&self, token: &str, path: &str, body: &Value) -> (u16, Value) {
+        call(self.put(path).bearer_auth(token).json(body))
+    }
+
+    pub fn delete_as(&self, token: &str, path: &str) -> (u16, Value) {
+        call(self.delete(path).bearer_auth(token))
+    }
+
+    /// Creates a document from JSON; asserts 200 and returns the body.
+    pub fn create_doc(&self, token: &str, body: &Value) -> Value {
+        let (status, doc) = self.post_json(token, "/v1/documents", body);
+        assert_eq!(status, 200, "create failed: {doc}");
+        doc
+    }
+
+    /// Polls `/status` (every 50 ms, at most 30 s) until it is `want`.
+    pub fn wait_status(&self, token: &str, id: &str, want: &str) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let (code, body) = self.get_as(token, &format!("/v1/documents/{id}/status"));
+            assert_eq!(code, 200, "status of {id}: {body}");
+            if body["status"] == want {
+                return body;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{id} did not reach {want} within 30 s; it is {body}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The event names of a document's log, in order.
+    pub fn events(&self, token: &str, id: &str) -> Vec<String> {
+        let (code, body) = self.get_as(token, &format!("/v1/documents/{id}/log"));
+        assert_eq!(code, 200, "log of {id}: {body}");
+        body["log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e["event"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    /// The mail written to the folder transport so far, oldest first, as text.
+    pub fn mails(&self) -> Vec<String> {
+        let dir = self.data_dir.join("mail");
+        let mut names: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        names.sort();
+        names
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect()
+    }
+
+    /// Waits (at most 20 s) until at least `n` mails match `pred`; returns them.
+    pub fn wait_mails(&self, n: usize, pred: impl Fn(&str) -> bool) -> Vec<String> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            let found: Vec<String> = self.mails().into_iter().filter(|m| pred(m)).collect();
+            if found.len() >= n {
+                return found;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "expected {n} matching mail(s), found {}: {:?}",
+                found.len(),
+                self.mails()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+/// Base64 (standard alphabet, padded).
+pub fn b64(data: &[u8]) -> String {
+    const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in data.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(A[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// What the HTTPS file server answers for a path.
+#[derive(Clone)]
+pub struct Canned {
+    pub status: u16,
+    pub body: Vec<u8>,
+    pub delay: Duration,
+}
+
+/// An HTTPS server on loopback serving canned responses, with a self-signed certificate
+/// for 127.0.0.1 and localhost (written to `ca_file`, for `--outbound-ca-file`).
+pub struct FileServer {
+    pub base: String,
+    pub ca_file: PathBuf,
+    pub hits: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+impl FileServer {
+    pub fn start(routes: Vec<(&str, Canned)>) -> FileServer {
+        use std::io::{Read, Write};
+        let cert = rcgen::generate_simple_self_signed(vec![
+            "localhost".to_string(),
+            "127.0.0.1".to_string(),
+        ])
+        .unwrap();
+        let dir = fresh_dir("fileserver");
+        let ca_file = dir.join("ca.pem");
+        std::fs::write(&ca_file, cert.cert.pem()).unwrap();
+        let certs = vec![rustls::pki_types::CertificateDer::from(
+            cert.cert.der().to_vec(),
+        )];
+        let key =
+            rustls::pki_types::PrivateKeyDer::try_from(cert.key_pair.serialize_der()).unwrap();
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let config = std::sync::Arc::new(
+            rustls::ServerConfig::builder_with_provider(provider)
+                .with_safe_default_protocol_versions()
+                .unwrap()
+                .with_no_client_auth()
+                .with_single_cert(certs, key)
+                .unwrap(),
+        );
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!(
+            "https://127.0.0.1:{}",
+            listener.local_addr().unwrap().port()
+        );
+        let routes: std::collections::HashMap<String, Canned> = routes
+            .into_iter()
+            .map(|(p, c)| (p.to_string(), c))
+            .collect();
+        let hits: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
+        let hits2 = hits.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(tcp) = stream else { continue };
+                let (config, routes, hits) = (config.clone(), routes.clone(), hits2.clone());
+                std::thread::spawn(move || {
+                    let _ = tcp.set_read_timeout(Some(Duration::from_secs(10)));
+                    let conn = rustls::ServerConnection::new(config).unwrap();
+                    let mut tls = rustls::StreamOwned::new(conn, tcp);
+                    let mut req = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match tls.read(&mut buf) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => req.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let text = String::from_utf8_lossy(&req).into_owned();
+                    let path = text.split_whitespace().nth(1).unwrap_or("/").to_string();
+                    hits.lock().unwrap().push(path.clone());
+                    let canned = routes.get(&path).cloned().unwrap_or(Canned {
+                        status: 404,
+                        body: b"not found".to_vec(),
+                        delay: Duration::ZERO,
+                    });
+                    std::thread::sleep(canned.delay);
+                    let head = format!(
+                        "HTTP/1.1 {} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                        canned.status,
+                        canned.body.len()
+                    );
+                    let _ = tls.write_all(head.as_bytes());
+                    let _ = tls.write_all(&canned.body);
+                    let _ = tls.flush();
+                    tls.conn.send_close_notify();
+                    let _ = tls.flush();
+                });
+            }
+        });
+        FileServer {
+            base,
+            ca_file,
+            hits,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+}
+
+impl Canned {
+    pub fn ok(body: Vec<u8>) -> Canned {
+        Canned {
+            status: 200,
+            body,
+            delay: Duration::ZERO,
+        }
+    }
+}

@@ -22,7 +22,7 @@ wit_bindgen::generate!({
     generate_all,
 });
 
-use esign::engine::{effects, host, store, types};
+use esign::engine::{effects, files, host, store, types};
 use esign_engine as core_engine;
 use wasi::clocks::wall_clock;
 use wasi::random::random;
@@ -37,6 +37,16 @@ impl Guest for Component {
             query: req.query,
             headers: req.headers,
             body: req.body,
+            parts: req
+                .parts
+                .into_iter()
+                .map(|p| core_engine::FormPart {
+                    name: p.name,
+                    filename: p.filename,
+                    content_type: p.content_type,
+                    data: p.data,
+                })
+                .collect(),
             origin: match req.origin {
                 types::Origin::Http => core_engine::Origin::Http,
                 types::Origin::Admin => core_engine::Origin::Admin,
@@ -57,6 +67,7 @@ impl Guest for Component {
             kind: job.kind,
             payload: job.payload,
             attempt: job.attempt,
+            outcome: job.outcome.map(outcome_in),
         };
         match core_engine::run_job(&mut Imports, &job) {
             core_engine::JobOutcome::Done => types::JobOutcome::Done,
@@ -92,6 +103,18 @@ impl core_engine::Platform for Imports {
         store::scan(start, end, limit, reverse)
     }
 
+    fn put_blob(&mut self, data: &[u8]) -> Result<core_engine::BlobInfo, String> {
+        files::put(data).map(blob_in)
+    }
+
+    fn get_blob(&mut self, id: &str) -> Option<Vec<u8>> {
+        files::get(id)
+    }
+
+    fn delete_blob(&mut self, id: &str) {
+        files::delete(id)
+    }
+
     fn emit_event(&mut self, e: core_engine::Event) -> String {
         effects::emit_event(&effects::Event {
             kind: e.kind,
@@ -106,6 +129,7 @@ impl core_engine::Platform for Imports {
             kind: j.kind,
             payload: j.payload,
             run_at_ms: j.run_at_ms,
+            work: j.work.map(order_out),
         })
     }
 
@@ -125,6 +149,8 @@ impl core_engine::Platform for Imports {
             login_lock_secs: s.login_lock_secs,
             token_min_interval_ms: s.token_min_interval_ms,
             base_url: s.base_url,
+            can_convert_word: s.can_convert_word,
+            upload_ttl_secs: s.upload_ttl_secs,
         }
     }
 
@@ -144,6 +170,95 @@ impl core_engine::Platform for Imports {
     fn fill_random(&mut self, buf: &mut [u8]) {
         let bytes = random::get_random_bytes(buf.len() as u64);
         buf.copy_from_slice(&bytes[..buf.len()]);
+    }
+}
+
+fn blob_in(b: types::BlobInfo) -> core_engine::BlobInfo {
+    core_engine::BlobInfo {
+        id: b.id,
+        size: b.size,
+        sha256: b.sha256,
+    }
+}
+
+fn failure_in(f: types::WorkFailure) -> core_engine::WorkFailure {
+    core_engine::WorkFailure {
+        code: f.code,
+        message: f.message,
+    }
+}
+
+fn outcome_in(o: types::WorkOutcome) -> core_engine::WorkOutcome {
+    match o {
+        types::WorkOutcome::ImportFiles(results) => core_engine::WorkOutcome::Import(
+            results
+                .into_iter()
+                .map(|r| match r {
+                    types::ImportResult::Ok(f) => Ok(core_engine::ImportedFile {
+                        blob: f.blob,
+                        size: f.size,
+                        sha256: f.sha256,
+                        pages: f
+                            .pages
+                            .into_iter()
+                            .map(|p| core_engine::PageSize {
+                                width: p.width,
+                                height: p.height,
+                            })
+                            .collect(),
+                        placeholders: f.placeholders,
+                        downloaded: f.downloaded.map(blob_in),
+                    }),
+                    types::ImportResult::Failed(f) => Err(failure_in(f)),
+                })
+                .collect(),
+        ),
+        types::WorkOutcome::Render(r) => core_engine::WorkOutcome::Render(
+            r.map(|f| core_engine::RenderedFile {
+                blob: f.blob,
+                size: f.size,
+                sha256: f.sha256,
+                content_sha256: f.content_sha256,
+                page_count: f.page_count,
+            })
+            .map_err(failure_in),
+        ),
+        types::WorkOutcome::Fetch(r) => {
+            core_engine::WorkOutcome::Fetch(r.map(blob_in).map_err(failure_in))
+        }
+    }
+}
+
+fn block_out(b: core_engine::Block) -> types::Block {
+    match b {
+        core_engine::Block::Heading(t) => types::Block::Heading(t),
+        core_engine::Block::Text(t) => types::Block::Text(t),
+        core_engine::Block::Row(c) => types::Block::Row(c),
+        core_engine::Block::HeaderRow(c) => types::Block::HeaderRow(c),
+        core_engine::Block::Rule => types::Block::Rule,
+        core_engine::Block::PageBreak => types::Block::PageBreak,
+    }
+}
+
+fn order_out(o: core_engine::WorkOrder) -> types::WorkOrder {
+    match o {
+        core_engine::WorkOrder::Import(sources) => types::WorkOrder::ImportFiles(
+            sources
+                .into_iter()
+                .map(|s| types::ImportSource {
+                    blob: s.blob,
+                    url: s.url,
+                    name: s.name,
+                    fill: s.fill,
+                })
+                .collect(),
+        ),
+        core_engine::WorkOrder::Render(r) => types::WorkOrder::Render(types::RenderOrder {
+            sources: r.sources,
+            appendix: r.appendix.into_iter().map(block_out).collect(),
+            summary: r.summary.into_iter().map(block_out).collect(),
+        }),
+        core_engine::WorkOrder::Fetch(url) => types::WorkOrder::Fetch(url),
     }
 }
 

@@ -77,6 +77,11 @@ impl Store {
         self.backend.scan(start, end, false).take(limit).collect()
     }
 
+    /// A committed-state read outside any transaction (for host workers).
+    pub fn get_committed(&self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
+        self.backend.get(key)
+    }
+
     pub fn flush(&self) -> anyhow::Result<()> {
         self.backend.flush()
     }

@@ -1,0 +1,729 @@
+//! `POST /v1/documents` (spec §4.2, §3.3): JSON, multipart and form-encoded bodies; the
+//! text-field rules; recipients; every file source; templates.
+//!
+//! Order of checks, so that the spec's error cases leave what they promise:
+//! 1. everything that is a 400, and the 404s for an unknown template or custom image,
+//!    before anything is written;
+//! 2. then the document exists: an unknown or expired Word upload in `file_ids` answers
+//!    404 and leaves it as a page-less draft; a template that cannot be applied answers
+//!    422 and leaves it as a page-less draft (both bodies carry `document_id`);
+//! 3. otherwise 200: the short `{id, status: "importing"}` when files are imported in
+//!    the background, else the detail form of a draft.
+
+use super::blobs;
+use super::lifecycle;
+use super::model::{
+    Attachment, CustomField, DocFile, Document, Flags, PendingSource, Recipient, RecipientStatus,
+    Role, Sender, Status, unique_id_key,
+};
+use super::read::{DetailOptions, detail_json, user_name};
+use super::templates::{self, Template, TemplateStatus};
+use super::uploads::{self, FileKind, UploadStatus};
+use super::{Actor, emit_and_log, store_doc};
+use crate::auth::Principal;
+use crate::http::{ApiError, ApiResult, Fields, json};
+#[allow(unused_imports)]
+use crate::prelude::*;
+use crate::util::{is_email, new_id, parse_time};
+use crate::{Cx, ImportSource, JobSpec, Request, Response, WorkOrder};
+use serde_json::{Map, Value, json};
+
+/// Job: record the import of a document's files.
+pub const IMPORT_JOB: &str = "doc.import";
+/// Default days until a document expires.
+pub const DEFAULT_EXPIRATION_DAYS: u32 = 30;
+const DAY_MS: u64 = 24 * 3600 * 1000;
+
+/// Whether `s` looks like a mobile number: digits with an optional leading `+`, spaces,
+/// dashes and brackets allowed, 7 to 15 digits.
+pub fn is_mobile(s: &str) -> bool {
+    let s = s.trim();
+    let digits = s.chars().filter(char::is_ascii_digit).count();
+    (7..=15).contains(&digits)
+        && s.chars()
+            .enumerate()
+            .all(|(i, c)| c.is_ascii_digit() || " -()".contains(c) || (c == '+' && i == 0))
+}
+
+fn field_str(o: &Map<String, Value>, k: &str) -> String {
+    match o.get(k) {
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
+/// Parses `recipients` (spec §2.3): every recipient needs a valid email or mobile.
+pub fn parse_recipients(
+    cx: &mut Cx,
+    f: &Fields,
+    template: Option<&Template>,
+) -> ApiResult<Vec<Recipient>> {
+    let mut out = Vec::new();
+    for (i, v) in f
+        .optional_array("recipients")?
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let o = v.as_object().ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_field",
+                format!("`recipients[{i}]` must be an object"),
+            )
+        })?;
+        out.push(parse_recipient(
+            cx,
+            o,
+            &format!("recipients[{i}]"),
+            i,
+            template,
+        )?);
+    }
+    Ok(out)
+}
+
+pub fn parse_recipient(
+    cx: &mut Cx,
+    o: &Map<String, Value>,
+    path: &str,
+    index: usize,
+    template: Option<&Template>,
+) -> ApiResult<Recipient> {
+    let email = field_str(o, "email");
+    let mobile = field_str(o, "mobile");
+    if !email.is_empty() && !is_email(&email) {
+        return Err(ApiError::bad_request(
+            "invalid_recipient",
+            format!("`{path}.email` {email:?} is not a valid email address"),
+        ));
+    }
+    if !mobile.is_empty() && !is_mobile(&mobile) {
+        return Err(ApiError::bad_request(
+            "invalid_recipient",
+            format!("`{path}.mobile` {mobile:?} is not a valid mobile number"),
+        ));
+    }
+    if email.is_empty() && mobile.is_empty() {
+        return Err(ApiError::bad_request(
+            "invalid_recipient",
+            format!("`{path}` needs a valid email or a mobile number"),
+        ));
+    }
+    let role_name = field_str(o, "role_name");
+    let template_role = template.and_then(|t| t.roles.iter().find(|r| r.role_name == role_name));
+    if let Some(t) = template
+        && !role_name.is_empty()
+        && template_role.is_none()
+    {
+        return Err(ApiError::bad_request(
+            "invalid_recipient",
+            format!(
+                "`{path}.role_name` {role_name:?} is not a role of the template {:?}",
+                t.name
+            ),
+        ));
+    }
+    let role_text = field_str(o, "role");
+    let role = if role_text.is_empty() {
+        template_role.map_or(Role::Signer, |r| r.role)
+    } else {
+        Role::parse(&role_text).ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_recipient",
+                format!("`{path}.role` must be signer, approver or cc"),
+            )
+        })?
+    };
+    let (mut first, mut last) = (field_str(o, "first_name"), field_str(o, "last_name"));
+    if first.is_empty() && last.is_empty() {
+        let full = field_str(o, "fullname");
+        match full.split_once(' ') {
+            Some((a, b)) => (first, last) = (a.to_string(), b.trim().to_string()),
+            None => first = full,
+        }
+    }
+    let order_num = match o.get("order_num") {
+        None | Some(Value::Null) => index as u32 + 1,
+        Some(v) => v
+            .as_u64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+            .filter(|n| *n >= 1 && *n <= 1000)
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "invalid_recipient",
+                    format!("`{path}.order_num` must be a number from 1"),
+                )
+            })? as u32,
+    };
+    Ok(Recipient {
+        id: new_id(cx),
+        first_name: first,
+        last_name: last,
+        email,
+        mobile,
+        phone: field_str(o, "phone"),
+        role,
+        role_name,
+        status: RecipientStatus::Added,
+        company_name: field_str(o, "company_name"),
+        company_number: field_str(o, "company_number"),
+        title: field_str(o, "title"),
+        note: field_str(o, "note"),
+        order_num,
+        contact_id: field_str(o, "contact_id"),
+        secret: None,
+        sent_ms: None,
+        signed_ms: None,
+    })
+}
+
+fn parse_custom_fields(f: &Fields) -> ApiResult<Vec<CustomField>> {
+    let mut out = Vec::new();
+    for (i, v) in f
+        .optional_array("custom_fields")?
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let o = v.as_object().ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_field",
+                format!("`custom_fields[{i}]` must be an object"),
+            )
+        })?;
+        let name = field_str(o, "name");
+        if name.is_empty() {
+            return Err(ApiError::bad_request(
+                "invalid_field",
+                format!("`custom_fields[{i}].name` is required"),
+            ));
+        }
+        let value = match o.get("value") {
+            Some(Value::Bool(b)) => b.to_string(),
+            _ => field_str(o, "value"),
+        };
+        out.push(CustomField { name, value });
+    }
+    Ok(out)
+}
+
+/// Normalized tags: trimmed, without empties or duplicates, comma-joined.
+pub fn normalize_tags(raw: &str) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for t in raw.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        if !seen.iter().any(|s| s.eq_ignore_ascii_case(t)) {
+            seen.push(t.to_string());
+        }
+    }
+    seen.join(",")
+}
+
+/// Reads the text of `tags`: a string, or (JSON) an array of strings.
+pub fn tags_text(f: &Fields) -> ApiResult<Option<String>> {
+    match f.map.get("tags") {
+        Some(Value::Array(a)) => Ok(Some(
+            a.iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(","),
+        )),
+        _ => f.optional_str("tags"),
+    }
+}
+
+/// The files the request names, as sources to import, and the first `file_ids` entry
+/// that is an unknown upload or an expired Word upload (404, page-less draft).
+struct Sources {
+    sources: Vec<PendingSource>,
+    missing: Option<String>,
+}
+
+fn parse_sources(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Sources> {
+    let mut out = Sources {
+        sources: Vec::new(),
+        missing: None,
+    };
+    let ids = f.optional_str("file_ids")?.unwrap_or_default();
+    for id in ids.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        match uploads::find(cx, pr, id) {
+            None => {
+                out.missing.get_or_insert_with(|| id.to_string());
+            }
+            Some(u) if u.status == UploadStatus::Expired && u.kind == FileKind::Word => {
+                out.missing.get_or_insert_with(|| id.to_string());
+            }
+            Some(u) if u.status == UploadStatus::Pending => {
+                return Err(ApiError::bad_request(
+                    "file_not_ready",
+                    format!(
+                        "the upload {id} is still being downloaded; wait until its file_status is ready"
+                    ),
+                ));
+            }
+            Some(u) if u.status == UploadStatus::Failed => {
+                return Err(ApiError::bad_request(
+                    "file_failed",
+                    format!(
+                        "the upload {id} failed: {}",
+                        u.failure.as_deref().unwrap_or("unknown reason")
+                    ),
+                ));
+            }
+            Some(mut u) => {
+                uploads::touch(cx, &mut u);
+                out.sources.push(PendingSource {
+                    // An expired upload keeps its (released) blob id, so that the import
+                    // fails with "the file is no longer stored".
+                    blob: Some(
+                        u.blob
+                            .clone()
+                            .unwrap_or_else(|| format!("expired-{}", u.id)),
+                    ),
+                    url: None,
+                    name: u.name.clone(),
+                    fill: Vec::new(),
+                    upload_id: Some(u.id.clone()),
+                });
+            }
+        }
+    }
+    if let Some(file) = uploads::given_file(f)? {
+        let info = uploads::put_blob(cx, &file.bytes)?;
+        out.sources.push(PendingSource {
+            blob: Some(info.id),
+            url: None,
+            name: if file.name.is_empty() {
+                "document.pdf".into()
+            } else {
+                file.name
+            },
+            fill: Vec::new(),
+            upload_id: None,
+        });
+    }
+    if let Some(url) = f.optional_str("file_url")?.filter(|u| !u.is_empty()) {
+        uploads::check_url("file_url", &url)?;
+        let name = url
+            .rsplit('/')
+            .next()
+            .and_then(|n| n.split('?').next())
+            .filter(|n| !n.is_empty())
+            .unwrap_or("document.pdf")
+            .to_string();
+        out.sources.push(PendingSource {
+            blob: None,
+            url: Some(url),
+            name,
+            fill: Vec::new(),
+            upload_id: None,
+        });
+    }
+    Ok(out)
+}
+
+/// Reads a boolean flag of the create body into `slot` when present.
+fn set_flag(f: &Fields, name: &str, slot: &mut bool) -> ApiResult<()> {
+    if let Some(v) = f.optional_bool(name)? {
+        *slot = v;
+    }
+    Ok(())
+}
+
+fn parse_flags(f: &Fields, recipients: &[Recipient]) -> ApiResult<Flags> {
+    let mut flags = Flags::default();
+    for (name, slot) in [
+        ("is_selfsign", &mut flags.is_selfsign),
+        ("is_signing_biometric", &mut flags.is_signing_biometric),
+        ("is_signing_initials", &mut flags.is_signing_initials),
+        ("is_private", &mut flags.is_private),
+        ("is_signing_order", &mut flags.is_signing_order),
+        ("is_signing_forward", &mut flags.is_signing_forward),
+        ("is_identify_recipient", &mut flags.is_identify_recipient),
+        ("is_video", &mut flags.is_video),
+        ("is_scheduled_sending", &mut flags.is_scheduled_sending),
+        ("is_reminder_sending", &mut flags.is_reminder_sending),
+        ("is_auto_comment", &mut flags.is_auto_comment),
+        ("is_auto_comment_email", &mut flags.is_auto_comment_email),
+        ("is_automatic_sending", &mut flags.is_automatic_sending),
+    ] {
+        set_flag(f, name, slot)?;
+    }
+    // Spec §2.1: when omitted, no recipients enables signing, recipients without a
+    // signer disable it, at least one signer enables it.
+    flags.is_signing = match f.optional_bool("is_signing")? {
+        Some(v) => v,
+        None => recipients.is_empty() || recipients.iter().any(|r| r.role == Role::Signer),
+    };
+    Ok(flags)
+}
+
+fn parse_time_field(f: &Fields, name: &str) -> ApiResult<Option<u64>> {
+    match f.optional_str(name)?.filter(|s| !s.trim().is_empty()) {
+        None => Ok(None),
+        Some(s) => parse_time(&s).map(Some).ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_field",
+                format!(
+                    "the field `{name}` must be an ISO 8601 timestamp, e.g. 2026-12-24T12:00:00Z"
+                ),
+            )
+        }),
+    }
+}
+
+/// Files attached from uploads: `attachments` ({file_id, name, restricted_to}) and
+/// `custom_images` ({file_id, name}); an unknown file is a 404 before anything is
+/// created.
+fn parse_attachments(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Vec<Attachment>> {
+    let mut out = Vec::new();
+    for field in ["attachments", "custom_images"] {
+        for (i, v) in f.optional_array(field)?.into_iter().flatten().enumerate() {
+            let path = format!("{field}[{i}]");
+            let o = v.as_object().ok_or_else(|| {
+                ApiError::bad_request("invalid_field", format!("`{path}` must be an object"))
+            })?;
+            let file_id = field_str(o, "file_id");
+            let mut up = uploads::find(cx, pr, &file_id)
+                .filter(|u| u.status == UploadStatus::Ready)
+                .ok_or_else(|| {
+                    ApiError::not_found(
+                        "file_not_found",
+                        format!("`{path}.file_id`: no usable upload {file_id:?}"),
+                    )
+                })?;
+            if field == "custom_images" && up.kind != FileKind::Image {
+                return Err(ApiError::bad_request(
+                    "invalid_field",
+                    format!("`{path}.file_id` is not an image (PNG, JPEG or GIF)"),
+                ));
+            }
+            uploads::touch(cx, &mut up);
+            let restricted = field_str(o, "restricted_to");
+            out.push(Attachment {
+                id: String::new(),
+                name: Some(field_str(o, "name"))
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or(up.name.clone()),
+                blob: up.blob.clone().unwrap_or_default(),
+                size: up.size,
+                restricted_to: Some(crate::util::normalize_email(&restricted))
+                    .filter(|r| !r.is_empty()),
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn new_unique_id(cx: &mut Cx, doc_id: &str) -> u64 {
+    loop {
+        let mut b = [0u8; 8];
+        cx.p.fill_random(&mut b[..6]);
+        let n = u64::from_le_bytes(b).max(1);
+        if cx.p.get(&unique_id_key(n)).is_none() {
+            cx.p.put(&unique_id_key(n), doc_id.as_bytes());
+            return n;
+        }
+    }
+}
+
+/// The error body of a create that left a page-less draft behind.
+fn with_document(err: ApiError, doc_id: &str) -> Response {
+    let mut resp = err.into_response();
+    if let Ok(Value::Object(mut m)) = serde_json::from_slice::<Value>(&resp.body) {
+        m.insert("document_id".into(), doc_id.into());
+        resp.body = serde_json::to_vec(&Value::Object(m)).unwrap_or_default();
+    }
+    resp
+}
+
+/// `POST /v1/documents`.
+pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let template = match f.optional_str("template_id")?.filter(|s| !s.is_empty()) {
+        Some(id) => Some(templates::find(cx, pr, &id)?),
+        None => None,
+    };
+    let mut recipients = parse_recipients(cx, &f, template.as_ref())?;
+    let given_fields = parse_custom_fields(&f)?;
+    let mut attachments = parse_attachments(cx, pr, &f)?;
+    let flags = parse_flags(&f, &recipients)?;
+    let value = f.optional_number("value")?.unwrap_or(0.0);
+    let now = cx.now();
+    let expiration_days = match f.optional_number("expiration_days")? {
+        None => DEFAULT_EXPIRATION_DAYS,
+        Some(d) if (1.0..=3650.0).contains(&d) => d as u32,
+        Some(_) => {
+            return Err(ApiError::bad_request(
+                "invalid_field",
+                "the field `expiration_days` must be from 1 to 3650",
+            ));
+        }
+    };
+    let expiration_ms = match parse_time_field(&f, "expiration_date")? {
+        Some(t) if t <= now => {
+            return Err(ApiError::bad_request(
+                "invalid_field",
+                "the field `expiration_date` must be in the future",
+            ));
+        }
+        Some(t) => t,
+        None => now + u64::from(expiration_days) * DAY_MS,
+    };
+    let scheduled = parse_time_field(&f, "scheduled_sending_time")?;
+    if flags.is_scheduled_sending && scheduled.is_none() {
+        return Err(ApiError::bad_request(
+            "missing_field",
+            "is_scheduled_sending needs `scheduled_sending_time`",
+        ));
+    }
+    let contract_start = parse_time_field(&f, "contract_start_date")?;
+    let contract_end = parse_time_field(&f, "contract_end_date")?;
+    let sources = parse_sources(cx, pr, &f)?;
+    let tags_raw = tags_text(&f)?.unwrap_or_default();
+    let name = f
+        .optional_str("name")?
+        .map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .or_else(|| template.as_ref().map(|t| t.name.clone()))
+        .or_else(|| sources.sources.first().map(|s| s.name.clone()))
+        .unwrap_or_else(|| "Untitled document".into());
+    let s = |k: &str| -> ApiResult<String> { Ok(f.optional_str(k)?.unwrap_or_default()) };
+
+    let id = new_id(cx);
+    let unique_id = new_unique_id(cx, &id);
+    let mut doc = Document {
+        id: id.clone(),
+        entity_id: pr.entity.id.clone(),
+        user_id: pr.user.id.clone(),
+        name,
+        external_id: s("external_id")?,
+        external_client_id: s("external_client_id")?,
+        value,
+        doc_type: s("type")?,
+        tags: normalize_tags(&tags_raw),
+        tags_raw,
+        company_name: s("company_name")?,
+        company_id: s("company_id")?,
+        company_logo_url: s("company_logo_url")?,
+        company_number: s("company_number")?,
+        flags,
+        scheduled_sending_ms: scheduled,
+        auto_comment_text: s("auto_comment_text")?,
+        auto_comment_email: s("auto_comment_email")?,
+        status: Status::Draft,
+        status_before_expiry: None,
+        rejection_reason: None,
+        send_ms: None,
+        sign_ms: None,
+        created_ms: now,
+        updated_ms: now,
+        expiration_ms,
+        contract_start_ms: contract_start,
+        contract_end_ms: contract_end,
+        sender: Sender {
+            user_id: pr.user.id.clone(),
+            name: user_name(&pr.user),
+            email: pr.user.email.clone(),
+            ..Sender::default()
+        },
+        email_send_template_id: s("email_send_template_id")?,
+        email_send_subject: s("email_send_subject")?,
+        email_send_message: s("email_send_message")?,
+        video_id: f.optional_str("video_id")?.filter(|v| !v.is_empty()),
+        unique_id,
+        parent_id: s("parent_id")?,
+        external_editor_type: s("external_editor_type")?,
+        external_editor_id: s("external_editor_id")?,
+        expiration_days,
+        block_recipient_invite: f.optional_bool("block_recipient_invite")?.unwrap_or(false),
+        comment_settings: s("comment_settings")?,
+        sign_redirect: s("sign_redirect")?,
+        sign_copy_emails: Vec::new(),
+        recipients: Vec::new(),
+        files: Vec::new(),
+        sources: Vec::new(),
+        import_error: None,
+        attachments: Vec::new(),
+        custom_fields: given_fields.clone(),
+        template_id: template.as_ref().map(|t| t.id.clone()),
+        pricing_tables: match f.optional_json("pricing_tables")? {
+            Some(v) => super::pricing::parse_tables(v)?,
+            None => Vec::new(),
+        },
+        pending: None,
+        render_seq: 0,
+        final_pdf: None,
+        revisions: Vec::new(),
+        reminders_sent: 0,
+        views: 0,
+        log_seq: 0,
+    };
+    let actor = Actor::user(pr, Some(req));
+    let owner = format!("doc:{id}");
+
+    // From here on the document exists, whatever the answer.
+    let created = |cx: &mut Cx, doc: &mut Document, detail: &str| {
+        for a in doc.attachments.iter_mut() {
+            if a.id.is_empty() {
+                a.id = new_id(cx);
+            }
+            blobs::hold(cx, &a.blob, &format!("doc:{}", doc.id));
+        }
+        emit_and_log(
+            cx,
+            doc,
+            &actor,
+            "document.created",
+            "created",
+            detail,
+            json!({}),
+        );
+        store_doc(cx, None, doc);
+    };
+    if let Some(missing) = sources.missing {
+        doc.recipients = recipients;
+        doc.attachments = attachments;
+        doc.import_error = Some(format!("the upload {missing} is unknown or has expired"));
+        created(
+            cx,
+            &mut doc,
+            "created without pages: an upload in file_ids was not found",
+        );
+        return Ok(with_document(
+            ApiError::not_found(
+                "file_not_found",
+                format!(
+                    "the upload {missing} in file_ids is unknown or has expired; the document {id} was left as a draft without pages"
+                ),
+            ),
+            &id,
+        ));
+    }
+    let mut import: Vec<PendingSource> = sources.sources;
+    if let Some(t) = &template {
+        let applied = apply_template(t, &mut recipients, &mut attachments, &given_fields);
+        match applied {
+            Err(e) => {
+                doc.recipients = recipients;
+                doc.attachments = attachments;
+                doc.import_error = Some(e.description.clone());
+                created(
+                    cx,
+                    &mut doc,
+                    "created without pages: the template could not be applied",
+                );
+                return Ok(with_document(e, &id));
+            }
+            Ok(fields) => {
+                doc.custom_fields = fields;
+                let fill: Vec<(String, String)> = doc
+                    .custom_fields
+                    .iter()
+                    .map(|c| (c.name.clone(), c.value.clone()))
+                    .collect();
+                if t.is_word && !given_fields.is_empty() {
+                    import.insert(
+                        0,
+                        PendingSource {
+                            blob: Some(t.source_blob.clone()),
+                            url: None,
+                            name: t.source_name.clone(),
+                            fill,
+                            upload_id: None,
+                        },
+                    );
+                } else if let Some(file) = &t.file {
+                    blobs::hold(cx, &file.blob, &owner);
+                    doc.files.push(DocFile {
+                        id: new_id(cx),
+                        ..file.clone()
+                    });
+                }
+            }
+        }
+    }
+    doc.recipients = recipients;
+    doc.attachments = attachments;
+    if !import.is_empty() {
+        doc.status = Status::Importing;
+        let order = import
+            .iter()
+            .map(|s| ImportSource {
+                blob: s.blob.clone(),
+                url: s.url.clone(),
+                name: s.name.clone(),
+                fill: s.fill.clone(),
+            })
+            .collect();
+        doc.sources = import;
+        cx.p.schedule_job(JobSpec {
+            kind: IMPORT_JOB.into(),
+            payload: id.clone().into_bytes(),
+            run_at_ms: now,
+            work: Some(WorkOrder::Import(order)),
+        });
+        created(cx, &mut doc, "created; importing files");
+        return Ok(json(200, &json!({"id": id, "status": "importing"})));
+    }
+    created(cx, &mut doc, "created");
+    if doc.flags.is_automatic_sending {
+        let before = doc.clone();
+        let sender = doc.sender.clone();
+        if lifecycle::start_send(cx, &mut doc, &actor, sender).is_ok() {
+            store_doc(cx, Some(&before), &mut doc);
+        }
+    }
+    let o = DetailOptions {
+        with_links: true,
+        ..DetailOptions::default()
+    };
+    Ok(json(200, &detail_json(cx, &doc, o)))
+}
+
+/// Applies a ready template to the request's recipients and attachments; the custom
+/// fields of the document, or a 422.
+fn apply_template(
+    t: &Template,
+    recipients: &mut [Recipient],
+    attachments: &mut Vec<Attachment>,
+    given: &[CustomField],
+) -> ApiResult<Vec<CustomField>> {
+    if t.status != TemplateStatus::Ready {
+        return Err(ApiError::new(
+            422,
+            "template_not_applicable",
+            format!(
+                "the template {:?} is not ready ({})",
+                t.name,
+                t.failure.as_deref().unwrap_or("still importing")
+            ),
+        ));
+    }
+    for a in &t.attachments {
+        let restricted_to = match &a.role_name {
+            None => None,
+            Some(role) => {
+                let r = recipients.iter().find(|r| &r.role_name == role).ok_or_else(|| {
+                    ApiError::new(
+                        422,
+                        "template_not_applicable",
+                        format!(
+                            "the template's attachment {:?} is restricted to the role {role:?}, which has no recipient",
+                            a.name
+                        ),
+                    )
+                })?;
+                Some(crate::util::normalize_email(&r.email))
+            }
+        };
+        attachments.push(Attachment {
+            id: String::new(),
+            name: a.name.clone(),
+            blob: a.blob.clone(),
+            size: a.size,
+            restricted_to,
+        });
+    }
+    templates::apply_fields(t, given)
+}

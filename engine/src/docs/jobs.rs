@@ -1,0 +1,464 @@
+//! The document jobs: recording an import, recording a render (which finishes a seal,
+//! send, revision or refresh), scheduled sending, expiry, erasing deleted documents,
+//! and reminders. Each runs in one transaction with its effects.
+
+use super::blobs;
+use super::lifecycle::{self, Erase, remind, request_render, schedule_expiry};
+use super::model::{
+    DocFile, Document, FinalPdf, RecipientStatus, RenderPurpose, Role, Status, comments_prefix,
+    log_prefix,
+};
+use super::{Actor, emit_and_log, load_doc, log, notify, store_doc};
+#[allow(unused_imports)]
+use crate::prelude::*;
+use crate::util::{iso8601, new_id};
+use crate::{Cx, Job, JobOutcome, JobSpec, WorkOutcome};
+use serde_json::json;
+
+fn owner_of(doc_id: &str) -> String {
+    format!("doc:{doc_id}")
+}
+
+/// Job `doc.import`: the files are imported (or one failed): `importing` → `draft`.
+/// A failure keeps the pages of the files before it, none from it or later files, and
+/// emails the owner.
+pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
+    let id = String::from_utf8_lossy(&job.payload).into_owned();
+    let Some(WorkOutcome::Import(results)) = &job.outcome else {
+        return JobOutcome::Failed("import job without an import outcome".into());
+    };
+    let doc = load_doc(cx, &id).filter(|d| d.status == Status::Importing);
+    let Some(mut doc) = doc else {
+        // Deleted or changed meanwhile: drop what the work made.
+        for r in results.iter().flatten() {
+            forget_new_blobs(cx, r, None);
+        }
+        return JobOutcome::Done;
+    };
+    let before = doc.clone();
+    let sources = core::mem::take(&mut doc.sources);
+    let mut failure = None;
+    for (i, result) in results.iter().enumerate() {
+        let source_blob = sources.get(i).and_then(|s| s.blob.clone());
+        match (result, &failure) {
+            (Ok(file), None) => {
+                blobs::hold(cx, &file.blob, &owner_of(&id));
+                let name = sources
+                    .get(i)
+                    .map_or_else(|| "file".into(), |s| s.name.clone());
+                doc.files.push(DocFile {
+                    id: new_id(cx),
+                    name,
+                    blob: file.blob.clone(),
+                    size: file.size,
+                    sha256: file.sha256.clone(),
+                    pages: file.pages.iter().map(|p| (p.width, p.height)).collect(),
+                });
+                if let Some(d) = &file.downloaded
+                    && d.id != file.blob
+                {
+                    cx.p.delete_blob(&d.id); // the downloaded Word file, now converted
+                }
+            }
+            (Ok(file), Some(_)) => forget_new_blobs(cx, file, source_blob.as_deref()),
+            (Err(f), None) => failure = Some(f.clone()),
+            (Err(_), Some(_)) => {}
+        }
+    }
+    // A file given inline (not an upload) was held by nobody but this import.
+    for s in &sources {
+        if s.upload_id.is_none()
+            && let Some(b) = &s.blob
+            && !doc.files.iter().any(|f| &f.blob == b)
+        {
+            blobs::drop_unused(cx, b);
+        }
+    }
+    doc.status = Status::Draft;
+    let actor = Actor::system();
+    match failure {
+        None => {
+            let pages = doc.page_count();
+            let detail = format!("{} file(s), {pages} page(s)", doc.files.len());
+            emit_and_log(
+                cx,
+                &mut doc,
+                &actor,
+                "document.imported",
+                "imported",
+                detail,
+                json!({"page_count": pages}),
+            );
+            if doc.flags.is_automatic_sending {
+                let sender = doc.sender.clone();
+                if let Err(e) = lifecycle::start_send(cx, &mut doc, &actor, sender) {
+                    log(
+                        cx,
+                        &mut doc,
+                        &actor,
+                        "automatic_send_failed",
+                        e.description.clone(),
+                        None,
+                    );
+                    notify::owner_notice(
+                        cx,
+                        &doc,
+                        format!("\"{}\" was not sent automatically", doc.name),
+                        format!(
+                            "The document was imported but could not be sent: {}",
+                            e.description
+                        ),
+                    );
+                }
+            }
+        }
+        Some(f) => {
+            doc.import_error = Some(f.message.clone());
+            log(
+                cx,
+                &mut doc,
+                &actor,
+                "import_failed",
+                f.message.clone(),
+                None,
+            );
+            notify::owner_notice(
+                cx,
+                &doc,
+                format!("\"{}\" could not be imported", doc.name),
+                format!(
+                    "A file of your document could not be imported: {}\n\nThe document is a draft \
+                     without the pages of that file and of any file after it.",
+                    f.message
+                ),
+            );
+        }
+    }
+    store_doc(cx, Some(&before), &mut doc);
+    JobOutcome::Done
+}
+
+/// Deletes the blobs the host made for an import result that is not kept.
+fn forget_new_blobs(cx: &mut Cx, file: &crate::ImportedFile, source_blob: Option<&str>) {
+    if Some(file.blob.as_str()) != source_blob {
+        cx.p.delete_blob(&file.blob);
+    }
+    if let Some(d) = &file.downloaded
+        && d.id != file.blob
+    {
+        cx.p.delete_blob(&d.id);
+    }
+}
+
+/// Job `doc.render` (payload `{id}:{seq}`): records the final PDF and finishes what the
+/// render was for.
+pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
+    let payload = String::from_utf8_lossy(&job.payload).into_owned();
+    let Some((id, seq)) = payload.split_once(':') else {
+        return JobOutcome::Failed("bad render payload".into());
+    };
+    let Some(WorkOutcome::Render(result)) = &job.outcome else {
+        return JobOutcome::Failed("render job without a render outcome".into());
+    };
+    let seq: u32 = seq.parse().unwrap_or(0);
+    let current = load_doc(cx, id).filter(|d| d.pending.as_ref().is_some_and(|p| p.seq == seq));
+    let Some(mut doc) = current else {
+        // Superseded, cancelled or deleted: the PDF is not needed.
+        if let Ok(file) = result {
+            cx.p.delete_blob(&file.blob);
+        }
+        return JobOutcome::Done;
+    };
+    let before = doc.clone();
+    let pending = doc.pending.take().expect("checked above");
+    let actor = Actor::system();
+    let file = match result {
+        Ok(file) => file,
+        Err(f) => {
+            if matches!(doc.status, Status::Processing | Status::Scheduled) {
+                doc.status = Status::Draft;
+            }
+            log(
+                cx,
+                &mut doc,
+                &actor,
+                "render_failed",
+                f.message.clone(),
+                None,
+            );
+            notify::owner_notice(
+                cx,
+                &doc,
+                format!("\"{}\" could not be prepared", doc.name),
+                format!("Its PDF could not be generated: {}", f.message),
+            );
+            store_doc(cx, Some(&before), &mut doc);
+            return JobOutcome::Done;
+        }
+    };
+    let now = cx.now();
+    blobs::hold(cx, &file.blob, &owner_of(id));
+    if let Some(old) = doc.final_pdf.take() {
+        blobs::release(cx, &old.blob, &owner_of(id));
+    }
+    doc.final_pdf = Some(FinalPdf {
+        blob: file.blob.clone(),
+        size: file.size,
+        sha256: file.sha256.clone(),
+        content_sha256: file.content_sha256.clone(),
+        page_count: file.page_count,
+        rendered_ms: now,
+    });
+    let hash = file.content_sha256.clone();
+    match pending.purpose {
+        RenderPurpose::Seal => {
+            doc.status = Status::Sealed;
+            emit_and_log(
+                cx,
+                &mut doc,
+                &actor,
+                "document.sealed",
+                "sealed",
+                format!("sealed; content SHA-256 {hash}"),
+                json!({}),
+            );
+        }
+        RenderPurpose::Send => finish_send(cx, &mut doc, &actor, &hash),
+        RenderPurpose::Revision { send } => {
+            if let Some(r) = doc.revisions.last_mut() {
+                r.sealed_ms = Some(now);
+                r.content_sha256 = Some(hash.clone());
+            }
+            let n = doc.revisions.len();
+            log(
+                cx,
+                &mut doc,
+                &actor,
+                "revision_sealed",
+                format!("revision {n}; content SHA-256 {hash}"),
+                None,
+            );
+            if send {
+                let message = pending.message.clone();
+                send_revision(cx, &mut doc, &actor, &message);
+            }
+        }
+        RenderPurpose::Refresh => {
+            log(
+                cx,
+                &mut doc,
+                &actor,
+                "rendered",
+                format!("PDF rendered again; content SHA-256 {hash}"),
+                None,
+            );
+        }
+    }
+    store_doc(cx, Some(&before), &mut doc);
+    JobOutcome::Done
+}
+
+/// The recipients a send reaches now: everyone, or with a signing order the first
+/// signing group and every CC.
+fn first_wave(doc: &Document) -> Vec<String> {
+    let first = doc
+        .recipients
+        .iter()
+        .filter(|r| r.role != Role::Cc && !r.status.has_signed_or_approved())
+        .map(|r| r.order_num)
+        .min();
+    doc.recipients
+        .iter()
+        .filter(|r| !r.status.has_signed_or_approved())
+        .filter(|r| !doc.flags.is_signing_order || r.role == Role::Cc || Some(r.order_num) == first)
+        .map(|r| r.id.clone())
+        .collect()
+}
+
+/// A send's render is done: `sent`, invitations, `document.sent`, expiry.
+fn finish_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, hash: &str) {
+    let now = cx.now();
+    doc.status = Status::Sent;
+    doc.send_ms = Some(now);
+    for rid in first_wave(doc) {
+        let Some(i) = doc.recipients.iter().position(|r| r.id == rid) else {
+            continue;
+        };
+        doc.recipients[i].status = RecipientStatus::Sent;
+        doc.recipients[i].sent_ms = Some(now);
+        let r = doc.recipients[i].clone();
+        notify::invitation(cx, doc, &r);
+    }
+    schedule_expiry(cx, doc);
+    if doc.flags.is_reminder_sending {
+        cx.p.schedule_job(JobSpec {
+            kind: lifecycle::REMIND_JOB.into(),
+            payload: serde_json::to_vec(&json!({"doc": doc.id, "auto": true})).unwrap_or_default(),
+            run_at_ms: now + lifecycle::AUTO_REMINDER_DAYS * 24 * 3600 * 1000,
+            work: None,
+        });
+    }
+    let extra = json!({"document": {
+        "id": doc.id, "name": doc.name, "status": doc.status.as_str(), "value": doc.value,
+        "send_date": iso8601(now),
+        "external_id": doc.external_id,
+    }});
+    let detail = format!("sent by {}; content SHA-256 {hash}", doc.sender.email);
+    emit_and_log(cx, doc, actor, "document.sent", "sent", detail, extra);
+}
+
+/// After a revision with `send_document`: its recipients get the new revision (a sealed
+/// document goes out: `sent`).
+fn send_revision(cx: &mut Cx, doc: &mut Document, actor: &Actor, message: &str) {
+    let now = cx.now();
+    let mut count = 0;
+    for i in 0..doc.recipients.len() {
+        let r = &doc.recipients[i];
+        if r.status.has_signed_or_approved()
+            || matches!(
+                r.status,
+                RecipientStatus::NotRequired | RecipientStatus::Rejected | RecipientStatus::Skipped
+            )
+        {
+            continue;
+        }
+        if r.status == RecipientStatus::Added {
+            doc.recipients[i].status = RecipientStatus::Sent;
+            doc.recipients[i].sent_ms = Some(now);
+        }
+        let r = doc.recipients[i].clone();
+        notify::revision(cx, doc, &r, message);
+        count += 1;
+    }
+    if doc.status == Status::Sealed {
+        doc.status = Status::Sent;
+        doc.send_ms = Some(now);
+        schedule_expiry(cx, doc);
+    }
+    log(
+        cx,
+        doc,
+        actor,
+        "revision_sent",
+        format!("revision sent to {count} recipient(s)"),
+        None,
+    );
+}
+
+/// Job `doc.scheduled-send`: a scheduled document's time has come.
+pub fn scheduled_send(cx: &mut Cx, job: &Job) -> JobOutcome {
+    let id = String::from_utf8_lossy(&job.payload).into_owned();
+    let Some(mut doc) = load_doc(cx, &id).filter(|d| d.status == Status::Scheduled) else {
+        return JobOutcome::Done;
+    };
+    if let Some(at) = doc.scheduled_sending_ms
+        && at > cx.now()
+    {
+        return JobOutcome::RetryAt(at);
+    }
+    let before = doc.clone();
+    request_render(cx, &mut doc, RenderPurpose::Send, String::new());
+    log(
+        cx,
+        &mut doc,
+        &Actor::system(),
+        "scheduled_send",
+        "the scheduled time has come",
+        None,
+    );
+    store_doc(cx, Some(&before), &mut doc);
+    JobOutcome::Done
+}
+
+/// Job `doc.expire`: an active document past its expiration date becomes `expired`.
+pub fn expire(cx: &mut Cx, job: &Job) -> JobOutcome {
+    let id = String::from_utf8_lossy(&job.payload).into_owned();
+    let Some(mut doc) = load_doc(cx, &id).filter(|d| d.status.is_active()) else {
+        return JobOutcome::Done;
+    };
+    if doc.expiration_ms > cx.now() {
+        // The date moved; a job for the new date exists, this one is done.
+        return JobOutcome::Done;
+    }
+    let before = doc.clone();
+    doc.status_before_expiry = Some(doc.status);
+    doc.status = Status::Expired;
+    let detail = format!("expired at {}", iso8601(doc.expiration_ms));
+    emit_and_log(
+        cx,
+        &mut doc,
+        &Actor::system(),
+        "document.expired",
+        "expired",
+        detail,
+        json!({}),
+    );
+    store_doc(cx, Some(&before), &mut doc);
+    JobOutcome::Done
+}
+
+/// Job `doc.erase`: a permanently deleted document's log, comments and files.
+pub fn erase(cx: &mut Cx, job: &Job) -> JobOutcome {
+    let Ok(e) = serde_json::from_slice::<Erase>(&job.payload) else {
+        return JobOutcome::Failed("bad erase payload".into());
+    };
+    for (start, end) in [log_prefix(&e.doc_id), comments_prefix(&e.doc_id)] {
+        loop {
+            let batch = cx.p.scan(&start, &end, 500, false);
+            if batch.is_empty() {
+                break;
+            }
+            for (k, _) in batch {
+                cx.p.delete(&k);
+            }
+        }
+    }
+    for b in &e.blobs {
+        blobs::release(cx, b, &owner_of(&e.doc_id));
+    }
+    JobOutcome::Done
+}
+
+/// Job `doc.remind`: scheduled (`ids`, `message`) or automatic (`auto`) reminders.
+pub fn remind_job(cx: &mut Cx, job: &Job) -> JobOutcome {
+    let Ok(p) = serde_json::from_slice::<serde_json::Value>(&job.payload) else {
+        return JobOutcome::Failed("bad reminder payload".into());
+    };
+    let id = p["doc"].as_str().unwrap_or("");
+    let Some(mut doc) = load_doc(cx, id).filter(|d| d.status.is_active()) else {
+        return JobOutcome::Done;
+    };
+    let auto = p["auto"].as_bool().unwrap_or(false);
+    let ids: Vec<String> = p["ids"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    let who: Vec<_> = doc
+        .recipients
+        .iter()
+        .filter(|r| r.role != Role::Cc)
+        .filter(|r| {
+            matches!(
+                r.status,
+                RecipientStatus::Sent | RecipientStatus::Viewed | RecipientStatus::Reviewed
+            )
+        })
+        .filter(|r| auto || ids.contains(&r.id))
+        .cloned()
+        .collect();
+    if who.is_empty() {
+        return JobOutcome::Done;
+    }
+    let before = doc.clone();
+    let message = p["message"].as_str().unwrap_or("").to_string();
+    remind(cx, &mut doc, &who, &message, &Actor::system());
+    store_doc(cx, Some(&before), &mut doc);
+    if auto && doc.reminders_sent < lifecycle::AUTO_REMINDER_MAX * who.len() as u32 {
+        return JobOutcome::RetryAt(cx.now() + lifecycle::AUTO_REMINDER_DAYS * 24 * 3600 * 1000);
+    }
+    JobOutcome::Done
+}

@@ -1,0 +1,96 @@
+//! Host work: what the engine asks the host to do outside a transaction (download,
+//! import, convert, render) and what comes back. Mirrors the work types of
+//! `wit/esign.wit`; see there for the meaning of each member.
+
+#[allow(unused_imports)]
+use crate::prelude::*;
+
+/// Mirrors `types.work-order`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkOrder {
+    Import(Vec<ImportSource>),
+    Render(RenderOrder),
+    Fetch(String),
+}
+
+/// Mirrors `types.work-outcome`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WorkOutcome {
+    Import(Vec<ImportResult>),
+    Render(Result<RenderedFile, WorkFailure>),
+    Fetch(Result<BlobInfo, WorkFailure>),
+}
+
+/// Mirrors `types.import-source`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportSource {
+    pub blob: Option<String>,
+    pub url: Option<String>,
+    pub name: String,
+    pub fill: Vec<(String, String)>,
+}
+
+/// Mirrors `types.page-size`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageSize {
+    pub width: f32,
+    pub height: f32,
+}
+
+/// Mirrors `types.imported-file`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportedFile {
+    pub blob: String,
+    pub size: u64,
+    pub sha256: String,
+    pub pages: Vec<PageSize>,
+    pub placeholders: Vec<String>,
+    pub downloaded: Option<BlobInfo>,
+}
+
+/// Mirrors `types.work-failure`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkFailure {
+    pub code: String,
+    pub message: String,
+}
+
+/// Mirrors `types.import-result`.
+pub type ImportResult = Result<ImportedFile, WorkFailure>;
+
+/// Mirrors `types.block`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block {
+    Heading(String),
+    Text(String),
+    Row(Vec<String>),
+    HeaderRow(Vec<String>),
+    Rule,
+    PageBreak,
+}
+
+/// Mirrors `types.render-order`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderOrder {
+    pub sources: Vec<String>,
+    pub appendix: Vec<Block>,
+    pub summary: Vec<Block>,
+}
+
+/// Mirrors `types.rendered-file`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RenderedFile {
+    pub blob: String,
+    pub size: u64,
+    pub sha256: String,
+    pub content_sha256: String,
+    pub page_count: u32,
+}
+
+/// Mirrors `types.blob-info`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlobInfo {
+    pub id: String,
+    pub size: u64,
+    pub sha256: String,
+}

@@ -1,0 +1,210 @@
+//! Outbound HTTPS: the one client the host uses to reach other servers (file downloads
+//! now, webhook deliveries later). It verifies TLS against the system roots plus an
+//! optional extra CA, never follows redirects, and refuses targets that resolve to
+//! loopback, private, link-local or otherwise internal addresses unless told to allow
+//! them (tests, private deployments).
+
+use anyhow::Context;
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How outbound requests behave; fixed for the process.
+#[derive(Clone, Debug, Default)]
+pub struct OutboundConfig {
+    /// An extra PEM CA certificate trusted beside the system roots.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// Allow targets on loopback, private and link-local addresses.
+    pub allow_private: bool,
+}
+
+/// Whether `ip` is an address a public HTTPS target may have: not loopback, private,
+/// link-local, unspecified, multicast, documentation, shared (CGNAT) or benchmarking
+/// space, nor an IPv6 unique-local or IPv4-mapped internal address.
+pub fn is_public(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => {
+            let o = v4.octets();
+            !(v4.is_loopback()
+                || v4.is_private()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_multicast()
+                || v4.is_documentation()
+                || o[0] == 0
+                || (o[0] == 100 && (o[1] & 0xc0) == 64) // 100.64.0.0/10
+                || (o[0] == 198 && (o[1] & 0xfe) == 18) // 198.18.0.0/15
+                || o[0] >= 240)
+        }
+        IpAddr::V6(v6) => {
+            if let Some(v4) = v6.to_ipv4_mapped() {
+                return is_public(IpAddr::V4(v4));
+            }
+            let seg = v6.segments();
+            !(v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || (seg[0] & 0xfe00) == 0xfc00 // unique local
+                || (seg[0] & 0xffc0) == 0xfe80 // link-local
+                || seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
+        }
+    }
+}
+
+/// A DNS resolver that drops internal addresses (unless allowed).
+struct GuardedResolver {
+    allow_private: bool,
+}
+
+impl reqwest::dns::Resolve for GuardedResolver {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let allow_private = self.allow_private;
+        Box::pin(async move {
+            let host = name.as_str().to_string();
+            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
+                .await?
+                .filter(|a| allow_private || is_public(a.ip()))
+                .collect();
+            if addrs.is_empty() {
+                return Err(format!(
+                    "{host} resolves to no public address (internal addresses are refused)"
+                )
+                .into());
+            }
+            Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
+/// The outbound client.
+#[derive(Clone)]
+pub struct Outbound {
+    client: reqwest::Client,
+    allow_private: bool,
+}
+
+impl Outbound {
+    /// Builds the client. `timeout` bounds each whole request.
+    pub fn new(config: &OutboundConfig, timeout: Duration) -> anyhow::Result<Outbound> {
+        let mut builder = reqwest::Client::builder()
+            .use_rustls_tls()
+            .https_only(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(10)))
+            .user_agent(concat!("esign/", env!("CARGO_PKG_VERSION")))
+            .dns_resolver(Arc::new(GuardedResolver {
+                allow_private: config.allow_private,
+            }));
+        if let Some(path) = &config.ca_file {
+            builder = builder.add_root_certificate(read_ca(path)?);
+        }
+        Ok(Outbound {
+            client: builder.build()?,
+            allow_private: config.allow_private,
+        })
+    }
+
+    /// Checks a URL before use: `https://`, a host, and no internal IP literal.
+    pub fn check_url(&self, url: &str) -> Result<reqwest::Url, String> {
+        let parsed = reqwest::Url::parse(url).map_err(|e| format!("not a URL: {e}"))?;
+        if parsed.scheme() != "https" {
+            return Err("only https:// URLs are fetched".into());
+        }
+        match parsed.host() {
+            None => return Err("the URL has no host".into()),
+            Some(url::Host::Ipv4(ip)) if !self.allow_private && !is_public(ip.into()) => {
+                return Err(format!("{ip} is an internal address"));
+            }
+            Some(url::Host::Ipv6(ip)) if !self.allow_private && !is_public(ip.into()) => {
+                return Err(format!("{ip} is an internal address"));
+            }
+            _ => {}
+        }
+        Ok(parsed)
+    }
+
+    /// Downloads `url` (at most `max_bytes`); the reason on failure is for a person.
+    pub async fn download(&self, url: &str, max_bytes: usize) -> Result<Vec<u8>, String> {
+        let parsed = self.check_url(url)?;
+        let mut resp = self
+            .client
+            .get(parsed)
+            .send()
+            .await
+            .map_err(|e| describe(&e))?;
+        let status = resp.status();
+        if !status.is_success() {
+            return Err(format!("the server answered {status}"));
+        }
+        if resp.content_length().is_some_and(|n| n > max_bytes as u64) {
+            return Err(format!("the file is larger than {max_bytes} bytes"));
+        }
+        let mut out = Vec::new();
+        while let Some(chunk) = resp.chunk().await.map_err(|e| describe(&e))? {
+            if out.len() + chunk.len() > max_bytes {
+                return Err(format!("the file is larger than {max_bytes} bytes"));
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out)
+    }
+
+    /// The underlying client (for deliveries that build their own requests).
+    pub fn client(&self) -> &reqwest::Client {
+        &self.client
+    }
+}
+
+/// A reqwest error with its causes, for a person.
+fn describe(e: &reqwest::Error) -> String {
+    let mut text = if e.is_timeout() {
+        "timed out".to_string()
+    } else {
+        e.to_string()
+    };
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn read_ca(path: &Path) -> anyhow::Result<reqwest::Certificate> {
+    let pem = std::fs::read(path)
+        .with_context(|| format!("reading the CA certificate {}", path.display()))?;
+    reqwest::Certificate::from_pem(&pem)
+        .with_context(|| format!("parsing the CA certificate {}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn internal_addresses_are_not_public() {
+        for ip in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "0.0.0.0",
+            "100.64.0.1",
+            "::1",
+            "fc00::1",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+            "::ffff:10.0.0.1",
+        ] {
+            assert!(!is_public(ip.parse().unwrap()), "{ip}");
+        }
+        for ip in ["93.184.216.34", "1.1.1.1", "2606:4700::1111"] {
+            assert!(is_public(ip.parse().unwrap()), "{ip}");
+        }
+    }
+}

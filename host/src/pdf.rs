@@ -1,0 +1,1228 @@
+//! PDF handling for esign: inspecting uploaded PDFs, merging them with generated
+//! text pages (appendix and signature summary), and extracting text.
+//!
+//! Generated pages use the standard Type1 fonts Helvetica and Helvetica-Bold with
+//! WinAnsiEncoding, so no font is embedded and lopdf's text extraction can read them back.
+
+use std::collections::HashSet;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use anyhow::{Context, anyhow, bail};
+use lopdf::{Dictionary, Document, IncrementalDocument, Object, ObjectId, Stream, dictionary};
+use sha2::{Digest, Sha256};
+
+/// Size of one page in PDF points.
+///
+/// This is the size a viewer shows: the crop box (or the media box when there is no
+/// crop box), with width and height swapped when the page is rotated by 90 or 270 degrees.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PageSize {
+    /// Width in points (1/72 inch).
+    pub width: f32,
+    /// Height in points (1/72 inch).
+    pub height: f32,
+}
+
+/// What importing a PDF found: one entry per page, in page order (never empty).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PdfInfo {
+    /// The size of every page, first page first.
+    pub pages: Vec<PageSize>,
+}
+
+/// Why a file could not be imported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum InspectError {
+    /// The PDF is encrypted and needs a user password to open.
+    Encrypted,
+    /// Not a readable PDF (garbage, truncated, broken), or it has zero pages.
+    /// The string is a human-readable reason.
+    Invalid(String),
+}
+
+impl std::fmt::Display for InspectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            InspectError::Encrypted => f.write_str("the PDF is password protected"),
+            InspectError::Invalid(reason) => write!(f, "not a valid PDF: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for InspectError {}
+
+/// A piece of generated text layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Block {
+    /// A heading: bold, larger, wrapped to the page width.
+    Heading(String),
+    /// A wrapped paragraph; `\n` starts a new line.
+    Text(String),
+    /// A table row: cells spread evenly across the width, the last cell right-aligned.
+    /// A cell too wide for its column wraps within it.
+    Row(Vec<String>),
+    /// Same as [`Block::Row`], in bold.
+    HeaderRow(Vec<String>),
+    /// A thin horizontal line across the text width.
+    Rule,
+    /// Continue on a new page (ignored at the top of an empty page).
+    PageBreak,
+}
+
+/// The final document produced by [`render`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    /// The complete PDF file.
+    pub pdf: Vec<u8>,
+    /// Lower-case hex SHA-256 of the content revision: the serialized PDF of the sources
+    /// plus the appendix, before the summary. The summary is an incremental update, so that
+    /// revision is byte-for-byte the start of `pdf`, up to and including the second-to-last
+    /// `%%EOF` marker (no newline after it): anyone can recompute this hash from the final file.
+    pub content_sha256: String,
+    /// Total number of pages in `pdf`.
+    pub page_count: u32,
+}
+
+/// A4 width in points.
+const A4_WIDTH: f32 = 595.28;
+/// A4 height in points.
+const A4_HEIGHT: f32 = 841.89;
+/// Page margin of generated pages, in points (about 20 mm).
+const MARGIN: f32 = 56.0;
+/// Size used when a page has no usable media box (US Letter, as viewers assume).
+const DEFAULT_MEDIA_BOX: [f32; 4] = [0.0, 0.0, 612.0, 792.0];
+/// How far from the end of the file `%%EOF` must be (the limit readers such as Acrobat use).
+const EOF_WINDOW: usize = 1024;
+
+/// Reads a PDF and reports its page sizes.
+///
+/// Accepts unencrypted PDFs and PDFs encrypted with an owner password only (empty user
+/// password). Returns [`InspectError::Encrypted`] when a user password is needed and
+/// [`InspectError::Invalid`] for anything that is not a complete, readable PDF with at
+/// least one page (including a file cut short: `%%EOF` must be within the last 1024
+/// bytes). Never panics, whatever the input.
+pub fn inspect(bytes: &[u8]) -> Result<PdfInfo, InspectError> {
+    guarded(|| inspect_inner(bytes)).unwrap_or_else(|| {
+        Err(InspectError::Invalid(
+            "the PDF parser failed on this file".to_string(),
+        ))
+    })
+}
+
+fn inspect_inner(bytes: &[u8]) -> Result<PdfInfo, InspectError> {
+    let invalid = |reason: &str| InspectError::Invalid(reason.to_string());
+    if bytes.is_empty() {
+        return Err(invalid("the file is empty"));
+    }
+    if !bytes.windows(5).take(1024).any(|w| w == b"%PDF-") {
+        return Err(invalid("the file does not start with a PDF header"));
+    }
+    let tail = &bytes[bytes.len().saturating_sub(EOF_WINDOW)..];
+    if !tail.windows(5).any(|w| w == b"%%EOF") {
+        return Err(invalid(
+            "the file is truncated (no %%EOF marker at its end)",
+        ));
+    }
+    let doc = Document::load_mem(bytes)
+        .map_err(|e| InspectError::Invalid(format!("cannot parse the PDF: {e}")))?;
+    if needs_password(&doc) {
+        return Err(InspectError::Encrypted);
+    }
+    let page_ids: Vec<ObjectId> = doc.get_pages().into_values().collect();
+    if page_ids.is_empty() {
+        return Err(invalid("the PDF has no pages"));
+    }
+    let mut pages = Vec::with_capacity(page_ids.len());
+    for (index, page_id) in page_ids.into_iter().enumerate() {
+        for content_id in doc.get_page_contents(page_id) {
+            if !doc.objects.contains_key(&content_id) {
+                return Err(InspectError::Invalid(format!(
+                    "the content of page {} is missing",
+                    index + 1
+                )));
+            }
+        }
+        pages.push(page_size(&doc, page_id));
+    }
+    Ok(PdfInfo { pages })
+}
+
+/// Whether the document is encrypted and could not be opened with an empty user password.
+fn needs_password(doc: &Document) -> bool {
+    doc.trailer.has(b"Encrypt") && doc.encryption_state.is_none()
+}
+
+/// The displayed size of a page (crop box, else media box, rotation applied).
+fn page_size(doc: &Document, page_id: ObjectId) -> PageSize {
+    let media = inherited(doc, page_id, b"MediaBox")
+        .and_then(|o| rect(doc, &o))
+        .unwrap_or(DEFAULT_MEDIA_BOX);
+    let visible = inherited(doc, page_id, b"CropBox")
+        .and_then(|o| rect(doc, &o))
+        .map(|crop| intersect(crop, media))
+        .unwrap_or(media);
+    let width = (visible[2] - visible[0]).abs();
+    let height = (visible[3] - visible[1]).abs();
+    let rotate = inherited(doc, page_id, b"Rotate")
+        .and_then(|o| deref(doc, &o).as_i64().ok())
+        .unwrap_or(0);
+    if rotate.rem_euclid(180) == 90 {
+        PageSize {
+            width: height,
+            height: width,
+        }
+    } else {
+        PageSize { width, height }
+    }
+}
+
+/// Intersection of two rectangles; falls back to `outer` when they do not overlap.
+fn intersect(inner: [f32; 4], outer: [f32; 4]) -> [f32; 4] {
+    let norm = |r: [f32; 4]| {
+        [
+            r[0].min(r[2]),
+            r[1].min(r[3]),
+            r[0].max(r[2]),
+            r[1].max(r[3]),
+        ]
+    };
+    let (a, b) = (norm(inner), norm(outer));
+    let r = [
+        a[0].max(b[0]),
+        a[1].max(b[1]),
+        a[2].min(b[2]),
+        a[3].min(b[3]),
+    ];
+    if r[2] > r[0] && r[3] > r[1] { r } else { b }
+}
+
+/// Follows a reference (a few levels at most) to the object it names.
+fn deref<'a>(doc: &'a Document, object: &'a Object) -> &'a Object {
+    let mut current = object;
+    for _ in 0..8 {
+        match current {
+            Object::Reference(id) => match doc.objects.get(id) {
+                Some(next) => current = next,
+                None => return &Object::Null,
+            },
+            _ => return current,
+        }
+    }
+    &Object::Null
+}
+
+/// A rectangle `[llx lly urx ury]` with finite numbers, or `None`.
+fn rect(doc: &Document, object: &Object) -> Option<[f32; 4]> {
+    let array = deref(doc, object).as_array().ok()?;
+    if array.len() != 4 {
+        return None;
+    }
+    let mut r = [0.0f32; 4];
+    for (slot, item) in r.iter_mut().zip(array) {
+        *slot = deref(doc, item).as_float().ok()?;
+        if !slot.is_finite() {
+            return None;
+        }
+    }
+    ((r[2] - r[0]).abs() > 0.0 && (r[3] - r[1]).abs() > 0.0).then_some(r)
+}
+
+/// The value of an inheritable page attribute, looked up on the page and then its
+/// ancestors. A missing or null value counts as absent.
+fn inherited(doc: &Document, page_id: ObjectId, key: &[u8]) -> Option<Object> {
+    let mut current = page_id;
+    let mut seen = HashSet::new();
+    while seen.insert(current) {
+        let node = doc.get_dictionary(current).ok()?;
+        if let Ok(value) = node.get(key)
+            && !matches!(deref(doc, value), Object::Null)
+        {
+            return Some(value.clone());
+        }
+        current = node.get(b"Parent").ok()?.as_reference().ok()?;
+    }
+    None
+}
+
+/// Runs `f`, turning a panic inside it (from the PDF parser) into `None`.
+fn guarded<T>(f: impl FnOnce() -> T) -> Option<T> {
+    catch_unwind(AssertUnwindSafe(f)).ok()
+}
+
+/// Loads a PDF for merging or text extraction, decrypting owner-password-only files.
+fn load(bytes: &[u8]) -> anyhow::Result<Document> {
+    let doc = guarded(|| Document::load_mem(bytes))
+        .ok_or_else(|| anyhow!("the PDF parser failed on this file"))?
+        .context("cannot parse the PDF")?;
+    if needs_password(&doc) {
+        bail!("the PDF is password protected");
+    }
+    Ok(doc)
+}
+
+/// Builds the final document: all pages of every source PDF in order, then `appendix`
+/// laid out on new A4 pages (none when it is empty). The SHA-256 of that content (the
+/// serialized PDF of sources + appendix) is computed; then `summary` is laid out on new
+/// A4 page(s), followed by a final line `Content SHA-256: <hex>`.
+///
+/// The summary pages are written as an incremental update, so the hashed content is
+/// exactly the first bytes of [`Rendered::pdf`] (see [`Rendered::content_sha256`]). The output is deterministic: the same inputs give the same bytes and hash.
+/// Source pages keep their content, resources, size, crop box and rotation; document-level
+/// parts of the sources (outline, form definitions, metadata) are not carried over.
+/// Sources must be PDFs that [`inspect`] accepted; anything else returns an error.
+pub fn render(
+    sources: &[&[u8]],
+    appendix: &[Block],
+    summary: &[Block],
+) -> anyhow::Result<Rendered> {
+    guarded(|| render_inner(sources, appendix, summary))
+        .unwrap_or_else(|| Err(anyhow!("the PDF library failed on these inputs")))
+}
+
+fn render_inner(
+    sources: &[&[u8]],
+    appendix: &[Block],
+    summary: &[Block],
+) -> anyhow::Result<Rendered> {
+    let mut doc = Document::with_version("1.7");
+    let pages_id = doc.new_object_id();
+    let mut kids: Vec<ObjectId> = Vec::new();
+
+    for (index, source) in sources.iter().enumerate() {
+        let source = load(source).with_context(|| format!("source PDF #{}", index + 1))?;
+        append_source(&mut doc, source, pages_id, &mut kids)
+            .with_context(|| format!("source PDF #{}", index + 1))?;
+    }
+
+    let appendix_pages = layout(appendix);
+    let mut fonts_id = None;
+    if !appendix_pages.is_empty() {
+        let resources = add_font_resources(&mut doc);
+        fonts_id = Some(resources);
+        for content in appendix_pages {
+            kids.push(add_page(&mut doc, pages_id, resources, content));
+        }
+    }
+    if kids.is_empty() {
+        bail!("nothing to render: no source pages and an empty appendix");
+    }
+    doc.objects
+        .insert(pages_id, Object::Dictionary(pages_node(&kids)));
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    doc.prune_objects();
+
+    let mut content = Vec::new();
+    doc.save_to(&mut content).context("cannot write the PDF")?;
+    let content_sha256 = hex(&Sha256::digest(&content));
+    doc.xref_start = startxref(&content).context("cannot find startxref in the written PDF")?;
+
+    // Summary: an incremental update on top of the hashed content.
+    let mut summary_blocks = summary.to_vec();
+    summary_blocks.push(Block::Text(format!("Content SHA-256: {content_sha256}")));
+    let mut update = IncrementalDocument::create_from(content, doc);
+    let new = &mut update.new_document;
+    let resources = match fonts_id {
+        Some(id) => id,
+        None => add_font_resources(new),
+    };
+    for page in layout(&summary_blocks) {
+        kids.push(add_page(new, pages_id, resources, page));
+    }
+    new.objects
+        .insert(pages_id, Object::Dictionary(pages_node(&kids)));
+    let mut pdf = Vec::new();
+    update.save_to(&mut pdf).context("cannot write the PDF")?;
+
+    Ok(Rendered {
+        pdf,
+        content_sha256,
+        page_count: u32::try_from(kids.len()).context("too many pages")?,
+    })
+}
+
+/// The byte offset after the last `startxref` keyword of a PDF we just wrote.
+fn startxref(pdf: &[u8]) -> Option<usize> {
+    let keyword = b"startxref";
+    let at = pdf.windows(keyword.len()).rposition(|w| w == keyword)?;
+    let digits: String = pdf[at + keyword.len()..]
+        .iter()
+        .skip_while(|b| b.is_ascii_whitespace())
+        .take_while(|b| b.is_ascii_digit())
+        .map(|&b| char::from(b))
+        .collect();
+    digits.parse().ok()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
+            let _ = write!(s, "{b:02x}");
+            s
+        })
+}
+
+fn pages_node(kids: &[ObjectId]) -> Dictionary {
+    dictionary! {
+        "Type" => "Pages",
+        "Kids" => kids.iter().map(|&id| Object::Reference(id)).collect::<Vec<_>>(),
+        "Count" => kids.len() as i64,
+    }
+}
+
+/// Copies every page of `source` into `doc` under the page tree node `pages_id`,
+/// renumbering the source's objects past `doc`'s and appending the new page ids to `kids`.
+/// Objects the pages do not use are removed later by `prune_objects`.
+fn append_source(
+    doc: &mut Document,
+    mut source: Document,
+    pages_id: ObjectId,
+    kids: &mut Vec<ObjectId>,
+) -> anyhow::Result<()> {
+    let page_ids: Vec<ObjectId> = source.get_pages().into_values().collect();
+    if page_ids.is_empty() {
+        bail!("the PDF has no pages");
+    }
+    // Inherited attributes live on page tree nodes that are not copied: put them on the page.
+    for &page_id in &page_ids {
+        let mut page = source
+            .get_dictionary(page_id)
+            .context("a page is not a dictionary")?
+            .clone();
+        let media_box = inherited(&source, page_id, b"MediaBox")
+            .filter(|o| rect(&source, o).is_some())
+            .unwrap_or_else(|| {
+                DEFAULT_MEDIA_BOX
+                    .iter()
+                    .map(|&v| Object::Real(v))
+                    .collect::<Vec<_>>()
+                    .into()
+            });
+        page.set("MediaBox", media_box);
+        if let Some(crop_box) = inherited(&source, page_id, b"CropBox") {
+            page.set("CropBox", crop_box);
+        }
+        page.set(
+            "Resources",
+            inherited(&source, page_id, b"Resources").unwrap_or_else(|| Dictionary::new().into()),
+        );
+        if let Some(rotate) = inherited(&source, page_id, b"Rotate") {
+            page.set("Rotate", rotate);
+        }
+        source.objects.insert(page_id, Object::Dictionary(page));
+    }
+
+    source.renumber_objects_with(doc.max_id + 1);
+    let page_ids: Vec<ObjectId> = source.get_pages().into_values().collect();
+    for &page_id in &page_ids {
+        if let Some(Object::Dictionary(page)) = source.objects.get_mut(&page_id) {
+            page.set("Parent", pages_id);
+        }
+    }
+    let highest = source.objects.keys().map(|id| id.0).max().unwrap_or(0);
+    doc.objects.extend(source.objects);
+    doc.max_id = doc.max_id.max(highest).max(source.max_id);
+    kids.extend(page_ids);
+    Ok(())
+}
+
+/// Adds the Helvetica / Helvetica-Bold font resources (`/F1`, `/F2`) and returns the
+/// id of the resource dictionary.
+fn add_font_resources(doc: &mut Document) -> ObjectId {
+    let regular = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
+        "Encoding" => "WinAnsiEncoding",
+    });
+    let bold = doc.add_object(dictionary! {
+        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica-Bold",
+        "Encoding" => "WinAnsiEncoding",
+    });
+    doc.add_object(dictionary! {
+        "Font" => dictionary! { "F1" => regular, "F2" => bold },
+        "ProcSet" => vec![Object::Name(b"PDF".to_vec()), Object::Name(b"Text".to_vec())],
+    })
+}
+
+/// Adds one A4 page with the given content stream and returns its id.
+fn add_page(
+    doc: &mut Document,
+    pages_id: ObjectId,
+    resources: ObjectId,
+    content: Vec<u8>,
+) -> ObjectId {
+    let mut stream = Stream::new(Dictionary::new(), content);
+    // Compression only fails on an I/O error writing to memory; uncompressed is still valid.
+    let _ = stream.compress();
+    let content_id = doc.add_object(stream);
+    doc.add_object(dictionary! {
+        "Type" => "Page",
+        "Parent" => pages_id,
+        "MediaBox" => vec![0.into(), 0.into(), Object::Real(A4_WIDTH), Object::Real(A4_HEIGHT)],
+        "Resources" => resources,
+        "Contents" => content_id,
+    })
+}
+
+/// Text of every page (for tests and search), using lopdf's text extraction.
+///
+/// Pages are concatenated in order; text lines end with `\n`. Text in fonts lopdf cannot
+/// decode is skipped rather than failing the whole document. Errors only when the bytes
+/// are not a readable PDF or need a password.
+pub fn extract_text(bytes: &[u8]) -> anyhow::Result<String> {
+    let doc = load(bytes)?;
+    guarded(|| {
+        let mut text = String::new();
+        for page_number in doc.get_pages().into_keys() {
+            for chunk in doc
+                .extract_text_chunks(&[page_number])
+                .into_iter()
+                .flatten()
+            {
+                text.push_str(&chunk);
+            }
+        }
+        text
+    })
+    .ok_or_else(|| anyhow!("text extraction failed on this file"))
+}
+
+/// A valid PDF with `pages` A4 pages, page i (from 1) showing the text "Page i"
+/// (for tests and benchmarks). `sample_pdf(0)` is a PDF with zero pages, which
+/// [`inspect`] rejects.
+pub fn sample_pdf(pages: usize) -> Vec<u8> {
+    let mut doc = Document::with_version("1.7");
+    let pages_id = doc.new_object_id();
+    let resources = add_font_resources(&mut doc);
+    let kids: Vec<ObjectId> = (1..=pages)
+        .map(|i| {
+            let mut page = Layout::new();
+            page.block(&Block::Heading(format!("Page {i}")));
+            let content = page.finish().into_iter().next().unwrap_or_default();
+            add_page(&mut doc, pages_id, resources, content)
+        })
+        .collect();
+    doc.objects
+        .insert(pages_id, Object::Dictionary(pages_node(&kids)));
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = doc.save_to(&mut out);
+    out
+}
+
+// ---------------------------------------------------------------------------
+// Text layout
+// ---------------------------------------------------------------------------
+
+/// One of the two standard fonts used on generated pages.
+#[derive(Clone, Copy)]
+enum Font {
+    Regular,
+    Bold,
+}
+
+impl Font {
+    fn resource(self) -> &'static str {
+        match self {
+            Font::Regular => "F1",
+            Font::Bold => "F2",
+        }
+    }
+
+    /// Width of a WinAnsi-encoded string in points at `size`.
+    fn width(self, text: &[u8], size: f32) -> f32 {
+        let table = match self {
+            Font::Regular => &HELVETICA_WIDTHS,
+            Font::Bold => &HELVETICA_BOLD_WIDTHS,
+        };
+        let units: u32 = text
+            .iter()
+            .map(|&b| match b {
+                32.. => match table[usize::from(b - 32)] {
+                    0 => 556,
+                    w => u32::from(w),
+                },
+                _ => 556,
+            })
+            .sum();
+        units as f32 * size / 1000.0
+    }
+}
+
+const TEXT_SIZE: f32 = 10.0;
+const HEADING_SIZE: f32 = 16.0;
+const LINE_FACTOR: f32 = 1.35;
+const CELL_GAP: f32 = 8.0;
+
+/// Lays out blocks on A4 pages; returns one content stream per page (none if no blocks
+/// produced any output).
+fn layout(blocks: &[Block]) -> Vec<Vec<u8>> {
+    let mut layout = Layout::new();
+    for block in blocks {
+        layout.block(block);
+    }
+    layout.finish()
+}
+
+/// A text line piece placed at an absolute x position.
+struct Piece {
+    x: f32,
+    text: Vec<u8>,
+}
+
+struct Layout {
+    pages: Vec<Vec<u8>>,
+    current: Vec<u8>,
+    /// Top of the free space on the current page.
+    y: f32,
+}
+
+impl Layout {
+    fn new() -> Self {
+        Layout {
+            pages: Vec::new(),
+            current: Vec::new(),
+            y: A4_HEIGHT - MARGIN,
+        }
+    }
+
+    fn finish(mut self) -> Vec<Vec<u8>> {
+        if !self.current.is_empty() {
+            self.pages.push(std::mem::take(&mut self.current));
+        }
+        self.pages
+    }
+
+    fn new_page(&mut self) {
+        if !self.current.is_empty() {
+            self.pages.push(std::mem::take(&mut self.current));
+        }
+        self.y = A4_HEIGHT - MARGIN;
+    }
+
+    fn at_top(&self) -> bool {
+        self.current.is_empty()
+    }
+
+    /// Makes room for `height` points, starting a new page if needed.
+    fn reserve(&mut self, height: f32) {
+        if self.y - height < MARGIN && !self.at_top() {
+            self.new_page();
+        }
+    }
+
+    fn space(&mut self, height: f32) {
+        if !self.at_top() {
+            self.y -= height;
+        }
+    }
+
+    /// Places one line of text made of pieces, all in the same font and size.
+    fn line(&mut self, font: Font, size: f32, pieces: &[Piece]) {
+        let height = size * LINE_FACTOR;
+        self.reserve(height);
+        let baseline = self.y - size;
+        self.y -= height;
+        let mut ops = format!("BT /{} {} Tf\n", font.resource(), num(size)).into_bytes();
+        for piece in pieces.iter().filter(|p| !p.text.is_empty()) {
+            ops.extend_from_slice(
+                format!("1 0 0 1 {} {} Tm ", num(piece.x), num(baseline)).as_bytes(),
+            );
+            push_pdf_string(&mut ops, &piece.text);
+            ops.extend_from_slice(b" Tj\n");
+        }
+        ops.extend_from_slice(b"ET\n");
+        self.current.extend_from_slice(&ops);
+    }
+
+    fn block(&mut self, block: &Block) {
+        let width = A4_WIDTH - 2.0 * MARGIN;
+        match block {
+            Block::Heading(text) => {
+                self.space(6.0);
+                self.paragraph(text, Font::Bold, HEADING_SIZE, width);
+                self.space(4.0);
+            }
+            Block::Text(text) => {
+                self.paragraph(text, Font::Regular, TEXT_SIZE, width);
+                self.space(6.0);
+            }
+            Block::Row(cells) => self.row(cells, Font::Regular),
+            Block::HeaderRow(cells) => self.row(cells, Font::Bold),
+            Block::Rule => {
+                self.reserve(10.0);
+                self.space(4.0);
+                let y = num(self.y);
+                self.current.extend_from_slice(
+                    format!(
+                        "q 0.5 w 0.6 G {} {y} m {} {y} l S Q\n",
+                        num(MARGIN),
+                        num(A4_WIDTH - MARGIN)
+                    )
+                    .as_bytes(),
+                );
+                self.y -= 6.0;
+            }
+            Block::PageBreak => self.new_page(),
+        }
+    }
+
+    fn paragraph(&mut self, text: &str, font: Font, size: f32, width: f32) {
+        for hard_line in text.split('\n') {
+            for line in wrap(&encode(hard_line), font, size, width) {
+                self.line(
+                    font,
+                    size,
+                    &[Piece {
+                        x: MARGIN,
+                        text: line,
+                    }],
+                );
+            }
+        }
+    }
+
+    fn row(&mut self, cells: &[String], font: Font) {
+        if cells.is_empty() {
+            return;
+        }
+        let column = (A4_WIDTH - 2.0 * MARGIN) / cells.len() as f32;
+        let last = cells.len() - 1;
+        let wrapped: Vec<Vec<Vec<u8>>> = cells
+            .iter()
+            .enumerate()
+            .map(|(i, cell)| {
+                let room = if i == last { column } else { column - CELL_GAP };
+                let text = encode(&cell.replace('\n', " "));
+                if text.is_empty() {
+                    Vec::new()
+                } else {
+                    wrap(&text, font, TEXT_SIZE, room.max(TEXT_SIZE))
+                }
+            })
+            .collect();
+        let lines = wrapped.iter().map(Vec::len).max().unwrap_or(0).max(1);
+        for k in 0..lines {
+            let present: Vec<usize> = (0..cells.len())
+                .filter(|&i| wrapped[i].get(k).is_some())
+                .collect();
+            let pieces: Vec<Piece> = present
+                .iter()
+                .enumerate()
+                .map(|(n, &i)| {
+                    let mut text = wrapped[i][k].clone();
+                    let x = if i == last {
+                        A4_WIDTH - MARGIN - Font::width(font, &text, TEXT_SIZE)
+                    } else {
+                        MARGIN + column * i as f32
+                    };
+                    // A trailing space (invisible) keeps cells apart in extracted text.
+                    if n + 1 < present.len() {
+                        text.push(b' ');
+                    }
+                    Piece { x, text }
+                })
+                .collect();
+            self.line(font, TEXT_SIZE, &pieces);
+        }
+        self.y -= 2.0;
+    }
+}
+
+/// Formats a number for a content stream (at most 2 decimals, no exponent).
+fn num(value: f32) -> String {
+    let s = format!("{value:.2}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    if s == "-0" {
+        "0".to_string()
+    } else {
+        s.to_string()
+    }
+}
+
+/// Appends a PDF literal string, escaping delimiters and non-printable bytes.
+fn push_pdf_string(out: &mut Vec<u8>, text: &[u8]) {
+    out.push(b'(');
+    for &b in text {
+        match b {
+            b'(' | b')' | b'\\' => out.extend_from_slice(&[b'\\', b]),
+            0x20..=0x7e => out.push(b),
+            _ => out.extend_from_slice(format!("\\{b:03o}").as_bytes()),
+        }
+    }
+    out.push(b')');
+}
+
+/// Breaks encoded text into lines no wider than `width`, at spaces where possible.
+fn wrap(text: &[u8], font: Font, size: f32, width: f32) -> Vec<Vec<u8>> {
+    let mut lines = Vec::new();
+    let mut line: Vec<u8> = Vec::new();
+    for word in text.split(|&b| b == b' ') {
+        let candidate_width = if line.is_empty() {
+            font.width(word, size)
+        } else {
+            font.width(&line, size) + font.width(b" ", size) + font.width(word, size)
+        };
+        if candidate_width <= width {
+            if !line.is_empty() {
+                line.push(b' ');
+            }
+            line.extend_from_slice(word);
+            continue;
+        }
+        if !line.is_empty() {
+            lines.push(std::mem::take(&mut line));
+        }
+        // The word alone may still be too wide: break it between characters.
+        for &b in word {
+            if !line.is_empty() && font.width(&line, size) + font.width(&[b], size) > width {
+                lines.push(std::mem::take(&mut line));
+            }
+            line.push(b);
+        }
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// Encodes text in WinAnsiEncoding; characters it cannot represent become `?`,
+/// tabs become spaces and other control characters are dropped.
+fn encode(text: &str) -> Vec<u8> {
+    text.chars()
+        .filter_map(|c| match c {
+            '\t' => Some(b' '),
+            ' '..='~' | '\u{a0}'..='\u{ff}' => u8::try_from(u32::from(c)).ok(),
+            c if c.is_control() => None,
+            c => Some(
+                CP1252_HIGH
+                    .iter()
+                    .find(|(ch, _)| *ch == c)
+                    .map_or(b'?', |&(_, b)| b),
+            ),
+        })
+        .collect()
+}
+
+/// Unicode characters that WinAnsiEncoding places in 0x80..=0x9F.
+const CP1252_HIGH: [(char, u8); 27] = [
+    ('\u{20ac}', 0x80),
+    ('\u{201a}', 0x82),
+    ('\u{0192}', 0x83),
+    ('\u{201e}', 0x84),
+    ('\u{2026}', 0x85),
+    ('\u{2020}', 0x86),
+    ('\u{2021}', 0x87),
+    ('\u{02c6}', 0x88),
+    ('\u{2030}', 0x89),
+    ('\u{0160}', 0x8a),
+    ('\u{2039}', 0x8b),
+    ('\u{0152}', 0x8c),
+    ('\u{017d}', 0x8e),
+    ('\u{2018}', 0x91),
+    ('\u{2019}', 0x92),
+    ('\u{201c}', 0x93),
+    ('\u{201d}', 0x94),
+    ('\u{2022}', 0x95),
+    ('\u{2013}', 0x96),
+    ('\u{2014}', 0x97),
+    ('\u{02dc}', 0x98),
+    ('\u{2122}', 0x99),
+    ('\u{0161}', 0x9a),
+    ('\u{203a}', 0x9b),
+    ('\u{0153}', 0x9c),
+    ('\u{017e}', 0x9e),
+    ('\u{0178}', 0x9f),
+];
+
+/// Helvetica glyph widths (Adobe AFM, 1/1000 em) for WinAnsi codes 32..=255; 0 = unused code.
+#[rustfmt::skip]
+const HELVETICA_WIDTHS: [u16; 224] = [
+    278, 278, 355, 556, 556, 889, 667, 191, 333, 333, 389, 584, 278, 333, 278, 278,
+    556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 278, 278, 584, 584, 584, 556,
+    1015, 667, 667, 722, 722, 667, 611, 778, 722, 278, 500, 667, 556, 833, 722, 778,
+    667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 278, 278, 278, 469, 556,
+    333, 556, 556, 500, 556, 556, 278, 556, 556, 222, 222, 500, 222, 833, 556, 556,
+    556, 556, 333, 500, 278, 556, 500, 722, 500, 500, 500, 334, 260, 334, 584, 0,
+    556, 0, 222, 556, 333, 1000, 556, 556, 333, 1000, 667, 333, 1000, 0, 611, 0,
+    0, 222, 222, 333, 333, 350, 556, 1000, 333, 1000, 500, 333, 944, 0, 500, 667,
+    278, 333, 556, 556, 556, 556, 260, 556, 333, 737, 370, 556, 584, 333, 737, 333,
+    400, 584, 333, 333, 333, 578, 537, 278, 333, 333, 365, 556, 834, 834, 834, 611,
+    667, 667, 667, 667, 667, 667, 1000, 722, 667, 667, 667, 667, 278, 278, 278, 278,
+    722, 722, 778, 778, 778, 778, 778, 584, 778, 722, 722, 722, 722, 667, 667, 611,
+    556, 556, 556, 556, 556, 556, 889, 500, 556, 556, 556, 556, 278, 278, 278, 278,
+    556, 556, 556, 556, 556, 556, 556, 584, 611, 556, 556, 556, 556, 500, 556, 500,
+];
+
+/// Helvetica-Bold glyph widths (Adobe AFM, 1/1000 em) for WinAnsi codes 32..=255; 0 = unused code.
+#[rustfmt::skip]
+const HELVETICA_BOLD_WIDTHS: [u16; 224] = [
+    278, 333, 474, 556, 556, 889, 722, 238, 333, 333, 389, 584, 278, 333, 278, 278,
+    556, 556, 556, 556, 556, 556, 556, 556, 556, 556, 333, 333, 584, 584, 584, 611,
+    975, 722, 722, 722, 722, 667, 611, 778, 722, 278, 556, 722, 611, 833, 722, 778,
+    667, 778, 722, 667, 611, 722, 667, 944, 667, 667, 611, 333, 278, 333, 584, 556,
+    333, 556, 611, 556, 611, 556, 333, 611, 611, 278, 278, 556, 278, 889, 611, 611,
+    611, 611, 389, 556, 333, 611, 556, 778, 556, 556, 500, 389, 280, 389, 584, 0,
+    556, 0, 278, 556, 500, 1000, 556, 556, 333, 1000, 667, 333, 1000, 0, 611, 0,
+    0, 278, 278, 500, 500, 350, 556, 1000, 333, 1000, 556, 333, 944, 0, 500, 667,
+    278, 333, 556, 556, 556, 556, 280, 556, 333, 737, 370, 556, 584, 333, 737, 333,
+    400, 584, 333, 333, 333, 611, 556, 278, 333, 333, 365, 556, 834, 834, 834, 611,
+    722, 722, 722, 722, 722, 722, 1000, 722, 667, 667, 667, 667, 278, 278, 278, 278,
+    722, 722, 778, 778, 778, 778, 778, 584, 778, 722, 722, 722, 722, 667, 667, 611,
+    556, 556, 556, 556, 556, 556, 889, 556, 556, 556, 556, 556, 278, 278, 278, 278,
+    611, 611, 611, 611, 611, 611, 611, 584, 611, 611, 611, 611, 611, 556, 611, 556,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Instant;
+
+    const ENCRYPTED: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/encrypted.pdf"
+    ));
+    const OWNER_ONLY: &[u8] = include_bytes!(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/owner-only.pdf"
+    ));
+
+    /// The revision covered by `content_sha256`: everything up to the second-to-last `%%EOF`.
+    fn content_revision(pdf: &[u8]) -> &[u8] {
+        let last = pdf.windows(5).rposition(|w| w == b"%%EOF").expect("%%EOF");
+        let end = pdf[..last]
+            .windows(5)
+            .rposition(|w| w == b"%%EOF")
+            .expect("two %%EOF")
+            + 5;
+        &pdf[..end]
+    }
+
+    fn a4() -> PageSize {
+        PageSize {
+            width: A4_WIDTH,
+            height: A4_HEIGHT,
+        }
+    }
+
+    /// A 2-page PDF whose size, crop box, rotation and resources are inherited from the
+    /// page tree, saved with object streams and a cross-reference stream.
+    fn inherited_attributes_pdf() -> Vec<u8> {
+        let mut doc = Document::with_version("1.5");
+        let pages_id = doc.new_object_id();
+        let font = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Courier",
+        });
+        let mut kids = Vec::new();
+        for text in ["Landscape one", "Landscape two"] {
+            let content = format!("BT /F9 12 Tf 20 20 Td ({text}) Tj ET");
+            let content_id = doc.add_object(Stream::new(Dictionary::new(), content.into_bytes()));
+            kids.push(Object::Reference(doc.add_object(dictionary! {
+                "Type" => "Page", "Parent" => pages_id, "Contents" => content_id,
+            })));
+        }
+        doc.objects.insert(
+            pages_id,
+            Object::Dictionary(dictionary! {
+                "Type" => "Pages", "Kids" => kids, "Count" => 2,
+                "MediaBox" => vec![0.into(), 0.into(), 400.into(), 300.into()],
+                "CropBox" => vec![10.into(), 10.into(), 390.into(), 290.into()],
+                "Rotate" => 90,
+                "Resources" => dictionary! { "Font" => dictionary! { "F9" => font } },
+            }),
+        );
+        let catalog = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+        doc.trailer.set("Root", catalog);
+        let mut out = Vec::new();
+        doc.save_modern(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn sample_pdf_is_accepted_and_readable() {
+        let pdf = sample_pdf(3);
+        let info = inspect(&pdf).unwrap();
+        assert_eq!(info.pages, vec![a4(); 3]);
+        let text = extract_text(&pdf).unwrap();
+        assert_eq!(text, "Page 1\nPage 2\nPage 3\n");
+    }
+
+    #[test]
+    fn inspect_rejects_broken_input_with_a_reason() {
+        let pdf = sample_pdf(2);
+        let cases: Vec<(&str, Vec<u8>)> = vec![
+            ("empty", Vec::new()),
+            ("garbage", b"hello, this is not a PDF at all".to_vec()),
+            ("header only", b"%PDF-1.7\n".to_vec()),
+            ("truncated", pdf[..pdf.len() / 2].to_vec()),
+            ("truncated end", pdf[..pdf.len() - 7].to_vec()),
+            ("zero pages", sample_pdf(0)),
+        ];
+        for (what, bytes) in cases {
+            match inspect(&bytes) {
+                Err(InspectError::Invalid(reason)) => {
+                    assert!(!reason.is_empty(), "{what}");
+                    println!("{what}: {reason}");
+                }
+                other => panic!("{what}: expected Invalid, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn inspect_never_panics_on_random_or_damaged_bytes() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let pdf = sample_pdf(2);
+        let modern = inherited_attributes_pdf();
+        for round in 0..300 {
+            let mut bytes: Vec<u8> = match round % 3 {
+                0 => (0..next() % 2048).map(|_| next() as u8).collect(),
+                1 => pdf[..(next() as usize) % pdf.len()].to_vec(),
+                _ => modern.clone(),
+            };
+            if round % 3 == 2 || round % 5 == 0 {
+                for _ in 0..1 + next() % 8 {
+                    if !bytes.is_empty() {
+                        let at = (next() as usize) % bytes.len();
+                        bytes[at] = next() as u8;
+                    }
+                }
+            }
+            if round % 7 == 0 {
+                bytes.splice(0..0, b"%PDF-1.4\n".iter().copied());
+            }
+            // Whatever the verdict, none of these may panic or hang.
+            if inspect(&bytes).is_ok() {
+                let _ = render(&[&bytes], &[Block::Text("x".into())], &[]);
+            }
+            let _ = extract_text(&bytes);
+        }
+    }
+
+    #[test]
+    fn inspect_tells_encrypted_from_owner_password_only() {
+        assert_eq!(inspect(ENCRYPTED), Err(InspectError::Encrypted));
+        let info = inspect(OWNER_ONLY).unwrap();
+        assert_eq!(info.pages.len(), 1);
+        assert!((info.pages[0].width - A4_WIDTH).abs() < 0.01);
+        assert!(render(&[ENCRYPTED], &[], &[]).is_err());
+        assert!(extract_text(ENCRYPTED).is_err());
+    }
+
+    #[test]
+    fn owner_password_only_source_is_merged_decrypted() {
+        let out = render(&[OWNER_ONLY], &[], &[Block::Text("Signed".into())]).unwrap();
+        assert_eq!(out.page_count, 2);
+        let text = extract_text(&out.pdf).unwrap();
+        assert!(text.starts_with("Page 1\n"), "{text}");
+        assert!(!out.pdf.windows(8).any(|w| w == b"/Encrypt"));
+    }
+
+    #[test]
+    fn render_merges_sources_then_appendix_then_summary() {
+        let first = sample_pdf(2);
+        let second = inherited_attributes_pdf();
+        let appendix = vec![
+            Block::Heading("Pricing".into()),
+            Block::HeaderRow(vec!["Item".into(), "Quantity".into(), "Total".into()]),
+            Block::Rule,
+            Block::Row(vec!["Widget".into(), "2 x 10.00".into(), "20.00".into()]),
+            Block::Row(vec![
+                "Caf\u{e9} cr\u{e8}me \u{2014} \u{201c}deluxe\u{201d}".into(),
+                "1 x \u{20ac}5.00".into(),
+                "\u{20ac}5.00".into(),
+            ]),
+            Block::Text("Non-Latin: \u{65e5}\u{672c}".into()),
+        ];
+        let summary = vec![
+            Block::Heading("Signatures".into()),
+            Block::Text("Signed by Alice (alice@example.com)".into()),
+        ];
+        let out = render(&[&first, &second], &appendix, &summary).unwrap();
+        assert_eq!(out.page_count, 2 + 2 + 1 + 1);
+
+        let info = inspect(&out.pdf).unwrap();
+        let landscape = PageSize {
+            width: 280.0,
+            height: 380.0,
+        };
+        assert_eq!(
+            info.pages,
+            vec![a4(), a4(), landscape, landscape, a4(), a4()]
+        );
+
+        let text = extract_text(&out.pdf).unwrap();
+        let expected_order = [
+            "Page 1",
+            "Page 2",
+            "Landscape one",
+            "Landscape two",
+            "Pricing",
+            "Item Quantity Total\n",
+            "Widget 2 x 10.00 20.00\n",
+            "Caf\u{e9} cr\u{e8}me \u{2014} \u{201c}deluxe\u{201d} 1 x \u{20ac}5.00 \u{20ac}5.00\n",
+            "Non-Latin: ??\n",
+            "Signatures",
+            "Signed by Alice (alice@example.com)\n",
+        ];
+        let mut from = 0;
+        for needle in expected_order {
+            let at = text[from..]
+                .find(needle)
+                .unwrap_or_else(|| panic!("{needle:?} missing in order in {text}"));
+            from += at + needle.len();
+        }
+        let hash_line = format!("Content SHA-256: {}\n", out.content_sha256);
+        assert!(text.ends_with(&hash_line), "{text}");
+
+        // The hash covers the first revision, which is a complete PDF without the summary.
+        assert_eq!(out.content_sha256.len(), 64);
+        let content = content_revision(&out.pdf);
+        assert_eq!(hex(&Sha256::digest(content)), out.content_sha256);
+        assert!(content.len() < out.pdf.len());
+        assert_eq!(inspect(content).unwrap().pages.len(), 5);
+        assert!(!extract_text(content).unwrap().contains("Signatures"));
+    }
+
+    #[test]
+    fn render_is_deterministic_and_hash_depends_on_content_only() {
+        let src = sample_pdf(2);
+        let a = render(
+            &[&src],
+            &[Block::Text("A".into())],
+            &[Block::Text("one".into())],
+        )
+        .unwrap();
+        let b = render(
+            &[&src],
+            &[Block::Text("A".into())],
+            &[Block::Text("one".into())],
+        )
+        .unwrap();
+        assert_eq!(a, b);
+        let c = render(
+            &[&src],
+            &[Block::Text("A".into())],
+            &[Block::Text("two".into())],
+        )
+        .unwrap();
+        assert_eq!(a.content_sha256, c.content_sha256);
+        let d = render(
+            &[&src],
+            &[Block::Text("B".into())],
+            &[Block::Text("one".into())],
+        )
+        .unwrap();
+        assert_ne!(a.content_sha256, d.content_sha256);
+    }
+
+    #[test]
+    fn empty_appendix_adds_no_page_and_empty_summary_still_has_hash_page() {
+        let src = sample_pdf(3);
+        let out = render(&[&src], &[], &[]).unwrap();
+        assert_eq!(out.page_count, 4);
+        assert_eq!(inspect(&out.pdf).unwrap().pages.len(), 4);
+        let text = extract_text(&out.pdf).unwrap();
+        assert!(text.ends_with(&format!("Content SHA-256: {}\n", out.content_sha256)));
+        // Appendix-only documents work too.
+        let out = render(&[], &[Block::Text("Only text".into())], &[]).unwrap();
+        assert_eq!(out.page_count, 2);
+        assert!(render(&[], &[], &[]).is_err());
+    }
+
+    #[test]
+    fn long_text_wraps_and_flows_onto_new_pages() {
+        let word = "lorem ipsum dolor sit amet consectetur ";
+        let paragraph = word.repeat(40);
+        let mut appendix: Vec<Block> = (0..30).map(|_| Block::Text(paragraph.clone())).collect();
+        appendix.push(Block::Text(format!("UNBROKEN{}", "x".repeat(300))));
+        appendix.push(Block::Text("The end.".into()));
+        appendix.push(Block::PageBreak);
+        appendix.push(Block::Text("After break.".into()));
+        let out = render(&[], &appendix, &[]).unwrap();
+        assert!(out.page_count >= 6, "{}", out.page_count);
+        let text = extract_text(&out.pdf).unwrap();
+        // Every generated line fits the text width.
+        for line in text.lines() {
+            let width = Font::Regular.width(&encode(line.trim_end()), TEXT_SIZE);
+            assert!(width <= A4_WIDTH - 2.0 * MARGIN + 0.01, "too wide: {line}");
+        }
+        assert!(text.contains("The end.\nAfter break."));
+        assert!(text.contains("UNBROKENxxxx"));
+        let doc = Document::load_mem(&out.pdf).unwrap();
+        let pages = doc.get_pages();
+        let last_page_text = doc
+            .extract_text(&[*pages.keys().nth_back(1).unwrap()])
+            .unwrap();
+        assert_eq!(last_page_text, "After break.\n");
+    }
+
+    #[test]
+    fn encoding_and_wrapping_helpers() {
+        assert_eq!(
+            encode("a\u{e9}\u{20ac}\u{65e5}\t\u{7}"),
+            vec![b'a', 0xe9, 0x80, b'?', b' ']
+        );
+        assert_eq!(num(12.0), "12");
+        assert_eq!(num(595.28), "595.28");
+        assert_eq!(num(-0.001), "0");
+        let mut s = Vec::new();
+        push_pdf_string(&mut s, b"a(b)\\\xe9");
+        assert_eq!(s, b"(a\\(b\\)\\\\\\351)");
+        assert_eq!(
+            wrap(b"aa bb", Font::Regular, 10.0, 12.0),
+            vec![b"aa".to_vec(), b"bb".to_vec()]
+        );
+        assert_eq!(wrap(b"", Font::Regular, 10.0, 12.0), vec![Vec::<u8>::new()]);
+        assert!((Font::Regular.width(b"Widget", 1000.0) - 3112.0).abs() < 0.5);
+    }
+
+    #[test]
+    fn timing_render_and_inspect_of_20_pages() {
+        let src = sample_pdf(20);
+        let appendix = vec![
+            Block::Heading("Pricing".into()),
+            Block::Row(vec!["Widget".into(), "2 x 10.00".into(), "20.00".into()]),
+            Block::Text("Terms apply.".into()),
+        ];
+        let summary = vec![
+            Block::Heading("Signatures".into()),
+            Block::Text("Alice signed.".into()),
+        ];
+        let runs = 10;
+        let started = Instant::now();
+        for _ in 0..runs {
+            inspect(&src).unwrap();
+        }
+        let inspect_ms = started.elapsed().as_secs_f64() * 1000.0 / runs as f64;
+        let started = Instant::now();
+        let mut out = None;
+        for _ in 0..runs {
+            out = Some(render(&[&src], &appendix, &summary).unwrap());
+        }
+        let render_ms = started.elapsed().as_secs_f64() * 1000.0 / runs as f64;
+        let out = out.unwrap();
+        let started = Instant::now();
+        inspect(&out.pdf).unwrap();
+        let inspect_out_ms = started.elapsed().as_secs_f64() * 1000.0;
+        println!(
+            "TIMING inspect(20 pages) {inspect_ms:.2} ms; render(20 pages + appendix + summary) {render_ms:.2} ms; \
+             inspect(rendered, {} pages, {} bytes) {inspect_out_ms:.2} ms",
+            out.page_count,
+            out.pdf.len()
+        );
+        assert_eq!(out.page_count, 22);
+        // Generous bounds: this also runs in unoptimized debug builds.
+        assert!(inspect_ms < 200.0 && render_ms < 1000.0);
+    }
+}

@@ -1,0 +1,295 @@
+//! Host work: what a job's work order asks for (download, import, Word conversion,
+//! rendering), done outside any transaction before the engine runs the job. The result
+//! ([`Prepared`]) holds the outcome for the engine and the new blobs, which the job's
+//! transaction writes together with the engine's changes: a crash before that commit
+//! loses nothing but the work, which is done again.
+
+use crate::outbound::Outbound;
+use crate::runtime::{
+    Block, ImportResult, ImportSource, ImportedFile, PageSize, RenderOrder, RenderedFile,
+    WorkFailure, WorkOrder, WorkOutcome, keys, random_id, sha256_hex,
+};
+use crate::store::Store;
+use crate::{office, pdf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a work order produced.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub outcome: WorkOutcome,
+    /// New blobs (id, bytes) that the outcome names.
+    pub blobs: Vec<(String, Vec<u8>)>,
+}
+
+/// What the work needs from the process.
+#[derive(Clone)]
+pub struct WorkContext {
+    pub store: Arc<Store>,
+    pub outbound: Outbound,
+    /// Largest file downloaded from a URL.
+    pub max_download_bytes: usize,
+    /// The LibreOffice binary, when Word conversion is available.
+    pub soffice: Option<String>,
+    pub convert_timeout: Duration,
+}
+
+/// Finds LibreOffice: `configured` if given, else `soffice` or `libreoffice` on PATH.
+/// `None` when none of them runs.
+pub fn find_soffice(configured: Option<&str>) -> Option<String> {
+    let candidates: Vec<&str> = match configured {
+        Some(c) => vec![c],
+        None => vec!["soffice", "libreoffice"],
+    };
+    candidates.into_iter().map(str::to_string).find(|c| {
+        std::process::Command::new(c)
+            .arg("--version")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    })
+}
+
+fn failure(code: &str, message: impl Into<String>) -> WorkFailure {
+    WorkFailure {
+        code: code.into(),
+        message: message.into(),
+    }
+}
+
+/// Does the work of `order`.
+pub async fn perform(cx: &WorkContext, order: &WorkOrder) -> Prepared {
+    let mut blobs = Vec::new();
+    let outcome = match order {
+        WorkOrder::Fetch(url) => WorkOutcome::Fetch(
+            match cx.outbound.download(url, cx.max_download_bytes).await {
+                Ok(bytes) => {
+                    let info = crate::runtime::BlobInfo {
+                        id: random_id(),
+                        size: bytes.len() as u64,
+                        sha256: sha256_hex(&bytes),
+                    };
+                    blobs.push((info.id.clone(), bytes));
+                    Ok(info)
+                }
+                Err(why) => Err(failure(
+                    "download-failed",
+                    format!("downloading {url} failed: {why}"),
+                )),
+            },
+        ),
+        WorkOrder::ImportFiles(sources) => {
+            let mut results = Vec::with_capacity(sources.len());
+            for source in sources {
+                results.push(import(cx, source, &mut blobs).await);
+            }
+            WorkOutcome::ImportFiles(results)
+        }
+        WorkOrder::Render(order) => {
+            let cx = cx.clone();
+            let order = order.clone();
+            let result = tokio::task::spawn_blocking(move || render(&cx, &order))
+                .await
+                .unwrap_or_else(|e| Err(failure("render-failed", e.to_string())));
+            WorkOutcome::Render(result.map(|(file, bytes)| {
+                blobs.push((file.blob.clone(), bytes));
+                file
+            }))
+        }
+    };
+    Prepared { outcome, blobs }
+}
+
+fn read_blob(cx: &WorkContext, id: &str) -> Result<Vec<u8>, WorkFailure> {
+    match cx.store.get_committed(&keys::blob(id)) {
+        Ok(Some(bytes)) => Ok(bytes),
+        Ok(None) => Err(failure(
+            "blob-missing",
+            "the file is no longer stored (the upload expired or was removed)",
+        )),
+        Err(e) => Err(failure("blob-missing", format!("reading the file: {e:#}"))),
+    }
+}
+
+async fn import(
+    cx: &WorkContext,
+    source: &ImportSource,
+    blobs: &mut Vec<(String, Vec<u8>)>,
+) -> ImportResult {
+    let (bytes, source_blob, downloaded) = match (&source.blob, &source.url) {
+        (Some(id), _) => match read_blob(cx, id) {
+            Ok(b) => (b, id.clone(), None),
+            Err(f) => return ImportResult::Failed(f),
+        },
+        (None, Some(url)) => match cx.outbound.download(url, cx.max_download_bytes).await {
+            Ok(b) => {
+                let id = random_id();
+                let info = crate::runtime::BlobInfo {
+                    id: id.clone(),
+                    size: b.len() as u64,
+                    sha256: sha256_hex(&b),
+                };
+                blobs.push((id.clone(), b.clone()));
+                (b, id, Some(info))
+            }
+            Err(why) => {
+                return ImportResult::Failed(failure(
+                    "download-failed",
+                    format!("downloading {url} failed: {why}"),
+                ));
+            }
+        },
+        (None, None) => return ImportResult::Failed(failure("blob-missing", "no file given")),
+    };
+    let cx2 = cx.clone();
+    let fill = source.fill.clone();
+    let name = source.name.clone();
+    let converted = tokio::task::spawn_blocking(move || to_pdf(&cx2, bytes, &name, &fill))
+        .await
+        .unwrap_or_else(|e| Err(failure("conversion-failed", e.to_string())));
+    match converted {
+        Ok(c) => {
+            // A PDF source is its own PDF blob; a converted one gets a new blob.
+            let blob = match c.new_pdf {
+                Some(pdf) => {
+                    let id = random_id();
+                    blobs.push((id.clone(), pdf));
+                    id
+                }
+                None => source_blob,
+            };
+            let (size, sha256) = (c.pdf_size, c.pdf_sha256);
+            ImportResult::Ok(ImportedFile {
+                blob,
+                size,
+                sha256,
+                pages: c.pages,
+                placeholders: c.placeholders,
+                downloaded,
+            })
+        }
+        Err(f) => ImportResult::Failed(f),
+    }
+}
+
+/// A source as a PDF.
+struct Converted {
+    /// A new PDF when the source was not one itself.
+    new_pdf: Option<Vec<u8>>,
+    pdf_size: u64,
+    pdf_sha256: String,
+    pages: Vec<PageSize>,
+    placeholders: Vec<String>,
+}
+
+fn inspect(bytes: &[u8]) -> Result<Vec<PageSize>, WorkFailure> {
+    match pdf::inspect(bytes) {
+        Ok(info) => Ok(info
+            .pages
+            .into_iter()
+            .map(|p| PageSize {
+                width: p.width,
+                height: p.height,
+            })
+            .collect()),
+        Err(pdf::InspectError::Encrypted) => Err(failure(
+            "encrypted",
+            "the PDF is password-protected; upload it without a password",
+        )),
+        Err(pdf::InspectError::Invalid(why)) => Err(failure(
+            "invalid-pdf",
+            format!("the file is not a readable PDF: {why}"),
+        )),
+    }
+}
+
+fn to_pdf(
+    cx: &WorkContext,
+    bytes: Vec<u8>,
+    name: &str,
+    fill: &[(String, String)],
+) -> Result<Converted, WorkFailure> {
+    if bytes.starts_with(b"%PDF")
+        || (name.to_ascii_lowercase().ends_with(".pdf") && !office::is_docx(&bytes))
+    {
+        let pages = inspect(&bytes)?;
+        return Ok(Converted {
+            new_pdf: None,
+            pdf_size: bytes.len() as u64,
+            pdf_sha256: sha256_hex(&bytes),
+            pages,
+            placeholders: Vec::new(),
+        });
+    }
+    if !office::is_docx(&bytes) {
+        return Err(failure(
+            "unsupported-format",
+            format!("{name:?} is neither a PDF nor a Word (.docx) file"),
+        ));
+    }
+    let placeholders = office::docx_placeholders(&bytes)
+        .map_err(|e| failure("conversion-failed", format!("reading the Word file: {e:#}")))?;
+    let filled = if fill.is_empty() {
+        bytes
+    } else {
+        office::fill_docx(&bytes, fill)
+            .map_err(|e| failure("conversion-failed", format!("filling the Word file: {e:#}")))?
+    };
+    let Some(soffice) = &cx.soffice else {
+        return Err(failure(
+            "conversion-unavailable",
+            "Word files cannot be converted here: LibreOffice (soffice) is not installed",
+        ));
+    };
+    let pdf =
+        office::convert_docx_to_pdf(&filled, soffice, cx.convert_timeout).map_err(|e| match e {
+            office::ConvertError::Unavailable(why) => failure(
+                "conversion-unavailable",
+                format!("LibreOffice could not be started: {why}"),
+            ),
+            office::ConvertError::Failed(why) => failure(
+                "conversion-failed",
+                format!("LibreOffice could not convert the Word file: {why}"),
+            ),
+        })?;
+    let pages = inspect(&pdf)?;
+    Ok(Converted {
+        pdf_size: pdf.len() as u64,
+        pdf_sha256: sha256_hex(&pdf),
+        new_pdf: Some(pdf),
+        pages,
+        placeholders,
+    })
+}
+
+fn block(b: &Block) -> pdf::Block {
+    match b {
+        Block::Heading(t) => pdf::Block::Heading(t.clone()),
+        Block::Text(t) => pdf::Block::Text(t.clone()),
+        Block::Row(c) => pdf::Block::Row(c.clone()),
+        Block::HeaderRow(c) => pdf::Block::HeaderRow(c.clone()),
+        Block::Rule => pdf::Block::Rule,
+        Block::PageBreak => pdf::Block::PageBreak,
+    }
+}
+
+fn render(cx: &WorkContext, order: &RenderOrder) -> Result<(RenderedFile, Vec<u8>), WorkFailure> {
+    let mut sources = Vec::with_capacity(order.sources.len());
+    for id in &order.sources {
+        sources.push(read_blob(cx, id)?);
+    }
+    let refs: Vec<&[u8]> = sources.iter().map(Vec::as_slice).collect();
+    let appendix: Vec<pdf::Block> = order.appendix.iter().map(block).collect();
+    let summary: Vec<pdf::Block> = order.summary.iter().map(block).collect();
+    let rendered = pdf::render(&refs, &appendix, &summary)
+        .map_err(|e| failure("render-failed", format!("{e:#}")))?;
+    let file = RenderedFile {
+        blob: random_id(),
+        size: rendered.pdf.len() as u64,
+        sha256: sha256_hex(&rendered.pdf),
+        content_sha256: rendered.content_sha256,
+        page_count: rendered.page_count,
+    };
+    Ok((file, rendered.pdf))
+}

@@ -1,0 +1,918 @@
+//! The document lifecycle, black-box: seal, send (and each of its 400s), send to
+//! recipients, forward, expiration, manual signing, lost, revisions, reminders, delete
+//! and recall, scheduled sending across a restart, pricing tables and products.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+
+fn signer(email: &str) -> Value {
+    json!({"first_name": "Sam", "last_name": email.split('@').next().unwrap(), "email": email})
+}
+
+/// A draft with one imported 2-page PDF and `recipients`; waits until it is a draft.
+fn pdf_draft(s: &Server, t: &str, name: &str, recipients: Value, extra: Value) -> String {
+    let mut body = json!({
+        "name": name,
+        "file_content": b64(&esign::pdf::sample_pdf(2)),
+        "file_name": "offer.pdf",
+        "recipients": recipients,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let created = s.create_doc(t, &body);
+    assert_eq!(
+        created.as_object().unwrap().len(),
+        2,
+        "the short form: {created}"
+    );
+    assert_eq!(created["status"], "importing");
+    let id = created["id"].as_str().unwrap().to_string();
+    s.wait_status(t, &id, "draft");
+    id
+}
+
+fn pdf_text(s: &Server, t: &str, id: &str) -> String {
+    let resp = s
+        .get(&format!("/v1/documents/{id}/download"))
+        .bearer_auth(t)
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "application/pdf");
+    esign::pdf::extract_text(&resp.bytes().unwrap()).unwrap()
+}
+
+fn count(v: &[String], what: &str) -> usize {
+    v.iter().filter(|e| *e == what).count()
+}
+
+#[test]
+fn seal_returns_unique_links_and_seals_in_the_background() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Seal me",
+        json!([signer("a@example.com"), signer("b@example.com")]),
+        json!({}),
+    );
+    let (status, body) = s.post_json(&t, &format!("/v1/documents/{id}/seal"), &json!({}));
+    assert_eq!(status, 200, "{body}");
+    let recipients = body["recipients"].as_array().unwrap();
+    assert_eq!(recipients.len(), 2);
+    let urls: Vec<&str> = recipients
+        .iter()
+        .map(|r| r["document_url"].as_str().unwrap())
+        .collect();
+    assert_ne!(urls[0], urls[1], "each recipient has an own link");
+    assert!(
+        urls.iter()
+            .all(|u| u.starts_with(&s.base) && u.len() > s.base.len() + 40),
+        "unguessable: {urls:?}"
+    );
+    assert!(recipients.iter().all(|r| r["id"].is_string()));
+    s.wait_status(&t, &id, "sealed");
+    assert_eq!(
+        s.events(&t, &id),
+        ["document.created", "document.imported", "document.sealed"]
+    );
+    // The final PDF: the document's pages, then the summary with the recipients and hash.
+    let text = pdf_text(&s, &t, &id);
+    assert!(text.contains("Page 1") && text.contains("Page 2"), "{text}");
+    assert!(text.contains("a@example.com") && text.contains("b@example.com"));
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let hash = d["content_sha256"].as_str().unwrap();
+    assert_eq!(hash.len(), 64);
+    assert!(text.contains(&format!("Content SHA-256: {hash}")));
+    // Sealing again is refused; so is sending a sealed document.
+    let (status, body) = s.post_json(&t, &format!("/v1/documents/{id}/seal"), &json!({}));
+    assert_eq!(assert_error(status, &body, 400), "document_not_draft");
+    let (status, body) = s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    assert_eq!(assert_error(status, &body, 400), "document_not_draft");
+    assert!(s.mails().is_empty(), "sealing mails nobody");
+}
+
+#[test]
+fn send_moves_to_sent_mails_every_recipient_and_records_one_event() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Send me",
+        json!([signer("x@example.com"), {"email": "cc@example.com", "role": "cc"}]),
+        json!({"email_send_message": "Please sign"}),
+    );
+    let (status, body) = call(
+        s.post(&format!("/v1/documents/{id}/send"))
+            .bearer_auth(&t)
+            .header("user-agent", "TestAgent/1.0")
+            .header("CLIENT_IP", "203.0.113.7")
+            .json(&json!({})),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "draft", "at acceptance");
+    assert_eq!(body["send_date"], Value::Null);
+    s.wait_status(&t, &id, "sent");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert!(d["send_date"].is_string());
+    assert!(
+        d["recipients"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["status"] == "sent")
+    );
+    let events = s.events(&t, &id);
+    assert_eq!(count(&events, "document.sent"), 1, "{events:?}");
+    // Every recipient is mailed their own link.
+    for r in d["recipients"].as_array().unwrap() {
+        let email = r["email"].as_str().unwrap();
+        let url = r["document_url"].as_str().unwrap();
+        let mails = s.wait_mails(1, |m| m.contains(&format!("To: {email}")));
+        assert!(mails[0].contains(url), "{email}'s mail has their link");
+        assert!(mails[0].contains("Please sign"));
+    }
+    // The device and IP are recorded.
+    let (_, log) = s.get_as(&t, &format!("/v1/documents/{id}/log"));
+    let entry = log["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "send_requested")
+        .unwrap();
+    assert_eq!(entry["user_agent"], "TestAgent/1.0");
+    assert_eq!(entry["ip"], "203.0.113.7");
+}
+
+#[test]
+fn send_by_another_sender_goes_through_processing() {
+    let mut s = Server::start(&[]);
+    let t = s.admin_token();
+    s.stop();
+    let entity = s.admin(&["entity", "list"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let u = s.admin(&[
+        "user",
+        "add",
+        "--email",
+        "rep@example.com",
+        "--password",
+        "password-123",
+        "--first-name",
+        "Rita",
+    ]);
+    s.admin(&[
+        "member",
+        "add",
+        "--user",
+        u["id"].as_str().unwrap(),
+        "--entity",
+        &entity,
+    ]);
+    let outsider = s.admin(&[
+        "user",
+        "add",
+        "--email",
+        "out@example.com",
+        "--password",
+        "password-123",
+    ]);
+    let _ = outsider;
+    s.launch();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Delegated",
+        json!([signer("d@example.com")]),
+        json!({}),
+    );
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/send"),
+        &json!({"sender_email": "nobody@example.com"}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_sender");
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/send"),
+        &json!({"sender_email": "out@example.com"}),
+    );
+    assert_eq!(
+        assert_error(status, &body, 400),
+        "invalid_sender",
+        "not a member of the entity"
+    );
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/send"),
+        &json!({"sender_email": "rep@example.com"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "processing");
+    assert_eq!(body["send_date"], Value::Null);
+    s.wait_status(&t, &id, "sent");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(d["sender_email"], "rep@example.com");
+}
+
+#[test]
+fn send_refuses_each_invalid_case_with_400() {
+    let files = FileServer::start(vec![(
+        "/slow.pdf",
+        Canned {
+            status: 200,
+            body: esign::pdf::sample_pdf(1),
+            delay: Duration::from_secs(4),
+        },
+    )]);
+    let ca = files.ca_file.display().to_string();
+    let s = Server::start(&["--outbound-ca-file", &ca, "--outbound-allow-private"]);
+    let t = s.admin_token();
+    let send = |id: &str, body: Value| s.post_json(&t, &format!("/v1/documents/{id}/send"), &body);
+    let expect = |id: &str, code: &str| {
+        let (status, body) = send(id, json!({}));
+        assert_eq!(assert_error(status, &body, 400), code, "{body}");
+    };
+    // Still importing (the file downloads slowly).
+    let importing = s.create_doc(
+        &t,
+        &json!({"name": "slow", "file_url": files.url("/slow.pdf"),
+                                             "recipients": [signer("s@example.com")]}),
+    );
+    assert_eq!(importing["status"], "importing");
+    expect(importing["id"].as_str().unwrap(), "document_importing");
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{}/seal", importing["id"].as_str().unwrap()),
+        &json!({}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "document_importing");
+    // Recipients not fitting the signing settings.
+    let cc_only = s.create_doc(&t, &json!({"name": "cc", "is_signing": true,
+                                           "recipients": [{"email": "c@example.com", "role": "cc"}]}));
+    expect(cc_only["id"].as_str().unwrap(), "recipients_not_fitting");
+    let approver = s.create_doc(&t, &json!({"name": "ap", "is_signing": false,
+                                            "recipients": [{"email": "a@example.com", "role": "approver"}]}));
+    expect(approver["id"].as_str().unwrap(), "recipients_not_fitting");
+    let order = s.create_doc(
+        &t,
+        &json!({"name": "order", "is_signing": false, "is_signing_order": true,
+                                         "recipients": [{"email": "c@example.com", "role": "cc"}]}),
+    );
+    expect(order["id"].as_str().unwrap(), "recipients_not_fitting");
+    let nobody = s.create_doc(&t, &json!({"name": "nobody"}));
+    expect(nobody["id"].as_str().unwrap(), "recipients_not_fitting");
+    // Invalid signing groups: positions must run 1, 2, ...
+    let groups = s.create_doc(
+        &t,
+        &json!({"name": "groups", "is_signing_order": true, "recipients": [
+        {"email": "a@example.com", "order_num": 1}, {"email": "b@example.com", "order_num": 3}]}),
+    );
+    expect(groups["id"].as_str().unwrap(), "invalid_signing_groups");
+    // An unresolved internal suggestion, until it is resolved.
+    let sugg = s.create_doc(
+        &t,
+        &json!({"name": "sugg", "recipients": [signer("s@example.com")]}),
+    );
+    let sid = sugg["id"].as_str().unwrap();
+    let (_, c) = s.post_json(
+        &t,
+        &format!("/v1/documents/{sid}/comments"),
+        &json!({"text": "Change §2", "suggestion": true}),
+    );
+    expect(sid, "unresolved_suggestions");
+    let cid = c["id"].as_str().unwrap();
+    assert_eq!(
+        call(
+            s.post(&format!("/v1/documents/{sid}/comments/{cid}/resolve"))
+                .bearer_auth(&t)
+        )
+        .0,
+        204
+    );
+    assert_eq!(send(sid, json!({})).0, 200);
+    // A restricted attachment not connected to a recipient.
+    let (_, up) = s.post_json(
+        &t,
+        "/v1/upload",
+        &json!({"file_content": b64(&esign::pdf::sample_pdf(1)), "file_name": "terms.pdf"}),
+    );
+    let att = s.create_doc(
+        &t,
+        &json!({"name": "att", "recipients": [signer("s@example.com")],
+        "attachments": [{"file_id": up["file_id"], "restricted_to": "someone-else@example.com"}]}),
+    );
+    expect(att["id"].as_str().unwrap(), "restricted_attachment");
+    // Not a draft any more.
+    s.wait_status(&t, sid, "sent");
+    expect(sid, "document_not_draft");
+    // An invalid sender id.
+    let ok = s.create_doc(
+        &t,
+        &json!({"name": "ok", "recipients": [signer("s@example.com")]}),
+    );
+    let (status, body) = send(
+        ok["id"].as_str().unwrap(),
+        json!({"sender_id": "zzzzzzzzzzzzzzzz"}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_sender");
+    // Someone else's document: 404 for a stranger entity is covered by the access tests.
+}
+
+#[test]
+fn send_to_recipients_in_batches() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Batches",
+        json!([
+            signer("one@example.com"),
+            signer("two@example.com"),
+            signer("three@example.com")
+        ]),
+        json!({}),
+    );
+    let path = format!("/v1/documents/{id}/recipients/send");
+    let (status, body) = s.post_json(&t, &path, &json!({"recipient_ids": ["x"]}));
+    assert_eq!(
+        assert_error(status, &body, 400),
+        "invalid_status",
+        "a draft cannot take batches"
+    );
+    s.post_json(&t, &format!("/v1/documents/{id}/seal"), &json!({}));
+    s.wait_status(&t, &id, "sealed");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let rid = |i: usize| d["recipients"][i]["id"].as_str().unwrap().to_string();
+    let (status, body) = s.post_json(&t, &path, &json!({}));
+    assert_eq!(assert_error(status, &body, 400), "missing_field");
+    // One invalid id rejects the whole request.
+    let (status, body) = s.post_json(&t, &path, &json!({"recipient_ids": [rid(0), "nope"]}));
+    assert_eq!(assert_error(status, &body, 400), "invalid_recipient");
+    assert_eq!(s.wait_status(&t, &id, "sealed")["status"], "sealed");
+    // First batch: the sealed document becomes sent; only the listed recipient is mailed.
+    let (status, body) = s.post_json(&t, &path, &json!({"recipient_ids": [rid(0)]}));
+    assert_eq!(status, 204, "{body}");
+    s.wait_status(&t, &id, "sent");
+    s.wait_mails(1, |m| m.contains("To: one@example.com"));
+    let (_, d2) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let statuses: Vec<&str> = d2["recipients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        statuses,
+        ["sent", "added", "added"],
+        "recipients not listed are untouched"
+    );
+    // A recipient already sent is refused; a later batch leaves the status unchanged.
+    let (status, body) = s.post_json(&t, &path, &json!({"recipient_ids": [rid(0), rid(1)]}));
+    assert_eq!(assert_error(status, &body, 400), "invalid_recipient");
+    let (status, _) = s.post_json(&t, &path, &json!({"recipient_ids": [rid(1), rid(2)]}));
+    assert_eq!(status, 204);
+    s.wait_mails(1, |m| m.contains("To: three@example.com"));
+    assert_eq!(s.mails().len(), 3);
+    assert_eq!(
+        count(&s.events(&t, &id), "document.sent"),
+        0,
+        "no document.sent for batches"
+    );
+    // With a signing order, batches are refused.
+    let ordered = pdf_draft(
+        &s,
+        &t,
+        "Ordered",
+        json!([signer("o@example.com")]),
+        json!({"is_signing_order": true}),
+    );
+    s.post_json(&t, &format!("/v1/documents/{ordered}/seal"), &json!({}));
+    s.wait_status(&t, &ordered, "sealed");
+    let (_, od) = s.get_as(&t, &format!("/v1/documents/{ordered}"));
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{ordered}/recipients/send"),
+        &json!({"recipient_ids": [od["recipients"][0]["id"]]}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "signing_order");
+}
+
+#[test]
+fn forward_adds_a_cc_or_transfers_signing_rights() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Fwd",
+        json!([signer("orig@example.com")]),
+        json!({}),
+    );
+    let path = format!("/v1/documents/{id}/forward");
+    let (status, body) = s.post_json(&t, &path, &json!({"email": "new@example.com"}));
+    assert_eq!(
+        assert_error(status, &body, 400),
+        "invalid_status",
+        "drafts are not forwarded"
+    );
+    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.wait_status(&t, &id, "sent");
+    let (status, body) = s.post_json(&t, &path, &json!({}));
+    assert_eq!(assert_error(status, &body, 400), "missing_field");
+    let (status, body) = s.post_json(&t, &path, &json!({"email": "cc-new@example.com"}));
+    assert_eq!(status, 204, "{body}");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let added = d["recipients"].as_array().unwrap().last().unwrap().clone();
+    assert_eq!(added["email"], "cc-new@example.com");
+    assert_eq!(added["role"], "cc", "CC by default");
+    s.wait_mails(1, |m| m.contains("To: cc-new@example.com"));
+    // Transfer: the signer's rights move to the new recipient.
+    let orig = d["recipients"][0]["id"].as_str().unwrap().to_string();
+    let (status, body) = s.post_json(
+        &t,
+        &path,
+        &json!({"email": "deputy@example.com", "transfer": true}),
+    );
+    assert_eq!(
+        assert_error(status, &body, 400),
+        "missing_field",
+        "transfer needs recipient_id"
+    );
+    let (status, body) = s.post_json(
+        &t,
+        &path,
+        &json!({"email": "deputy@example.com", "transfer": true, "recipient_id": orig}),
+    );
+    assert_eq!(status, 204, "{body}");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let deputy = d["recipients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["email"] == "deputy@example.com")
+        .unwrap();
+    assert_eq!(deputy["role"], "signer");
+    assert_eq!(d["recipients"][0]["status"], "notrequired");
+    assert_eq!(count(&s.events(&t, &id), "document.forwarded"), 2);
+    // Not on a signed document.
+    assert_eq!(
+        s.post_json(&t, &format!("/v1/documents/{id}/manually-sign"), &json!({}))
+            .0,
+        200
+    );
+    let (status, body) = s.post_json(
+        &t,
+        &path,
+        &json!({"email": "late@example.com", "transfer": true,
+        "recipient_id": deputy["id"]}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "already_signed");
+}
+
+#[test]
+fn expiration_date_changes_and_documents_expire() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(&s, &t, "Exp", json!([signer("e@example.com")]), json!({}));
+    let path = format!("/v1/documents/{id}/expiration");
+    let (status, body) = s.post_json(&t, &path, &json!({"expiration_date": "yesterday"}));
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
+    let (status, body) = s.post_json(
+        &t,
+        &path,
+        &json!({"expiration_date": "2001-01-01T00:00:00Z"}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
+    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.wait_status(&t, &id, "sent");
+    let soon = chrono::Utc::now() + chrono::Duration::seconds(2);
+    let (status, body) = s.post_json(
+        &t,
+        &path,
+        &json!({"expiration_date": soon.to_rfc3339(), "send_notification": true}),
+    );
+    assert_eq!((status, body), (200, json!({"status": 1})));
+    s.wait_mails(1, |m| m.contains("New expiration date"));
+    s.wait_status(&t, &id, "expired");
+    assert_eq!(count(&s.events(&t, &id), "document.expired"), 1);
+    // A later date brings it back.
+    let later = chrono::Utc::now() + chrono::Duration::days(10);
+    let (status, _) = s.post_json(&t, &path, &json!({"expiration_date": later.to_rfc3339()}));
+    assert_eq!(status, 200);
+    s.wait_status(&t, &id, "sent");
+}
+
+#[test]
+fn manual_signing_rules() {
+    let mut s = Server::start(&[]);
+    let t = s.admin_token();
+    s.stop();
+    let entity = s.admin(&["entity", "list"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let u = s.admin(&[
+        "user",
+        "add",
+        "--email",
+        "peer@example.com",
+        "--password",
+        "password-123",
+    ]);
+    s.admin(&[
+        "member",
+        "add",
+        "--user",
+        u["id"].as_str().unwrap(),
+        "--entity",
+        &entity,
+    ]);
+    s.launch();
+    let peer = s.token("peer@example.com", "password-123", None);
+    let draft = pdf_draft(
+        &s,
+        &t,
+        "Manual",
+        json!([signer("m@example.com")]),
+        json!({}),
+    );
+    let path = format!("/v1/documents/{draft}/manually-sign");
+    let (status, body) = s.post_json(&t, &path, &json!({}));
+    assert_eq!(
+        assert_error(status, &body, 400),
+        "invalid_status",
+        "not for drafts"
+    );
+    s.post_json(&t, &format!("/v1/documents/{draft}/send"), &json!({}));
+    s.wait_status(&t, &draft, "sent");
+    let (status, body) = s.post_json(&peer, &path, &json!({}));
+    assert_eq!(
+        assert_error(status, &body, 403),
+        "access_denied",
+        "owner or admin only"
+    );
+    let (status, body) = s.post_json(&t, &path, &json!({"file_id": "aaaaaaaaaaaaaaaa"}));
+    assert_eq!(assert_error(status, &body, 404), "file_not_found");
+    assert_eq!(
+        s.wait_status(&t, &draft, "sent")["status"],
+        "sent",
+        "unchanged"
+    );
+    let (status, body) = s.post_json(&t, &path, &json!({}));
+    assert_eq!((status, body), (200, Value::Null), "200 without body");
+    s.wait_status(&t, &draft, "signedwithoutverification");
+    let (status, body) = s.post_json(&t, &path, &json!({}));
+    assert_eq!(
+        assert_error(status, &body, 400),
+        "invalid_status",
+        "already signed"
+    );
+    // With an uploaded signed file: signed, and that file is the download.
+    let other = pdf_draft(
+        &s,
+        &t,
+        "Manual 2",
+        json!([signer("m@example.com")]),
+        json!({}),
+    );
+    s.post_json(&t, &format!("/v1/documents/{other}/send"), &json!({}));
+    s.wait_status(&t, &other, "sent");
+    let signed_pdf = esign::pdf::sample_pdf(3);
+    let (_, up) = s.post_json(
+        &t,
+        "/v1/upload",
+        &json!({"file_content": b64(&signed_pdf), "file_name": "signed.pdf"}),
+    );
+    let (status, _) = s.post_json(
+        &t,
+        &format!("/v1/documents/{other}/manually-sign"),
+        &json!({"file_id": up["file_id"]}),
+    );
+    assert_eq!(status, 200);
+    s.wait_status(&t, &other, "signed");
+    let bytes = s
+        .get(&format!("/v1/documents/{other}/download"))
+        .bearer_auth(&t)
+        .send()
+        .unwrap()
+        .bytes()
+        .unwrap();
+    assert_eq!(bytes.as_ref(), signed_pdf.as_slice());
+    let (_, latest) = s.get_as(&t, "/v1/documents/latest?filter=signed");
+    assert_eq!(latest["id"], other);
+    let (_, won) = s.get_as(
+        &t,
+        "/v1/documents?filter=signed&sort_by=created&sort_order=desc",
+    );
+    assert_eq!(won[0]["id"], other, "filter=signed sorts by sign date");
+}
+
+#[test]
+fn lost_is_idempotent_with_one_event() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let doc = s.create_doc(&t, &json!({"name": "L"}));
+    let id = doc["id"].as_str().unwrap();
+    for _ in 0..3 {
+        let (status, _) = call(s.post(&format!("/v1/documents/{id}/lost")).bearer_auth(&t));
+        assert_eq!(status, 204);
+    }
+    s.wait_status(&t, id, "lost");
+    assert_eq!(count(&s.events(&t, id), "document.lost"), 1);
+}
+
+#[test]
+fn revisions_rules() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(&s, &t, "Rev", json!([signer("r@example.com")]), json!({}));
+    let path = format!("/v1/documents/{id}/revisions");
+    let (status, body) = s.post_json(&t, &path, &json!({}));
+    assert_eq!(
+        assert_error(status, &body, 403),
+        "not_revisable",
+        "a draft is not sealed or sent"
+    );
+    s.post_json(&t, &format!("/v1/documents/{id}/seal"), &json!({}));
+    s.wait_status(&t, &id, "sealed");
+    let (status, body) = s.post_json(&t, &path, &json!({"message": 5}));
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
+    let (status, body) = s.post_json(&t, &path, &json!({"message": "v2", "send_document": true}));
+    assert_eq!(status, 204, "{body}");
+    let (status, body) = s.post_json(&t, &path, &json!({"message": "v3"}));
+    assert_eq!(
+        assert_error(status, &body, 400),
+        "revision_processing",
+        "one at a time"
+    );
+    // Once sealed again it is sent to the recipients.
+    s.wait_status(&t, &id, "sent");
+    s.wait_mails(1, |m| {
+        m.contains("To: r@example.com") && m.contains("new revision")
+    });
+    let (_, revs) = s.get_as(&t, &path);
+    assert_eq!(revs["revisions"][0]["status"], "sealed");
+    assert_eq!(revs["revisions"][0]["message"], "v2");
+    // A signed document is no longer sealed or sent-without-signing.
+    assert_eq!(
+        s.post_json(&t, &format!("/v1/documents/{id}/manually-sign"), &json!({}))
+            .0,
+        200
+    );
+    let (status, _) = s.post_json(&t, &path, &json!({}));
+    assert_eq!(status, 403);
+    // No revision once a recipient has signed: a self-signed document is signed by its
+    // sender at sealing.
+    let own = pdf_draft(
+        &s,
+        &t,
+        "Self",
+        json!([signer(ADMIN_EMAIL), signer("other@example.com")]),
+        json!({"is_selfsign": true}),
+    );
+    s.post_json(&t, &format!("/v1/documents/{own}/seal"), &json!({}));
+    s.wait_status(&t, &own, "sealed");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{own}"));
+    assert_eq!(d["recipients"][0]["status"], "signed", "self-signed first");
+    let (status, body) = s.post_json(&t, &format!("/v1/documents/{own}/revisions"), &json!({}));
+    assert_eq!(assert_error(status, &body, 400), "already_signed");
+    // Signing requirements: a sealed document whose signing settings no longer hold.
+    let cc = pdf_draft(
+        &s,
+        &t,
+        "Cc",
+        json!([{"email": "c@example.com", "role": "cc"}]),
+        json!({}),
+    );
+    s.post_json(&t, &format!("/v1/documents/{cc}/seal"), &json!({}));
+    s.wait_status(&t, &cc, "sealed");
+    let (status, body) = s.post_json(&t, &format!("/v1/documents/{cc}/revisions"), &json!({}));
+    assert_eq!(status, 204, "no signing: no requirement: {body}");
+}
+
+#[test]
+fn reminders_go_to_waiting_recipients() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Remind",
+        json!([signer("w@example.com")]),
+        json!({}),
+    );
+    let path = format!("/v1/documents/{id}/reminders");
+    let (status, body) = s.post_json(&t, &path, &json!({}));
+    assert_eq!(assert_error(status, &body, 400), "invalid_status");
+    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.wait_status(&t, &id, "sent");
+    let (status, body) = s.post_json(&t, &path, &json!({"message": "Friendly nudge"}));
+    assert_eq!(status, 204, "{body}");
+    s.wait_mails(1, |m| {
+        m.contains("Reminder") && m.contains("Friendly nudge")
+    });
+    let (status, body) = s.post_json(&t, &path, &json!({"send_at": "soon"}));
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
+}
+
+#[test]
+fn delete_recalls_then_removes_with_owner_and_admin_rules() {
+    let mut s = Server::start(&[]);
+    let t = s.admin_token();
+    s.stop();
+    let entity = s.admin(&["entity", "list"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let u = s.admin(&[
+        "user",
+        "add",
+        "--email",
+        "mate@example.com",
+        "--password",
+        "password-123",
+    ]);
+    s.admin(&[
+        "member",
+        "add",
+        "--user",
+        u["id"].as_str().unwrap(),
+        "--entity",
+        &entity,
+    ]);
+    s.launch();
+    let mate = s.token("mate@example.com", "password-123", None);
+    // A draft never sent is removed at once.
+    let d = s.create_doc(&t, &json!({"name": "gone"}));
+    let did = d["id"].as_str().unwrap();
+    assert_eq!(
+        s.delete_as(&mate, &format!("/v1/documents/{did}")).0,
+        404,
+        "others get 404"
+    );
+    assert_eq!(
+        s.get_as(&t, &format!("/v1/documents/{did}")).0,
+        200,
+        "and it is kept"
+    );
+    assert_eq!(s.delete_as(&t, &format!("/v1/documents/{did}")).0, 204);
+    assert_eq!(s.get_as(&t, &format!("/v1/documents/{did}")).0, 404);
+    // A sent document: recall first (data kept), then delete.
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Recall",
+        json!([signer("r@example.com")]),
+        json!({}),
+    );
+    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.wait_status(&t, &id, "sent");
+    assert_eq!(s.delete_as(&t, &format!("/v1/documents/{id}")).0, 204);
+    s.wait_status(&t, &id, "recalled");
+    assert_eq!(count(&s.events(&t, &id), "document.recalled"), 1);
+    let (_, recalled) = s.get_as(&t, "/v1/documents?filter=recalled");
+    assert_eq!(recalled[0]["id"], id);
+    assert_eq!(
+        s.delete_as(&mate, &format!("/v1/documents/{id}")).0,
+        404,
+        "not the owner"
+    );
+    assert_eq!(s.delete_as(&t, &format!("/v1/documents/{id}")).0, 204);
+    assert_eq!(s.get_as(&t, &format!("/v1/documents/{id}")).0, 404);
+    assert_eq!(s.get_as(&t, "/v1/documents?filter=recalled").1, json!([]));
+    // When the account restricts deletion to admins, others get 403 before either step.
+    s.stop();
+    s.admin(&["entity", "set", &entity, "--delete-admin-only", "true"]);
+    s.launch();
+    let mate = s.token("mate@example.com", "password-123", None);
+    let mine = s.create_doc(&mate, &json!({"name": "mine"}));
+    let (status, body) = s.delete_as(
+        &mate,
+        &format!("/v1/documents/{}", mine["id"].as_str().unwrap()),
+    );
+    assert_eq!(assert_error(status, &body, 403), "deletion_restricted");
+}
+
+#[test]
+fn scheduled_sending_waits_survives_a_restart_and_runs_once() {
+    let mut s = Server::start(&[]);
+    let t = s.admin_token();
+    let at = chrono::Utc::now() + chrono::Duration::seconds(3);
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Later",
+        json!([signer("later@example.com")]),
+        json!({"is_scheduled_sending": true, "scheduled_sending_time": at.to_rfc3339()}),
+    );
+    let (status, body) = s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["status"], "scheduled");
+    s.restart();
+    let t = s.admin_token();
+    assert_eq!(
+        s.get_as(&t, &format!("/v1/documents/{id}/status")).1["status"],
+        "scheduled"
+    );
+    s.wait_status(&t, &id, "sent");
+    std::thread::sleep(Duration::from_millis(500));
+    s.restart();
+    let t = s.admin_token();
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(count(&s.events(&t, &id), "document.sent"), 1);
+    let mails = s.mails();
+    assert_eq!(
+        mails
+            .iter()
+            .filter(|m| m.contains("To: later@example.com"))
+            .count(),
+        1,
+        "{mails:?}"
+    );
+}
+
+#[test]
+fn pricing_tables_and_products() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Priced",
+        json!([signer("p@example.com")]),
+        json!({}),
+    );
+    let path = format!("/v1/documents/{id}/pricing-tables");
+    let table = |price: f64| {
+        json!({"pricing_tables": [{
+            "currency_settings": {"currency": "SEK", "locale": "sv-SE"},
+            "sections": [{"display_name": "Licences", "rows": [{"name": "Widget", "quantity": 2, "price": price}]}],
+            "locked": false,
+            "summary_values": {"discount": {"value": "10", "flat_fee": false, "enabled": true, "display_name": "Discount"}}
+        }]})
+    };
+    let (status, body) = s.put_json(&t, &path, &table(10.0));
+    assert_eq!(status, 200, "{body}");
+    let (_, got) = s.get_as(&t, &path);
+    let tbl = &got["pricing_tables"][0];
+    assert_eq!(tbl["currency_settings"]["currency"], "SEK");
+    assert_eq!(tbl["sections"][0]["rows"][0]["name"], "Widget");
+    assert_eq!(
+        tbl["summary_values"]["discount"]["display_name"],
+        "Discount"
+    );
+    assert_eq!(tbl["total"], 18.0);
+    let (status, body) = s.put_json(
+        &t,
+        &path,
+        &json!({"pricing_tables": [{"sections": [{"rows": [{"price": "x"}]}]}]}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
+    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.wait_status(&t, &id, "sent");
+    assert!(pdf_text(&s, &t, &id).contains("Widget 2 x 10.00"));
+    // A sent document's tables can change: visible at once, and in the PDF once rendered.
+    assert_eq!(s.put_json(&t, &path, &table(12.5)).0, 200);
+    assert_eq!(
+        s.get_as(&t, &path).1["pricing_tables"][0]["sections"][0]["rows"][0]["price"],
+        12.5
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !pdf_text(&s, &t, &id).contains("Widget 2 x 12.50") {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the PDF was not rendered again"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Products.
+    let (status, p) = s.post_json(
+        &t,
+        "/v1/products",
+        &json!({"name": "Widget", "price": 10, "currency": "SEK"}),
+    );
+    assert_eq!(status, 200, "{p}");
+    for i in 0..3 {
+        s.post_json(
+            &t,
+            "/v1/products",
+            &json!({"name": format!("P{i}"), "price": i}),
+        );
+    }
+    let (_, list) = s.get_as(&t, "/v1/products?limit=2");
+    assert_eq!(list["products"].as_array().unwrap().len(), 2);
+    let (_, list) = s.get_as(&t, "/v1/products?limit=0");
+    assert_eq!(list["products"].as_array().unwrap().len(), 4);
+    let (status, body) = s.post_json(&t, "/v1/products", &json!({"price": 1}));
+    assert_eq!(assert_error(status, &body, 400), "missing_field");
+}
