@@ -916,3 +916,48 @@ fn pricing_tables_and_products() {
     let (status, body) = s.post_json(&t, "/v1/products", &json!({"price": 1}));
     assert_eq!(assert_error(status, &body, 400), "missing_field");
 }
+
+#[test]
+fn smtp_delivery_hard_bounces_and_sending_again() {
+    let smtp = SmtpServer::start();
+    let s = Server::start(&["--smtp-url", &smtp.url]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Bouncy",
+        json!([signer("ok@example.com"), signer("bounce@example.com")]),
+        json!({}),
+    );
+    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    let mail = smtp.wait_for("ok@example.com");
+    assert!(mail.contains("Bouncy"), "{mail}");
+    // The rejected address makes the recipient and the document hard-bounced.
+    s.wait_status(&t, &id, "hardbounced");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let bounced = d["recipients"][1].clone();
+    assert_eq!(bounced["status"], "hardbounced");
+    assert_eq!(d["recipients"][0]["status"], "sent");
+    assert_eq!(count(&s.events(&t, &id), "document.hardbounced"), 1);
+    let notice = smtp.wait_for(ADMIN_EMAIL);
+    assert!(notice.contains("bounce@example.com"), "{notice}");
+    let (_, hb) = s.get_as(&t, "/v1/documents?filter=hardbounced");
+    assert_eq!(hb[0]["id"], id);
+    // Correct the address and send to that recipient again.
+    let rid = bounced["id"].as_str().unwrap();
+    let (status, body) = s.put_json(
+        &t,
+        &format!("/v1/documents/{id}/recipients/{rid}"),
+        &json!({"email": "fixed@example.com"}),
+    );
+    assert_eq!(status, 204, "{body}");
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/recipients/send"),
+        &json!({"recipient_ids": [rid]}),
+    );
+    assert_eq!(status, 204, "{body}");
+    smtp.wait_for("fixed@example.com");
+    s.wait_status(&t, &id, "sent");
+    assert!(s.mails().is_empty(), "nothing went to the mail folder");
+}

@@ -143,6 +143,7 @@ fn lock_notice(user: &User, settings: &crate::Settings) -> Mail {
             n = settings.login_max_failures,
             email = user.email,
         ),
+        tag: String::new(),
     }
 }
 

@@ -160,7 +160,13 @@ pub struct Mail {
     pub to: String,
     pub subject: String,
     pub body: String,
+    /// What the mail is about (`recipient:{document}:{recipient}`), for bounces; or empty.
+    pub tag: String,
 }
+
+/// The job the host schedules when a tagged mail bounces for good (payload
+/// `{tag}\n{reason}`).
+pub const MAIL_BOUNCED_JOB: &str = "mail.bounced";
 
 /// Everything the engine needs from outside. Store reads see the call's own writes;
 /// nothing written is visible elsewhere until the host commits the call.
@@ -217,6 +223,7 @@ pub fn run_job(p: &mut dyn Platform, job: &Job) -> JobOutcome {
         docs::uploads::EXPIRE_JOB => docs::uploads::expire(&mut cx, job),
         docs::uploads::FETCH_JOB => docs::uploads::fetched(&mut cx, job),
         docs::templates::IMPORT_JOB => docs::templates::imported(&mut cx, job),
+        MAIL_BOUNCED_JOB => docs::jobs::bounced(&mut cx, job),
         other => JobOutcome::Failed(format!("unknown job kind {other:?}")),
     }
 }

@@ -78,6 +78,11 @@ impl Dispatcher {
         self.inner.jobs_changed.notified().await
     }
 
+    /// Wakes the job runner (a host worker scheduled a job itself).
+    pub fn notify_jobs(&self) {
+        self.inner.jobs_changed.notify_one();
+    }
+
     /// Resolves when a committed call queued mail.
     pub async fn mail_queued(&self) {
         self.inner.mail_queued.notified().await

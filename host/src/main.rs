@@ -83,6 +83,10 @@ struct ServeArgs {
     /// Folder that outgoing mail is written to, one .eml file each [default: <data-dir>/mail].
     #[arg(long, env = "ESIGN_MAIL_DIR")]
     mail_dir: Option<PathBuf>,
+    /// Send mail over SMTP instead of writing it to --mail-dir, e.g.
+    /// `smtps://user:pass@smtp.example.com` or `smtp://host:587?tls=required`.
+    #[arg(long, env = "ESIGN_SMTP_URL")]
+    smtp_url: Option<String>,
     /// Sender of outgoing mail.
     #[arg(
         long,
@@ -355,11 +359,20 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .mail_dir
         .clone()
         .unwrap_or_else(|| args.engine.data_dir.join("mail"));
-    let transport = std::sync::Arc::new(mail::folder::FolderTransport::new(
-        mail_dir.clone(),
-        args.mail_from.clone(),
-    ));
-    tracing::info!("outgoing mail goes to {}", mail_dir.display());
+    let transport: std::sync::Arc<dyn mail::Transport> = match &args.smtp_url {
+        Some(url) => {
+            let smtp = mail::smtp::SmtpMailer::new(url, &args.mail_from, Duration::from_secs(30))?;
+            tracing::info!("outgoing mail goes over SMTP");
+            std::sync::Arc::new(smtp)
+        }
+        None => {
+            tracing::info!("outgoing mail goes to {}", mail_dir.display());
+            std::sync::Arc::new(mail::folder::FolderTransport::new(
+                mail_dir.clone(),
+                args.mail_from.clone(),
+            ))
+        }
+    };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let front = server::FrontConfig {
         max_body_bytes: args.max_body_bytes,

@@ -292,6 +292,7 @@ impl effects::Host for CallState {
             body: mail.body,
             created_ms: now_ms(),
             attempts: 0,
+            tag: mail.tag,
         };
         self.txn.put(
             &keys::timed(keys::MAIL, record.created_ms, &record.id),

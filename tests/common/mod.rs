@@ -510,3 +510,94 @@ impl Canned {
         }
     }
 }
+
+/// A fake SMTP server on loopback (no TLS): accepts every recipient except those whose
+/// address contains `bounce`, which get `550 5.1.1 no such user`. Keeps what it received.
+pub struct SmtpServer {
+    pub url: String,
+    /// (recipient, whole message) per accepted mail.
+    pub received: std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>>,
+}
+
+impl SmtpServer {
+    pub fn start() -> SmtpServer {
+        use std::io::{BufRead, BufReader, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("smtp://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        let received: std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>> = Default::default();
+        let store = received.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { continue };
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+                    let mut out = stream.try_clone().unwrap();
+                    let mut lines = BufReader::new(stream);
+                    let mut say = |s: &str| out.write_all(format!("{s}\r\n").as_bytes());
+                    let _ = say("220 fake ESMTP");
+                    let mut rcpt = String::new();
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if lines.read_line(&mut line).unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let upper = line.to_ascii_uppercase();
+                        let reply = if upper.starts_with("EHLO") || upper.starts_with("HELO") {
+                            "250 fake"
+                        } else if upper.starts_with("MAIL FROM") {
+                            "250 ok"
+                        } else if upper.starts_with("RCPT TO") {
+                            rcpt = line[8..]
+                                .trim()
+                                .trim_matches(['<', '>', ':', ' '])
+                                .to_string();
+                            if rcpt.contains("bounce") {
+                                "550 5.1.1 no such user"
+                            } else {
+                                "250 ok"
+                            }
+                        } else if upper.starts_with("DATA") {
+                            let _ = say("354 go ahead");
+                            let mut data = String::new();
+                            loop {
+                                line.clear();
+                                if lines.read_line(&mut line).unwrap_or(0) == 0 {
+                                    return;
+                                }
+                                if line == ".\r\n" {
+                                    break;
+                                }
+                                data.push_str(&line);
+                            }
+                            store.lock().unwrap().push((rcpt.clone(), data));
+                            "250 queued"
+                        } else if upper.starts_with("QUIT") {
+                            let _ = say("221 bye");
+                            return;
+                        } else {
+                            "250 ok"
+                        };
+                        if say(reply).is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        SmtpServer { url, received }
+    }
+
+    /// Waits (at most 20 s) until a mail to `to` has arrived; returns it.
+    pub fn wait_for(&self, to: &str) -> String {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        loop {
+            if let Some((_, m)) = self.received.lock().unwrap().iter().find(|(r, _)| r == to) {
+                return m.clone();
+            }
+            assert!(Instant::now() < deadline, "no mail to {to} arrived");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}

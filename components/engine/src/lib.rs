@@ -138,6 +138,7 @@ impl core_engine::Platform for Imports {
             to: m.to,
             subject: m.subject,
             body: m.body,
+            tag: m.tag,
         })
     }
 

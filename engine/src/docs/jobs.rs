@@ -462,3 +462,62 @@ pub fn remind_job(cx: &mut Cx, job: &Job) -> JobOutcome {
     }
     JobOutcome::Done
 }
+
+/// Job `mail.bounced` (payload `{tag}\n{reason}`): a recipient's address was rejected
+/// for good. The recipient becomes hard-bounced, and so does a document that is out
+/// with recipients; `document.hardbounced` is recorded and the owner told. Correct the
+/// address (`PUT .../recipients/{id}`) and send to the recipient again.
+pub fn bounced(cx: &mut Cx, job: &Job) -> JobOutcome {
+    let text = String::from_utf8_lossy(&job.payload).into_owned();
+    let (tag, reason) = text.split_once('\n').unwrap_or((text.as_str(), ""));
+    let Some((doc_id, rid)) = tag
+        .strip_prefix("recipient:")
+        .and_then(|rest| rest.split_once(':'))
+    else {
+        return JobOutcome::Done;
+    };
+    let Some(mut doc) = load_doc(cx, doc_id) else {
+        return JobOutcome::Done;
+    };
+    let Some(i) = doc.recipients.iter().position(|r| r.id == rid) else {
+        return JobOutcome::Done;
+    };
+    if !matches!(
+        doc.recipients[i].status,
+        RecipientStatus::Sent | RecipientStatus::Added | RecipientStatus::Hardbounced
+    ) {
+        return JobOutcome::Done; // they got it after all
+    }
+    let before = doc.clone();
+    doc.recipients[i].status = RecipientStatus::Hardbounced;
+    if matches!(doc.status, Status::Sent | Status::Viewed | Status::Reviewed) {
+        doc.status = Status::Hardbounced;
+    }
+    let r = doc.recipients[i].clone();
+    let extra = json!({
+        "recipient": {"id": r.id, "fullname": r.fullname(), "email": r.email,
+                      "role": r.role.as_str(), "order_num": r.order_num.to_string()},
+        "reason": reason,
+    });
+    let detail = format!("mail to {} bounced: {reason}", r.email);
+    emit_and_log(
+        cx,
+        &mut doc,
+        &Actor::system(),
+        "document.hardbounced",
+        "hardbounced",
+        detail,
+        extra,
+    );
+    notify::owner_notice(
+        cx,
+        &doc,
+        format!("\"{}\" could not be delivered to {}", doc.name, r.email),
+        format!(
+            "The mail to {} was rejected: {reason}\n\nCorrect the address and send the document to this recipient again.",
+            r.email
+        ),
+    );
+    store_doc(cx, Some(&before), &mut doc);
+    JobOutcome::Done
+}

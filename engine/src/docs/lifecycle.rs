@@ -420,6 +420,10 @@ fn send_batch(cx: &mut Cx, doc: &mut Document, ids: &[String], actor: &Actor, wh
         doc.send_ms = Some(now);
         schedule_expiry(cx, doc);
     }
+    let bounced = |r: &Recipient| r.status == RecipientStatus::Hardbounced;
+    if doc.status == Status::Hardbounced && !doc.recipients.iter().any(bounced) {
+        doc.status = Status::Sent; // every bounced recipient was reached again
+    }
     log(
         cx,
         doc,

@@ -57,6 +57,7 @@ fn link_mail(
         to: r.email.clone(),
         subject,
         body,
+        tag: format!("recipient:{}:{}", doc.id, r.id),
     });
 }
 
@@ -124,5 +125,6 @@ pub fn owner_notice(cx: &mut Cx, doc: &Document, subject: String, text: String) 
             "Hello {name},\n\n{text}\n\nDocument: {} ({})\n",
             doc.name, doc.id
         ),
+        tag: String::new(),
     });
 }

@@ -2,7 +2,7 @@
 //! (`<data-dir>/mail` unless told otherwise), written atomically and named after the
 //! mail, so a retry rewrites the same file instead of adding a second.
 
-use super::{StoredMail, Transport};
+use super::{Failure, StoredMail, Transport};
 use std::path::PathBuf;
 
 pub struct FolderTransport {
@@ -22,7 +22,7 @@ fn one_line(s: &str) -> String {
 }
 
 impl Transport for FolderTransport {
-    fn send(&self, mail: &StoredMail) -> anyhow::Result<()> {
+    fn send(&self, mail: &StoredMail) -> Result<(), Failure> {
         std::fs::create_dir_all(&self.dir)?;
         let date = chrono::DateTime::from_timestamp_millis(mail.created_ms as i64)
             .unwrap_or_default()

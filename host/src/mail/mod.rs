@@ -4,13 +4,19 @@
 //! than never (at least once). Failures are retried with exponential backoff; after
 //! [`MAX_ATTEMPTS`] the row moves to the dead-mail table (`y/`) and is logged.
 //!
+//! A permanent rejection (an SMTP 5xx: the address does not exist) is not retried: the
+//! mail goes to the dead-mail table at once and, when it carries a tag, the engine's
+//! `mail.bounced` job is scheduled in the same transaction so the recipient is marked
+//! hard-bounced.
+//!
 //! Transports, one file each: [`folder::FolderTransport`] (the default: `.eml` files a
-//! person can open).
+//! person can open) and [`smtp::SmtpMailer`] (lettre, when `--smtp-url` is given).
 
 pub mod folder;
+pub mod smtp;
 
 use crate::calls::{Dispatcher, backoff_ms, now_ms};
-use crate::runtime::keys;
+use crate::runtime::{StoredJob, keys, random_id};
 use crate::store::{CommitError, Store};
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,12 +37,38 @@ pub struct StoredMail {
     pub created_ms: u64,
     #[serde(default)]
     pub attempts: u32,
+    /// What the mail is about (for bounces); empty for none.
+    #[serde(default)]
+    pub tag: String,
+}
+
+/// Why a transport did not deliver.
+#[derive(Debug)]
+pub enum Failure {
+    /// Worth retrying later (connection refused, timeout, 4xx).
+    Transient(anyhow::Error),
+    /// Will never work for this address (SMTP 5xx).
+    Permanent(String),
+}
+
+impl From<std::io::Error> for Failure {
+    fn from(e: std::io::Error) -> Failure {
+        Failure::Transient(e.into())
+    }
 }
 
 /// Somewhere mail can be handed to. `send` may be retried with the same mail: it should
 /// be idempotent where the medium allows.
 pub trait Transport: Send + Sync + 'static {
-    fn send(&self, mail: &StoredMail) -> anyhow::Result<()>;
+    fn send(&self, mail: &StoredMail) -> Result<(), Failure>;
+}
+
+/// What a pass over the mail table did.
+pub struct Pass {
+    /// How long until the next mail is due.
+    pub wait: Duration,
+    /// Whether a bounce job was scheduled (the job runner should look).
+    pub bounced: bool,
 }
 
 /// Delivers due mail until `shutdown` turns true.
@@ -49,7 +81,12 @@ pub async fn run(
         let store = dispatcher.store().clone();
         let t = transport.clone();
         let wait = match tokio::task::spawn_blocking(move || deliver_due(&store, &*t)).await {
-            Ok(Ok(wait)) => wait,
+            Ok(Ok(pass)) => {
+                if pass.bounced {
+                    dispatcher.notify_jobs();
+                }
+                pass.wait
+            }
             Ok(Err(e)) => {
                 tracing::error!("mail worker: {e:#}");
                 Duration::from_secs(1)
@@ -67,8 +104,9 @@ pub async fn run(
     }
 }
 
-/// Delivers every due mail; returns how long until the next one is due.
-pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Result<Duration> {
+/// Delivers every due mail.
+pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Result<Pass> {
+    let mut bounced = false;
     loop {
         let end = keys::timed(keys::MAIL, now_ms() + 1, "");
         let due = store.scan_committed(keys::MAIL, &end, 64)?;
@@ -84,7 +122,31 @@ pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Res
             txn.delete(&key);
             match transport.send(&mail) {
                 Ok(()) => tracing::info!(id = mail.id, to = mail.to, "mail sent"),
-                Err(e) if mail.attempts + 1 >= MAX_ATTEMPTS => {
+                Err(Failure::Permanent(why)) => {
+                    tracing::warn!(id = mail.id, to = mail.to, "mail rejected for good: {why}");
+                    mail.attempts += 1;
+                    let mut dead = keys::DEAD_MAIL.to_vec();
+                    dead.extend_from_slice(mail.id.as_bytes());
+                    txn.put(&dead, &serde_json::to_vec(&mail)?);
+                    if !mail.tag.is_empty() {
+                        let now = now_ms();
+                        let job = StoredJob {
+                            id: random_id(),
+                            kind: MAIL_BOUNCED_JOB.into(),
+                            payload: format!("{}\n{why}", mail.tag).into_bytes(),
+                            attempt: 1,
+                            run_at_ms: now,
+                            work: None,
+                            failure: None,
+                        };
+                        txn.put(
+                            &keys::timed(keys::JOBS, now, &job.id),
+                            &serde_json::to_vec(&job)?,
+                        );
+                        bounced = true;
+                    }
+                }
+                Err(Failure::Transient(e)) if mail.attempts + 1 >= MAX_ATTEMPTS => {
                     tracing::error!(
                         id = mail.id,
                         to = mail.to,
@@ -95,7 +157,7 @@ pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Res
                     dead.extend_from_slice(mail.id.as_bytes());
                     txn.put(&dead, &serde_json::to_vec(&mail)?);
                 }
-                Err(e) => {
+                Err(Failure::Transient(e)) => {
                     mail.attempts += 1;
                     let delay = backoff_ms(mail.attempts);
                     tracing::warn!(
@@ -117,8 +179,14 @@ pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Res
             }
         }
     }
-    keys::until_next_due(store, keys::MAIL, IDLE)
+    Ok(Pass {
+        wait: keys::until_next_due(store, keys::MAIL, IDLE)?,
+        bounced,
+    })
 }
+
+/// The engine's job for a hard bounce (see `effects.mail` in the WIT).
+const MAIL_BOUNCED_JOB: &str = "mail.bounced";
 
 #[cfg(test)]
 mod tests {
@@ -133,10 +201,13 @@ mod tests {
     }
 
     impl Transport for Flaky {
-        fn send(&self, mail: &StoredMail) -> anyhow::Result<()> {
+        fn send(&self, mail: &StoredMail) -> Result<(), Failure> {
+            if mail.to.starts_with("nobody@") {
+                return Err(Failure::Permanent("550 no such user".into()));
+            }
             if self.failures.load(Ordering::SeqCst) > 0 {
                 self.failures.fetch_sub(1, Ordering::SeqCst);
-                anyhow::bail!("transport down");
+                return Err(Failure::Transient(anyhow::anyhow!("transport down")));
             }
             self.sent.lock().unwrap().push(mail.id.clone());
             Ok(())
@@ -154,6 +225,7 @@ mod tests {
             body: "b".into(),
             created_ms: 1,
             attempts,
+            tag: String::new(),
         };
         let mut txn = store.begin();
         txn.put(
@@ -191,7 +263,7 @@ mod tests {
     #[test]
     fn a_failed_delivery_is_kept_and_rescheduled_later() {
         let (store, t, dir) = setup(1, 0);
-        let wait = deliver_due(&store, &t).unwrap();
+        let wait = deliver_due(&store, &t).unwrap().wait;
         let left = table(&store, keys::MAIL);
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].attempts, 1);
@@ -200,6 +272,37 @@ mod tests {
             "next try after backoff, got {wait:?}"
         );
         assert!(t.sent.lock().unwrap().is_empty());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    #[test]
+    fn a_permanent_rejection_is_dead_at_once_and_schedules_the_bounce_job() {
+        let (store, t, dir) = setup(0, 0);
+        let mail = StoredMail {
+            id: "m2".into(),
+            to: "nobody@example.com".into(),
+            subject: "s".into(),
+            body: "b".into(),
+            created_ms: 2,
+            attempts: 0,
+            tag: "recipient:d:r".into(),
+        };
+        let mut txn = store.begin();
+        txn.put(
+            &keys::timed(keys::MAIL, 2, "m2"),
+            &serde_json::to_vec(&mail).unwrap(),
+        );
+        txn.commit().unwrap();
+        let pass = deliver_due(&store, &t).unwrap();
+        assert!(pass.bounced);
+        assert!(table(&store, keys::MAIL).is_empty(), "not retried");
+        assert_eq!(table(&store, keys::DEAD_MAIL).len(), 1);
+        let mut end = keys::JOBS.to_vec();
+        end.push(0xff);
+        let jobs = store.scan_committed(keys::JOBS, &end, 10).unwrap();
+        let job: StoredJob = serde_json::from_slice(&jobs[0].1).unwrap();
+        assert_eq!(job.kind, "mail.bounced");
+        assert_eq!(job.payload, b"recipient:d:r\n550 no such user");
         let _ = std::fs::remove_dir_all(dir);
     }
 
