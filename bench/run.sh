@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `just bench`: throughput and latency of GET /v1/test for esign and for a plain hyper
 # server returning the same JSON, at concurrency 1 and 64 (wrk, from one run), then the
-# engine-call micro-benchmark. Release build. Loopback only.
+# engine-call micro-benchmark, then the document benchmarks (list at 1 000 and 100 000
+# documents; create from a 20-page PDF and send). Release build. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${BENCH_DURATION:-10s}
@@ -10,7 +11,7 @@ if ! command -v wrk >/dev/null; then
     echo "installing wrk (Debian package)"
     apt-get update -qq && apt-get install -y -qq wrk >/dev/null
 fi
-cargo build --release -p esign --bin esign --example plain_hyper --example engine_call
+cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench
 
 WORK=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"; }
@@ -69,3 +70,5 @@ for c in 1 64; do
 done
 echo
 target/release/examples/engine_call
+echo
+target/release/examples/docs_bench "$ESIGN" bench@example.com bench-password

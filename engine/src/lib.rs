@@ -42,6 +42,8 @@ mod util;
 pub mod work;
 
 pub use http::ApiError;
+/// RFC 3339 formatting and parsing of milliseconds since the epoch, as the API uses them.
+pub use util::{iso8601, parse_time};
 pub use work::*;
 
 /// Who sent a request (mirrors `types.origin` in the WIT).

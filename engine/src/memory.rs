@@ -15,6 +15,8 @@ pub struct MemoryPlatform {
     pub blobs: BTreeMap<String, Vec<u8>>,
     /// When set, `put_blob` fails with this message (blob storage unavailable).
     pub blob_failure: Option<String>,
+    /// Entries read so far: one per `get`, one per entry a `scan` returned.
+    pub reads: u64,
     pub events: Vec<Event>,
     pub jobs: Vec<JobSpec>,
     pub mails: Vec<Mail>,
@@ -34,6 +36,7 @@ impl MemoryPlatform {
 
 impl Platform for MemoryPlatform {
     fn get(&mut self, key: &[u8]) -> Option<Vec<u8>> {
+        self.reads += 1;
         self.data.get(key).cloned()
     }
 
@@ -57,11 +60,13 @@ impl Platform for MemoryPlatform {
         }
         let range = self.data.range(start.to_vec()..end.to_vec());
         let pick = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
-        if reverse {
+        let out: Vec<_> = if reverse {
             range.rev().take(limit as usize).map(pick).collect()
         } else {
             range.take(limit as usize).map(pick).collect()
-        }
+        };
+        self.reads += out.len() as u64;
+        out
     }
 
     fn put_blob(&mut self, data: &[u8]) -> Result<BlobInfo, String> {

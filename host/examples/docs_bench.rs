@@ -1,0 +1,219 @@
+//! Document benchmarks against a running esign (`just bench` starts one):
+//!
+//! 1. `GET /v1/documents?filter=sent&limit=100` p50/p99 on an entity with 1 000 and
+//!    then 100 000 documents (every tenth sent), seeded through the API.
+//! 2. Create a document from a 20-page PDF and send it, until its status is `sent`:
+//!    p50/p99 wall time.
+//!
+//! Usage: `docs_bench BASE_URL EMAIL PASSWORD` (env `DOCS_BENCH_LARGE` overrides the
+//! 100 000, `DOCS_BENCH_ROUNDS` the 50 create-and-send rounds).
+
+use base64::Engine as _;
+use reqwest::blocking::Client;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+fn client() -> Client {
+    Client::builder()
+        .timeout(Duration::from_secs(60))
+        .build()
+        .unwrap()
+}
+
+fn pct(sorted: &[Duration], p: f64) -> Duration {
+    let i = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[i]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
+
+struct Api {
+    base: String,
+    token: String,
+    http: Client,
+}
+
+impl Api {
+    fn post(&self, path: &str, body: &Value) -> Value {
+        let resp = self
+            .http
+            .post(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .json(body)
+            .send()
+            .unwrap();
+        let status = resp.status();
+        let v: Value = resp.json().unwrap_or(Value::Null);
+        assert!(status.is_success(), "POST {path}: {status} {v}");
+        v
+    }
+
+    fn get(&self, path: &str) -> Value {
+        let resp = self
+            .http
+            .get(format!("{}{path}", self.base))
+            .bearer_auth(&self.token)
+            .send()
+            .unwrap();
+        assert!(resp.status().is_success(), "GET {path}: {}", resp.status());
+        resp.json().unwrap()
+    }
+
+    fn wait_status(&self, id: &str, want: &str) {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        loop {
+            if self.get(&format!("/v1/documents/{id}/status"))["status"] == want {
+                return;
+            }
+            assert!(Instant::now() < deadline, "{id} never became {want}");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+}
+
+/// Creates documents `from..to` with 8 threads; every tenth is sent.
+fn seed(api: &Arc<Api>, from: usize, to: usize) {
+    let next = Arc::new(AtomicUsize::new(from));
+    let started = Instant::now();
+    let threads: Vec<_> = (0..8)
+        .map(|_| {
+            let (api, next) = (api.clone(), next.clone());
+            std::thread::spawn(move || {
+                let local = Api {
+                    base: api.base.clone(),
+                    token: api.token.clone(),
+                    http: client(),
+                };
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    if i >= to {
+                        break;
+                    }
+                    let doc = local.post(
+                        "/v1/documents",
+                        &json!({"name": format!("Bench {i:06}"), "value": i,
+                                "recipients": [{"email": format!("r{i}@example.com")}]}),
+                    );
+                    if i % 10 == 0 {
+                        let id = doc["id"].as_str().unwrap();
+                        local.post(&format!("/v1/documents/{id}/send"), &json!({}));
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let sent_target = to.div_ceil(10);
+    let deadline = Instant::now() + Duration::from_secs(1800);
+    // Every tenth document renders in the background; wait until all are sent.
+    loop {
+        let probe = api.get(&format!(
+            "/v1/documents?filter=sent&limit=1&offset={}",
+            sent_target - 1
+        ));
+        if !probe.as_array().unwrap().is_empty() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "sending did not finish");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    println!(
+        "  seeded documents {from}..{to} ({} sent in all) in {:.1} s",
+        sent_target,
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// p50 and p99 of `GET /v1/documents?filter=sent&limit=100` over `n` requests.
+fn measure_list(api: &Api, n: usize) -> (Duration, Duration) {
+    for _ in 0..20 {
+        api.get("/v1/documents?filter=sent&limit=100");
+    }
+    let mut samples = Vec::with_capacity(n);
+    for _ in 0..n {
+        let t = Instant::now();
+        let list = api.get("/v1/documents?filter=sent&limit=100");
+        samples.push(t.elapsed());
+        assert_eq!(list.as_array().unwrap().len(), 100);
+    }
+    samples.sort();
+    (pct(&samples, 0.5), pct(&samples, 0.99))
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let (base, email, password) = (&args[1], &args[2], &args[3]);
+    let large: usize = std::env::var("DOCS_BENCH_LARGE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100_000);
+    let rounds: usize = std::env::var("DOCS_BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    let http = client();
+    let token: Value = http
+        .post(format!("{base}/v1/auth"))
+        .json(&json!({"email": email, "password": password}))
+        .send()
+        .unwrap()
+        .json()
+        .unwrap();
+    let api = Arc::new(Api {
+        base: base.clone(),
+        token: token["access_token"].as_str().expect("login").to_string(),
+        http,
+    });
+
+    println!("GET /v1/documents?filter=sent&limit=100, one client, 500 requests per row");
+    seed(&api, 0, 1000);
+    let (p50_small, p99_small) = measure_list(&api, 500);
+    println!(
+        "  {:>7} documents: p50 {:.2} ms  p99 {:.2} ms",
+        1000,
+        ms(p50_small),
+        ms(p99_small)
+    );
+    seed(&api, 1000, large);
+    let (p50_large, p99_large) = measure_list(&api, 500);
+    println!(
+        "  {:>7} documents: p50 {:.2} ms  p99 {:.2} ms",
+        large,
+        ms(p50_large),
+        ms(p99_large)
+    );
+    println!(
+        "  p99 at {large} / p99 at 1000: {:.2}x (goals: p99 <= 50 ms, <= 2x)",
+        p99_large.as_secs_f64() / p99_small.as_secs_f64()
+    );
+
+    println!("create from a 20-page PDF and send, until status sent: {rounds} rounds");
+    let pdf = esign::pdf::sample_pdf(20);
+    let b64 = base64::engine::general_purpose::STANDARD.encode(&pdf);
+    let mut samples = Vec::with_capacity(rounds);
+    for i in 0..rounds {
+        let t = Instant::now();
+        let doc = api.post(
+            "/v1/documents",
+            &json!({"name": format!("Twenty {i}"), "file_content": b64, "file_name": "twenty.pdf",
+                    "recipients": [{"email": "signer@example.com"}]}),
+        );
+        let id = doc["id"].as_str().unwrap().to_string();
+        api.wait_status(&id, "draft");
+        api.post(&format!("/v1/documents/{id}/send"), &json!({}));
+        api.wait_status(&id, "sent");
+        samples.push(t.elapsed());
+    }
+    samples.sort();
+    println!(
+        "  p50 {:.1} ms  p99 {:.1} ms  (goal: p50 <= 1000 ms)",
+        ms(pct(&samples, 0.5)),
+        ms(pct(&samples, 0.99))
+    );
+}
