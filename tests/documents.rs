@@ -524,32 +524,15 @@ fn list_scopes_own_team_and_all() {
     let t = s.admin_token();
     s.create_doc(&t, &json!({"name": "admin-doc"}));
     s.stop();
-    let entity = s.admin(&["entity", "list"])[0]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let mut users = Vec::new();
     for (email, team) in [
         ("ann@example.com", "red"),
         ("bob@example.com", "red"),
         ("cid@example.com", "blue"),
     ] {
-        let u = s.admin(&[
-            "user",
-            "add",
-            "--email",
-            email,
-            "--password",
-            "password-123",
-        ]);
-        let uid = u["id"].as_str().unwrap().to_string();
-        s.admin(&[
-            "member", "add", "--user", &uid, "--entity", &entity, "--team", team,
-        ]);
-        users.push(email);
+        s.add_member(email, &["--team", team]);
     }
     s.launch();
-    let tok = |e: &str| s.token(e, "password-123", None);
+    let tok = |e: &str| s.token(e, MEMBER_PASSWORD, None);
     let (ann, bob, cid) = (
         tok("ann@example.com"),
         tok("bob@example.com"),
@@ -593,5 +576,80 @@ fn list_scopes_own_team_and_all() {
         .to_string();
     let (status, _) = s.get_as(&ann, &format!("/v1/documents/{private_id}?showall=true"));
     assert_eq!(status, 404);
-    let _ = users;
+}
+
+#[test]
+fn another_entitys_documents_do_not_exist_for_its_users() {
+    let mut s = Server::start(&[]);
+    let t = s.admin_token();
+    let doc = s.create_doc(
+        &t,
+        &json!({"name": "ours", "recipients": [signer("o@example.com")]}),
+    );
+    let id = doc["id"].as_str().unwrap();
+    s.stop();
+    let other = s.admin(&["entity", "add", "--name", "Other"])["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let u = s.admin(&[
+        "user",
+        "add",
+        "--email",
+        "x@other.example",
+        "--password",
+        MEMBER_PASSWORD,
+    ]);
+    s.admin(&[
+        "member",
+        "add",
+        "--user",
+        u["id"].as_str().unwrap(),
+        "--entity",
+        &other,
+        "--role",
+        "admin",
+    ]);
+    s.launch();
+    let x = s.token("x@other.example", MEMBER_PASSWORD, None);
+    for path in [
+        "",
+        "/status",
+        "/recipients",
+        "/pages",
+        "/log",
+        "/comments",
+        "/pricing-tables",
+    ] {
+        let (status, body) = s.get_as(&x, &format!("/v1/documents/{id}{path}"));
+        assert_eq!(
+            assert_error(status, &body, 404),
+            "document_not_found",
+            "{path}"
+        );
+    }
+    for (method, path) in [
+        ("POST", "/send"),
+        ("POST", "/seal"),
+        ("POST", "/lost"),
+        ("PUT", ""),
+    ] {
+        let url = s.url(&format!("/v1/documents/{id}{path}"));
+        let req = if method == "PUT" {
+            client().put(url)
+        } else {
+            client().post(url)
+        };
+        let (status, _) = call(req.bearer_auth(&x).json(&json!({})));
+        assert_eq!(status, 404, "{method} {path}");
+    }
+    assert_eq!(s.delete_as(&x, &format!("/v1/documents/{id}")).0, 404);
+    assert_eq!(s.get_as(&x, "/v1/documents?showall=true").1, json!([]));
+    assert_eq!(s.get_as(&x, "/v1/documents/external/whatever").1, json!([]));
+    // Still there, untouched, for its own entity.
+    let t = s.admin_token();
+    assert_eq!(
+        s.get_as(&t, &format!("/v1/documents/{id}/status")).1["status"],
+        "draft"
+    );
 }

@@ -5,7 +5,6 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
-use std::time::Duration;
 
 fn signer(email: &str) -> Value {
     json!({"first_name": "Sam", "last_name": "Signer", "email": email})
@@ -157,16 +156,11 @@ fn file_url_is_downloaded_over_https_and_internal_addresses_are_refused() {
     );
     assert_eq!(status, 200, "{up}");
     let fid = up["file_id"].as_str().unwrap();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    let u = wait_until(20, "the upload by URL", || {
         let (_, u) = s.get_as(&t, &format!("/v1/upload/{fid}"));
-        if u["file_status"] == "ready" {
-            assert_eq!(u["file_name"], "doc.pdf");
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{u}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+        (u["file_status"] == "ready").then_some(u)
+    });
+    assert_eq!(u["file_name"], "doc.pdf");
 
     // Without --outbound-allow-private, a loopback target is refused.
     let strict = Server::start(&["--outbound-ca-file", &ca]);
@@ -271,19 +265,11 @@ fn unknown_and_expired_uploads() {
     // in the background, fails, and the owner is mailed.
     let pdf = upload(&s, &t, &esign::pdf::sample_pdf(1), "old.pdf");
     let docx = upload(&s, &t, &esign::office::sample_docx(&["Old"]), "old.docx");
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        let (_, u) = s.get_as(&t, &format!("/v1/upload/{pdf}"));
-        let (_, w) = s.get_as(&t, &format!("/v1/upload/{docx}"));
-        if u["file_status"] == "expired" && w["file_status"] == "expired" {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "uploads did not expire: {u} {w}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_until(20, "the uploads to expire", || {
+        let expired =
+            |id: &str| s.get_as(&t, &format!("/v1/upload/{id}")).1["file_status"] == "expired";
+        (expired(&pdf) && expired(&docx)).then_some(())
+    });
     let (status, body) = s.post_json(
         &t,
         "/v1/documents",
@@ -337,11 +323,9 @@ fn template_errors_404_and_422() {
     }));
     assert_eq!(status, 200, "{tpl}");
     let tid = tpl["id"].as_str().unwrap().to_string();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while s.get_as(&t, &format!("/v1/templates/{tid}")).1["status"] != "ready" {
-        assert!(std::time::Instant::now() < deadline);
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until(20, "the template", || {
+        (s.get_as(&t, &format!("/v1/templates/{tid}")).1["status"] == "ready").then_some(())
+    });
     let (_, all) = s.get_as(&t, "/v1/templates");
     assert_eq!(all["templates"][0]["page_count"], 2);
     let people = json!([{"email": "b@example.com", "role_name": "Buyer"}, {"email": "l@example.com", "role_name": "Legal"}]);
@@ -464,19 +448,14 @@ fn word_files_are_converted_by_libreoffice_or_fail_clearly() {
     );
     assert_eq!(status, 200, "{tpl}");
     let tid = tpl["id"].as_str().unwrap().to_string();
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
+    let t2 = wait_until(60, "the Word template", || {
         let (_, t2) = s.get_as(&t, &format!("/v1/templates/{tid}"));
-        if t2["status"] == "ready" {
-            assert_eq!(
-                t2["fields"][0]["name"], "client",
-                "placeholders become fields"
-            );
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{t2}");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+        (t2["status"] == "ready").then_some(t2)
+    });
+    assert_eq!(
+        t2["fields"][0]["name"], "client",
+        "placeholders become fields"
+    );
     let doc = s.create_doc(
         &t,
         &json!({"template_id": tid, "custom_fields": [{"name": "client", "value": "ACME Corp"}]}),

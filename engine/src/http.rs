@@ -214,6 +214,16 @@ pub struct Fields {
     pub files: Vec<FormPart>,
 }
 
+/// The text of member `key` of a JSON object: a string (trimmed) or a number's text;
+/// empty for anything else.
+pub fn member_text(o: &Map<String, Value>, key: &str) -> String {
+    match o.get(key) {
+        Some(Value::String(s)) => s.trim().to_string(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    }
+}
+
 fn invalid(name: &str, what: &str) -> ApiError {
     ApiError::bad_request(
         "invalid_field",
@@ -307,6 +317,18 @@ impl Fields {
             Some(Value::Array(a)) => Ok(Some(a)),
             Some(_) => Err(invalid(name, "an array")),
         }
+    }
+
+    /// The elements of the array field `name`, each of which must be an object, with
+    /// their paths (`name[i]`) for error messages. Absent or null: none.
+    pub fn objects(&self, name: &str) -> ApiResult<Vec<(String, &Map<String, Value>)>> {
+        let mut out = Vec::new();
+        for (i, v) in self.optional_array(name)?.into_iter().flatten().enumerate() {
+            let path = format!("{name}[{i}]");
+            let o = v.as_object().ok_or_else(|| invalid(&path, "an object"))?;
+            out.push((path, o));
+        }
+        Ok(out)
     }
 
     /// Fails with 400 naming the first field not in `allowed`.

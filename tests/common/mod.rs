@@ -585,3 +585,49 @@ impl SmtpServer {
         }
     }
 }
+
+/// The password of users made by [`Server::add_member`].
+pub const MEMBER_PASSWORD: &str = "password-123";
+
+impl Server {
+    /// The admin's (first) entity. The server must be stopped.
+    pub fn first_entity(&self) -> String {
+        self.admin(&["entity", "list"])[0]["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    }
+
+    /// Adds a user with [`MEMBER_PASSWORD`] as a member of the admin's entity, with
+    /// `member_args` (`--role`, `--team`, ...). The server must be stopped. Returns the
+    /// user's id.
+    pub fn add_member(&self, email: &str, member_args: &[&str]) -> String {
+        let entity = self.first_entity();
+        let user = self.admin(&[
+            "user",
+            "add",
+            "--email",
+            email,
+            "--password",
+            MEMBER_PASSWORD,
+        ]);
+        let id = user["id"].as_str().unwrap().to_string();
+        let mut args = vec!["member", "add", "--user", &id, "--entity", &entity];
+        args.extend_from_slice(member_args);
+        self.admin(&args);
+        id
+    }
+}
+
+/// Calls `probe` every 50 ms until it returns `Some` (at most `secs` seconds, then fails
+/// with `what`).
+pub fn wait_until<T>(secs: u64, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "waited {secs} s for {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

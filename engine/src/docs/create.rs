@@ -21,7 +21,7 @@ use super::templates::{self, Template, TemplateStatus};
 use super::uploads::{self, FileKind, UploadStatus};
 use super::{Actor, emit_and_log, store_doc};
 use crate::auth::Principal;
-use crate::http::{ApiError, ApiResult, Fields, json};
+use crate::http::{ApiError, ApiResult, Fields, json, member_text};
 #[allow(unused_imports)]
 use crate::prelude::*;
 use crate::util::{is_email, new_id, parse_time};
@@ -45,14 +45,6 @@ pub fn is_mobile(s: &str) -> bool {
             .all(|(i, c)| c.is_ascii_digit() || " -()".contains(c) || (c == '+' && i == 0))
 }
 
-fn field_str(o: &Map<String, Value>, k: &str) -> String {
-    match o.get(k) {
-        Some(Value::String(s)) => s.trim().to_string(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    }
-}
-
 /// Parses `recipients` (spec §2.3): every recipient needs a valid email or mobile.
 pub fn parse_recipients(
     cx: &mut Cx,
@@ -60,25 +52,8 @@ pub fn parse_recipients(
     template: Option<&Template>,
 ) -> ApiResult<Vec<Recipient>> {
     let mut out = Vec::new();
-    for (i, v) in f
-        .optional_array("recipients")?
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let o = v.as_object().ok_or_else(|| {
-            ApiError::bad_request(
-                "invalid_field",
-                format!("`recipients[{i}]` must be an object"),
-            )
-        })?;
-        out.push(parse_recipient(
-            cx,
-            o,
-            &format!("recipients[{i}]"),
-            i,
-            template,
-        )?);
+    for (i, (path, o)) in f.objects("recipients")?.into_iter().enumerate() {
+        out.push(parse_recipient(cx, o, &path, i, template)?);
     }
     Ok(out)
 }
@@ -90,8 +65,8 @@ pub fn parse_recipient(
     index: usize,
     template: Option<&Template>,
 ) -> ApiResult<Recipient> {
-    let email = field_str(o, "email");
-    let mobile = field_str(o, "mobile");
+    let email = member_text(o, "email");
+    let mobile = member_text(o, "mobile");
     if !email.is_empty() && !is_email(&email) {
         return Err(ApiError::bad_request(
             "invalid_recipient",
@@ -110,7 +85,7 @@ pub fn parse_recipient(
             format!("`{path}` needs a valid email or a mobile number"),
         ));
     }
-    let role_name = field_str(o, "role_name");
+    let role_name = member_text(o, "role_name");
     let template_role = template.and_then(|t| t.roles.iter().find(|r| r.role_name == role_name));
     if let Some(t) = template
         && !role_name.is_empty()
@@ -124,7 +99,7 @@ pub fn parse_recipient(
             ),
         ));
     }
-    let role_text = field_str(o, "role");
+    let role_text = member_text(o, "role");
     let role = if role_text.is_empty() {
         template_role.map_or(Role::Signer, |r| r.role)
     } else {
@@ -135,9 +110,9 @@ pub fn parse_recipient(
             )
         })?
     };
-    let (mut first, mut last) = (field_str(o, "first_name"), field_str(o, "last_name"));
+    let (mut first, mut last) = (member_text(o, "first_name"), member_text(o, "last_name"));
     if first.is_empty() && last.is_empty() {
-        let full = field_str(o, "fullname");
+        let full = member_text(o, "fullname");
         match full.split_once(' ') {
             Some((a, b)) => (first, last) = (a.to_string(), b.trim().to_string()),
             None => first = full,
@@ -162,16 +137,16 @@ pub fn parse_recipient(
         last_name: last,
         email,
         mobile,
-        phone: field_str(o, "phone"),
+        phone: member_text(o, "phone"),
         role,
         role_name,
         status: RecipientStatus::Added,
-        company_name: field_str(o, "company_name"),
-        company_number: field_str(o, "company_number"),
-        title: field_str(o, "title"),
-        note: field_str(o, "note"),
+        company_name: member_text(o, "company_name"),
+        company_number: member_text(o, "company_number"),
+        title: member_text(o, "title"),
+        note: member_text(o, "note"),
         order_num,
-        contact_id: field_str(o, "contact_id"),
+        contact_id: member_text(o, "contact_id"),
         secret: None,
         sent_ms: None,
         signed_ms: None,
@@ -180,28 +155,17 @@ pub fn parse_recipient(
 
 fn parse_custom_fields(f: &Fields) -> ApiResult<Vec<CustomField>> {
     let mut out = Vec::new();
-    for (i, v) in f
-        .optional_array("custom_fields")?
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let o = v.as_object().ok_or_else(|| {
-            ApiError::bad_request(
-                "invalid_field",
-                format!("`custom_fields[{i}]` must be an object"),
-            )
-        })?;
-        let name = field_str(o, "name");
+    for (path, o) in f.objects("custom_fields")? {
+        let name = member_text(o, "name");
         if name.is_empty() {
             return Err(ApiError::bad_request(
                 "invalid_field",
-                format!("`custom_fields[{i}].name` is required"),
+                format!("`{path}.name` is required"),
             ));
         }
         let value = match o.get("value") {
             Some(Value::Bool(b)) => b.to_string(),
-            _ => field_str(o, "value"),
+            _ => member_text(o, "value"),
         };
         out.push(CustomField { name, value });
     }
@@ -378,12 +342,8 @@ fn parse_time_field(f: &Fields, name: &str) -> ApiResult<Option<u64>> {
 fn parse_attachments(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Vec<Attachment>> {
     let mut out = Vec::new();
     for field in ["attachments", "custom_images"] {
-        for (i, v) in f.optional_array(field)?.into_iter().flatten().enumerate() {
-            let path = format!("{field}[{i}]");
-            let o = v.as_object().ok_or_else(|| {
-                ApiError::bad_request("invalid_field", format!("`{path}` must be an object"))
-            })?;
-            let file_id = field_str(o, "file_id");
+        for (path, o) in f.objects(field)? {
+            let file_id = member_text(o, "file_id");
             let mut up = uploads::find(cx, pr, &file_id)
                 .filter(|u| u.status == UploadStatus::Ready)
                 .ok_or_else(|| {
@@ -399,10 +359,10 @@ fn parse_attachments(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Vec<A
                 ));
             }
             uploads::touch(cx, &mut up);
-            let restricted = field_str(o, "restricted_to");
+            let restricted = member_text(o, "restricted_to");
             out.push(Attachment {
                 id: String::new(),
-                name: Some(field_str(o, "name"))
+                name: Some(member_text(o, "name"))
                     .filter(|n| !n.is_empty())
                     .unwrap_or(up.name.clone()),
                 blob: up.blob.clone().unwrap_or_default(),

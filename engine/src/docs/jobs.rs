@@ -437,19 +437,8 @@ pub fn remind_job(cx: &mut Cx, job: &Job) -> JobOutcome {
                 .collect()
         })
         .unwrap_or_default();
-    let who: Vec<_> = doc
-        .recipients
-        .iter()
-        .filter(|r| r.role != Role::Cc)
-        .filter(|r| {
-            matches!(
-                r.status,
-                RecipientStatus::Sent | RecipientStatus::Viewed | RecipientStatus::Reviewed
-            )
-        })
-        .filter(|r| auto || ids.contains(&r.id))
-        .cloned()
-        .collect();
+    let mut who = lifecycle::waiting(&doc);
+    who.retain(|r| auto || ids.contains(&r.id));
     if who.is_empty() {
         return JobOutcome::Done;
     }

@@ -952,8 +952,8 @@ pub fn revise(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
     Ok(no_content())
 }
 
-/// Recipients who are waiting on the document.
-fn waiting(doc: &Document) -> Vec<Recipient> {
+/// The signers and approvers the document is waiting on (sent, viewed or reviewed).
+pub fn waiting(doc: &Document) -> Vec<Recipient> {
     doc.recipients
         .iter()
         .filter(|r| r.role != Role::Cc)

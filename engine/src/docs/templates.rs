@@ -10,7 +10,7 @@ use super::blobs;
 use super::model::{CustomField, DocFile, Role, hex};
 use super::uploads::{self, FileKind, UploadStatus};
 use crate::auth::{Principal, authenticate};
-use crate::http::{ApiError, ApiResult, Fields, json, no_content};
+use crate::http::{ApiError, ApiResult, Fields, json, member_text, no_content};
 use crate::model::prefix_range;
 #[allow(unused_imports)]
 use crate::prelude::*;
@@ -186,14 +186,6 @@ fn list(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
     Ok(json(200, &json!({ "templates": out })))
 }
 
-fn opt_str(o: &serde_json::Map<String, Value>, k: &str) -> String {
-    match o.get(k) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
-    }
-}
-
 fn opt_num(o: &serde_json::Map<String, Value>, k: &str, path: &str) -> ApiResult<Option<f64>> {
     match o.get(k) {
         None | Some(Value::Null) => Ok(None),
@@ -207,24 +199,15 @@ fn opt_num(o: &serde_json::Map<String, Value>, k: &str, path: &str) -> ApiResult
 
 fn parse_fields(f: &Fields) -> ApiResult<Vec<TemplateField>> {
     let mut out: Vec<TemplateField> = Vec::new();
-    for (i, v) in f
-        .optional_array("fields")?
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let path = format!("fields[{i}]");
-        let o = v.as_object().ok_or_else(|| {
-            ApiError::bad_request("invalid_field", format!("`{path}` must be an object"))
-        })?;
-        let name = opt_str(o, "name");
+    for (path, o) in f.objects("fields")? {
+        let name = member_text(o, "name");
         if name.trim().is_empty() {
             return Err(ApiError::bad_request(
                 "missing_field",
                 format!("`{path}.name` is required"),
             ));
         }
-        let kind = match opt_str(o, "type").as_str() {
+        let kind = match member_text(o, "type").as_str() {
             "" | "text" => FieldKind::Text,
             "number" => FieldKind::Number,
             "dropdown" => FieldKind::Dropdown,
@@ -267,7 +250,7 @@ fn parse_fields(f: &Fields) -> ApiResult<Vec<TemplateField>> {
             min: opt_num(o, "min", &path)?,
             max: opt_num(o, "max", &path)?,
             required: matches!(o.get("required"), Some(Value::Bool(true))),
-            default: opt_str(o, "default_value"),
+            default: member_text(o, "default_value"),
         });
     }
     Ok(out)
@@ -275,25 +258,22 @@ fn parse_fields(f: &Fields) -> ApiResult<Vec<TemplateField>> {
 
 fn parse_roles(f: &Fields) -> ApiResult<Vec<TemplateRole>> {
     let mut out = Vec::new();
-    for (i, v) in f.optional_array("roles")?.into_iter().flatten().enumerate() {
-        let o = v.as_object().ok_or_else(|| {
-            ApiError::bad_request("invalid_field", format!("`roles[{i}]` must be an object"))
-        })?;
-        let role_name = opt_str(o, "role_name");
+    for (path, o) in f.objects("roles")? {
+        let role_name = member_text(o, "role_name");
         if role_name.trim().is_empty() {
             return Err(ApiError::bad_request(
                 "missing_field",
-                format!("`roles[{i}].role_name` is required"),
+                format!("`{path}.role_name` is required"),
             ));
         }
-        let role_text = opt_str(o, "role");
+        let role_text = member_text(o, "role");
         let role = if role_text.is_empty() {
             Role::Signer
         } else {
             Role::parse(&role_text).ok_or_else(|| {
                 ApiError::bad_request(
                     "invalid_field",
-                    format!("`roles[{i}].role` must be signer, approver or cc"),
+                    format!("`{path}.role` must be signer, approver or cc"),
                 )
             })?
         };
@@ -338,38 +318,27 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
         ));
     }
     let mut attachments = Vec::new();
-    for (i, v) in f
-        .optional_array("attachments")?
-        .into_iter()
-        .flatten()
-        .enumerate()
-    {
-        let o = v.as_object().ok_or_else(|| {
-            ApiError::bad_request(
-                "invalid_field",
-                format!("`attachments[{i}]` must be an object"),
-            )
-        })?;
-        let file_id = opt_str(o, "file_id");
+    for (path, o) in f.objects("attachments")? {
+        let file_id = member_text(o, "file_id");
         let mut up = uploads::find(cx, pr, &file_id)
             .filter(|u| u.status == UploadStatus::Ready)
             .ok_or_else(|| {
                 ApiError::not_found("file_not_found", format!("no usable upload {file_id:?}"))
             })?;
         uploads::touch(cx, &mut up);
-        let role_name = Some(opt_str(o, "role_name")).filter(|r| !r.is_empty());
+        let role_name = Some(member_text(o, "role_name")).filter(|r| !r.is_empty());
         if let Some(r) = &role_name
             && !roles.iter().any(|x| &x.role_name == r)
         {
             return Err(ApiError::bad_request(
                 "invalid_field",
-                format!("`attachments[{i}].role_name` {r:?} is not one of the template's roles"),
+                format!("`{path}.role_name` {r:?} is not one of the template's roles"),
             ));
         }
         let blob = up.blob.clone().unwrap_or_default();
         blobs::hold(cx, &blob, &owner(&id));
         attachments.push(TemplateAttachment {
-            name: Some(opt_str(o, "name"))
+            name: Some(member_text(o, "name"))
                 .filter(|n| !n.is_empty())
                 .unwrap_or(up.name.clone()),
             blob,
