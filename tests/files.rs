@@ -180,13 +180,7 @@ fn file_url_is_downloaded_over_https_and_internal_addresses_are_refused() {
         "{d}"
     );
     assert_eq!(
-        files
-            .hits
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|h| *h == "/doc.pdf")
-            .count(),
+        files.hits("/doc.pdf"),
         2,
         "the refused download never reached the server"
     );

@@ -34,6 +34,7 @@ use prelude::*;
 mod admin;
 mod auth;
 mod docs;
+mod hooks;
 mod http;
 pub mod memory;
 mod model;
@@ -140,10 +141,21 @@ impl Default for Settings {
 /// A webhook event to record in the outbox (mirrors `effects.event`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
+    pub id: String,
     pub kind: String,
     pub entity_id: String,
     pub user_id: String,
     pub payload: String,
+}
+
+/// One subscription's copy of an event (mirrors `effects.delivery`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delivery {
+    pub subscription_id: String,
+    pub target_url: String,
+    pub secret: String,
+    pub body: String,
+    pub entity_id: String,
 }
 
 /// A job to schedule (mirrors `effects.job-spec`).
@@ -189,7 +201,10 @@ pub trait Platform {
     fn put_blob(&mut self, data: &[u8]) -> Result<BlobInfo, String>;
     fn get_blob(&mut self, id: &str) -> Option<Vec<u8>>;
     fn delete_blob(&mut self, id: &str);
-    fn emit_event(&mut self, event: Event) -> String;
+    /// Records an event and queues its deliveries.
+    fn emit_event(&mut self, event: Event, deliveries: Vec<Delivery>);
+    /// Drops the queued deliveries of a subscription.
+    fn cancel_deliveries(&mut self, subscription_id: &str);
     fn schedule_job(&mut self, job: JobSpec) -> String;
     fn send_mail(&mut self, mail: Mail);
     fn settings(&mut self) -> Settings;
@@ -226,6 +241,8 @@ pub fn run_job(p: &mut dyn Platform, job: &Job) -> JobOutcome {
         docs::uploads::FETCH_JOB => docs::uploads::fetched(&mut cx, job),
         docs::templates::IMPORT_JOB => docs::templates::imported(&mut cx, job),
         MAIL_BOUNCED_JOB => docs::jobs::bounced(&mut cx, job),
+        hooks::DEAD_JOB => hooks::dead(&mut cx, job),
+        hooks::GONE_JOB => hooks::gone(&mut cx, job),
         other => JobOutcome::Failed(format!("unknown job kind {other:?}")),
     }
 }

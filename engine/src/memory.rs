@@ -4,7 +4,7 @@
 
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::{BlobInfo, Event, JobSpec, Mail, Platform, Settings};
+use crate::{BlobInfo, Delivery, Event, JobSpec, Mail, Platform, Settings};
 use alloc::collections::BTreeMap;
 
 /// See the module documentation. Not for production: passwords are stored as
@@ -18,6 +18,8 @@ pub struct MemoryPlatform {
     /// Entries read so far: one per `get`, one per entry a `scan` returned.
     pub reads: u64,
     pub events: Vec<Event>,
+    /// Queued webhook deliveries (cancelled ones are removed).
+    pub deliveries: Vec<Delivery>,
     pub jobs: Vec<JobSpec>,
     pub mails: Vec<Mail>,
     pub settings: Settings,
@@ -91,9 +93,14 @@ impl Platform for MemoryPlatform {
         self.blobs.remove(id);
     }
 
-    fn emit_event(&mut self, event: Event) -> String {
+    fn emit_event(&mut self, event: Event, deliveries: Vec<Delivery>) {
         self.events.push(event);
-        self.events.len().to_string()
+        self.deliveries.extend(deliveries);
+    }
+
+    fn cancel_deliveries(&mut self, subscription_id: &str) {
+        self.deliveries
+            .retain(|d| d.subscription_id != subscription_id);
     }
 
     fn schedule_job(&mut self, job: JobSpec) -> String {

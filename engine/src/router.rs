@@ -4,7 +4,7 @@
 use crate::http::{ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::{Cx, Origin, Request, Response, admin, auth, docs};
+use crate::{Cx, Origin, Request, Response, admin, auth, docs, hooks};
 
 /// Dispatches one request.
 pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
@@ -25,6 +25,10 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         (_, ["v1", "upload", id]) => only(method, "GET", || docs::uploads::get(cx, req, id)),
         (_, ["v1", "templates", rest @ ..]) => docs::templates::route(cx, req, rest),
         (_, ["v1", "products"]) => docs::products::route(cx, req),
+        (_, ["v1", "subscriptions", rest @ ..]) => hooks::route(cx, req, rest),
+        (_, ["v1", "recipient", secret, rest @ ..]) => {
+            docs::recipient::route(cx, req, secret, rest)
+        }
         (Origin::Admin, ["admin", rest @ ..]) => admin::route(cx, req, rest),
         _ => Err(ApiError::not_found(
             "not_found",

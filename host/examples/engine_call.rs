@@ -48,7 +48,8 @@ impl native::Platform for NativePlatform {
         None
     }
     fn delete_blob(&mut self, _: &str) {}
-    fn emit_event(&mut self, _: native::Event) -> String {
+    fn cancel_deliveries(&mut self, _: &str) {}
+    fn emit_event(&mut self, _: native::Event, _: Vec<native::Delivery>) {
         unreachable!("GET /v1/test emits nothing")
     }
     fn schedule_job(&mut self, _: native::JobSpec) -> String {

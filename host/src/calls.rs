@@ -27,6 +27,8 @@ struct Inner {
     jobs_changed: Notify,
     /// Woken after a commit that queued mail.
     mail_queued: Notify,
+    /// Woken after a commit that queued webhook deliveries.
+    deliveries_queued: Notify,
 }
 
 /// An error body in the shape of DESIGN.md §4.
@@ -65,6 +67,7 @@ impl Dispatcher {
                 permits: Semaphore::new(max_concurrent),
                 jobs_changed: Notify::new(),
                 mail_queued: Notify::new(),
+                deliveries_queued: Notify::new(),
             }),
         }
     }
@@ -76,6 +79,11 @@ impl Dispatcher {
     /// Resolves when a committed call scheduled a job.
     pub async fn jobs_changed(&self) {
         self.inner.jobs_changed.notified().await
+    }
+
+    /// Resolves when a committed call queued webhook deliveries.
+    pub async fn deliveries_queued(&self) {
+        self.inner.deliveries_queued.notified().await
     }
 
     /// Wakes the job runner (a host worker scheduled a job itself).
@@ -127,6 +135,9 @@ impl Dispatcher {
                     }
                     if state.queued_mail {
                         self.inner.mail_queued.notify_one();
+                    }
+                    if state.queued_deliveries {
+                        self.inner.deliveries_queued.notify_one();
                     }
                     return resp;
                 }
@@ -183,6 +194,7 @@ impl Dispatcher {
                     });
             let scheduled = result.is_ok() && state.scheduled_jobs;
             let mailed = result.is_ok() && state.queued_mail;
+            let delivering = result.is_ok() && state.queued_deliveries;
             let txn = match result {
                 Ok(outcome) => {
                     let mut txn = state.txn;
@@ -214,6 +226,9 @@ impl Dispatcher {
                     }
                     if mailed {
                         self.inner.mail_queued.notify_one();
+                    }
+                    if delivering {
+                        self.inner.deliveries_queued.notify_one();
                     }
                     return Ok(true);
                 }

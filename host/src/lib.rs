@@ -8,6 +8,7 @@
 //! - [`mail`]: delivery of queued mail through a transport (a folder by default).
 //! - [`server`]: hyper + rustls front.
 //! - [`passwords`]: argon2id for the engine's password imports.
+//! - [`webhooks`]: delivery of queued webhook events (signed, retried, dead-lettered).
 //! - [`work`]: host work for jobs (download, import, Word conversion, rendering), with
 //!   [`pdf`] and [`office`] doing the file formats and [`outbound`] the HTTPS client.
 //!
@@ -23,4 +24,5 @@ pub mod pdf;
 pub mod runtime;
 pub mod server;
 pub mod store;
+pub mod webhooks;
 pub mod work;

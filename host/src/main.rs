@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use esign::calls::Dispatcher;
-use esign::{jobs, mail, outbound, passwords, runtime, server, store, work};
+use esign::{jobs, mail, outbound, passwords, runtime, server, store, webhooks, work};
 use runtime::{Faults, Origin, Request, Runtime, Settings, Shared};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -24,7 +24,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the API.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Manage entities, users and memberships (with the server stopped).
     Admin(AdminArgs),
 }
@@ -116,6 +116,22 @@ struct ServeArgs {
         alias = "webhook-allow-private"
     )]
     outbound_allow_private: bool,
+    /// Longest a webhook delivery attempt may take, in seconds.
+    #[arg(long, env = "ESIGN_WEBHOOK_TIMEOUT_SECS", default_value_t = 15)]
+    webhook_timeout_secs: u64,
+    /// Delays between webhook retries, e.g. `5s,30s,2m,1h` [default: 14 retries over about
+    /// three days]; after the last the delivery is a dead letter.
+    #[arg(long, env = "ESIGN_WEBHOOK_RETRY_SCHEDULE")]
+    webhook_retry_schedule: Option<String>,
+    /// Webhook attempts in flight to one target at most.
+    #[arg(long, env = "ESIGN_WEBHOOK_PER_TARGET", default_value_t = 16)]
+    webhook_per_target: usize,
+    /// Webhook attempts in flight in all.
+    #[arg(long, env = "ESIGN_WEBHOOK_CONCURRENCY", default_value_t = 256)]
+    webhook_concurrency: usize,
+    /// Days the event journal keeps events.
+    #[arg(long, env = "ESIGN_EVENT_RETENTION_DAYS", default_value_t = 7)]
+    event_retention_days: u64,
     /// Honour `x-esign-test-fault` headers. For the test suite only.
     #[arg(long, env = "ESIGN_TEST_FAULTS", hide = true)]
     test_faults: bool,
@@ -241,7 +257,7 @@ fn main() {
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Admin(args) => admin(args),
     };
     if let Err(e) = result {
@@ -337,15 +353,32 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let dispatcher = open(&args.engine, settings, args.max_concurrent_calls)?;
     bootstrap(&dispatcher)?;
-    let outbound = {
+    let outbound_config = outbound::OutboundConfig {
+        ca_file: args.outbound_ca_file.clone(),
+        allow_private: args.outbound_allow_private,
+    };
+    let (outbound, webhook_client) = {
         let _guard = rt.enter();
-        outbound::Outbound::new(
-            &outbound::OutboundConfig {
-                ca_file: args.outbound_ca_file.clone(),
-                allow_private: args.outbound_allow_private,
-            },
-            Duration::from_secs(args.fetch_timeout_secs),
-        )?
+        (
+            outbound::Outbound::new(
+                &outbound_config,
+                Duration::from_secs(args.fetch_timeout_secs),
+            )?,
+            outbound::Outbound::new(
+                &outbound_config,
+                Duration::from_secs(args.webhook_timeout_secs),
+            )?,
+        )
+    };
+    let webhook_config = webhooks::WebhookConfig {
+        schedule: match &args.webhook_retry_schedule {
+            Some(text) => webhooks::parse_schedule(text)
+                .map_err(|e| anyhow::anyhow!("--webhook-retry-schedule: {e}"))?,
+            None => webhooks::default_schedule(),
+        },
+        per_target: args.webhook_per_target.max(1),
+        concurrency: args.webhook_concurrency.max(1),
+        event_retention: Duration::from_secs(args.event_retention_days * 86_400),
     };
     let work = work::WorkContext {
         store: dispatcher.store().clone(),
@@ -384,7 +417,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     println!("esign listening on {scheme}://{addr}");
     rt.block_on(async {
         let jobs = tokio::spawn(jobs::run(dispatcher.clone(), work, stop_rx.clone()));
-        let mailer = tokio::spawn(mail::run(dispatcher.clone(), transport, stop_rx));
+        let mailer = tokio::spawn(mail::run(dispatcher.clone(), transport, stop_rx.clone()));
+        let deliverer = tokio::spawn(webhooks::run(
+            dispatcher.clone(),
+            webhook_client,
+            webhook_config,
+            stop_rx,
+        ));
         let shutdown = async {
             shutdown_signal().await;
             tracing::info!("shutdown requested");
@@ -401,6 +440,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let _ = stop_tx.send(true);
         let _ = jobs.await;
         let _ = mailer.await;
+        let _ = deliverer.await;
         anyhow::Ok(())
     })?;
     dispatcher.store().flush()?;

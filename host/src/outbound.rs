@@ -159,7 +159,7 @@ impl Outbound {
 }
 
 /// A reqwest error with its causes, for a person.
-fn describe(e: &reqwest::Error) -> String {
+pub fn describe(e: &reqwest::Error) -> String {
     let mut text = if e.is_timeout() {
         "timed out".to_string()
     } else {

@@ -50,6 +50,8 @@ pub mod keys {
     pub const DEAD_MAIL: &[u8] = b"y/";
     /// File contents: `b/<blob id>`.
     pub const BLOBS: &[u8] = b"b/";
+    /// Webhook deliveries due: `w/<due ms, 8 bytes BE><delivery id>`.
+    pub const WEBHOOKS: &[u8] = b"w/";
 
     /// The key of a blob.
     pub fn blob(id: &str) -> Vec<u8> {
@@ -152,6 +154,8 @@ pub struct CallState {
     pub scheduled_jobs: bool,
     /// Whether the call queued mail (the mail worker is woken after commit).
     pub queued_mail: bool,
+    /// Whether the call queued webhook deliveries (the delivery worker is woken).
+    pub queued_deliveries: bool,
     /// What the engine said before it trapped (`host.log-error`).
     pub engine_error: Option<String>,
 }
@@ -251,18 +255,58 @@ pub fn sha256_hex(data: &[u8]) -> String {
 }
 
 impl effects::Host for CallState {
-    fn emit_event(&mut self, event: effects::Event) -> wasmtime::Result<String> {
-        let id = random_id();
+    fn emit_event(
+        &mut self,
+        event: effects::Event,
+        deliveries: Vec<effects::Delivery>,
+    ) -> wasmtime::Result<()> {
         let created_ms = now_ms();
         let record = serde_json::json!({
-            "id": id, "kind": event.kind, "entity_id": event.entity_id,
+            "id": event.id, "kind": event.kind, "entity_id": event.entity_id,
             "user_id": event.user_id, "payload": event.payload, "created_ms": created_ms,
         });
         self.txn.put(
-            &keys::timed(keys::EVENTS, created_ms, &id),
+            &keys::timed(keys::EVENTS, created_ms, &event.id),
             &serde_json::to_vec(&record)?,
         );
-        Ok(id)
+        for d in deliveries {
+            let row = crate::webhooks::StoredDelivery {
+                id: random_id(),
+                event_id: event.id.clone(),
+                event: event.kind.clone(),
+                subscription_id: d.subscription_id,
+                entity_id: d.entity_id,
+                target_url: d.target_url,
+                secret: d.secret,
+                body: d.body,
+                attempts: 0,
+                created_ms,
+                first_attempt_ms: 0,
+                last_error: String::new(),
+            };
+            self.txn.put(
+                &keys::timed(keys::WEBHOOKS, created_ms, &row.id),
+                &serde_json::to_vec(&row)?,
+            );
+            self.queued_deliveries = true;
+        }
+        Ok(())
+    }
+
+    fn cancel_deliveries(&mut self, subscription_id: String) -> wasmtime::Result<()> {
+        let mut end = keys::WEBHOOKS.to_vec();
+        end.push(0xff);
+        let rows = self
+            .txn
+            .scan(keys::WEBHOOKS, &end, usize::MAX, false)
+            .map_err(wasmtime::Error::from_anyhow)?;
+        for (key, value) in rows {
+            let row: crate::webhooks::StoredDelivery = serde_json::from_slice(&value)?;
+            if row.subscription_id == subscription_id {
+                self.txn.delete(&key);
+            }
+        }
+        Ok(())
     }
 
     fn schedule_job(&mut self, job: effects::JobSpec) -> wasmtime::Result<String> {
@@ -431,6 +475,7 @@ impl Runtime {
             verified,
             scheduled_jobs: false,
             queued_mail: false,
+            queued_deliveries: false,
             engine_error: None,
         };
         let mut store = Store::new(&self.engine, state);

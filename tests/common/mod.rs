@@ -383,7 +383,24 @@ pub fn b64(data: &[u8]) -> String {
     base64::engine::general_purpose::STANDARD.encode(data)
 }
 
-/// What the HTTPS file server answers for a path.
+/// A request an [`HttpsServer`] received.
+#[derive(Clone, Debug)]
+pub struct Incoming {
+    pub method: String,
+    pub path: String,
+    /// Header names in lower case.
+    pub headers: std::collections::HashMap<String, String>,
+    pub body: Vec<u8>,
+    pub at: Instant,
+}
+
+impl Incoming {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+/// What an [`HttpsServer`] answers.
 #[derive(Clone)]
 pub struct Canned {
     pub status: u16,
@@ -391,23 +408,45 @@ pub struct Canned {
     pub delay: Duration,
 }
 
-/// An HTTPS server on loopback serving canned responses, with a self-signed certificate
-/// for 127.0.0.1 and localhost (written to `ca_file`, for `--outbound-ca-file`).
-pub struct FileServer {
-    pub base: String,
-    pub ca_file: PathBuf,
-    pub hits: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
+impl Canned {
+    pub fn ok(body: Vec<u8>) -> Canned {
+        Canned {
+            status: 200,
+            body,
+            delay: Duration::ZERO,
+        }
+    }
+
+    pub fn status(status: u16) -> Canned {
+        Canned {
+            status,
+            body: Vec::new(),
+            delay: Duration::ZERO,
+        }
+    }
 }
 
-impl FileServer {
-    pub fn start(routes: Vec<(&str, Canned)>) -> FileServer {
+type Handler = dyn Fn(&Incoming) -> Canned + Send + Sync;
+
+/// An HTTPS/1.1 server on loopback (keep-alive), with a self-signed certificate for
+/// 127.0.0.1 and localhost written to `ca_file` (for `--outbound-ca-file`). It records
+/// every request and answers with `handler`.
+pub struct HttpsServer {
+    pub base: String,
+    pub ca_file: PathBuf,
+    pub requests: std::sync::Arc<std::sync::Mutex<Vec<Incoming>>>,
+}
+
+impl HttpsServer {
+    pub fn start(handler: impl Fn(&Incoming) -> Canned + Send + Sync + 'static) -> HttpsServer {
         use std::io::{Read, Write};
+        use std::sync::Arc;
         let cert = rcgen::generate_simple_self_signed(vec![
             "localhost".to_string(),
             "127.0.0.1".to_string(),
         ])
         .unwrap();
-        let dir = fresh_dir("fileserver");
+        let dir = fresh_dir("https");
         let ca_file = dir.join("ca.pem");
         std::fs::write(&ca_file, cert.cert.pem()).unwrap();
         let certs = vec![rustls::pki_types::CertificateDer::from(
@@ -415,8 +454,8 @@ impl FileServer {
         )];
         let key =
             rustls::pki_types::PrivateKeyDer::try_from(cert.key_pair.serialize_der()).unwrap();
-        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
-        let config = std::sync::Arc::new(
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let config = Arc::new(
             rustls::ServerConfig::builder_with_provider(provider)
                 .with_safe_default_protocol_versions()
                 .unwrap()
@@ -429,69 +468,144 @@ impl FileServer {
             "https://127.0.0.1:{}",
             listener.local_addr().unwrap().port()
         );
-        let routes: std::collections::HashMap<String, Canned> = routes
-            .into_iter()
-            .map(|(p, c)| (p.to_string(), c))
-            .collect();
-        let hits: std::sync::Arc<std::sync::Mutex<Vec<String>>> = Default::default();
-        let hits2 = hits.clone();
+        let requests: Arc<std::sync::Mutex<Vec<Incoming>>> = Default::default();
+        let handler: Arc<Handler> = Arc::new(handler);
+        let seen = requests.clone();
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(tcp) = stream else { continue };
-                let (config, routes, hits) = (config.clone(), routes.clone(), hits2.clone());
+                let (config, handler, seen) = (config.clone(), handler.clone(), seen.clone());
                 std::thread::spawn(move || {
-                    let _ = tcp.set_read_timeout(Some(Duration::from_secs(10)));
+                    let _ = tcp.set_read_timeout(Some(Duration::from_secs(30)));
                     let conn = rustls::ServerConnection::new(config).unwrap();
                     let mut tls = rustls::StreamOwned::new(conn, tcp);
-                    let mut req = Vec::new();
-                    let mut buf = [0u8; 1024];
-                    while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                        match tls.read(&mut buf) {
-                            Ok(0) | Err(_) => return,
-                            Ok(n) => req.extend_from_slice(&buf[..n]),
+                    let mut buf: Vec<u8> = Vec::new();
+                    let mut chunk = [0u8; 16 * 1024];
+                    loop {
+                        // One request: headers, then content-length bytes of body.
+                        let head_end = loop {
+                            if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                                break i + 4;
+                            }
+                            match tls.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        };
+                        let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+                        let mut lines = head.split("\r\n");
+                        let mut first = lines.next().unwrap_or("").split_whitespace();
+                        let method = first.next().unwrap_or("").to_string();
+                        let path = first.next().unwrap_or("/").to_string();
+                        let headers: std::collections::HashMap<String, String> = lines
+                            .filter_map(|l| l.split_once(':'))
+                            .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_string()))
+                            .collect();
+                        let len: usize = headers
+                            .get("content-length")
+                            .and_then(|v| v.parse().ok())
+                            .unwrap_or(0);
+                        while buf.len() < head_end + len {
+                            match tls.read(&mut chunk) {
+                                Ok(0) | Err(_) => return,
+                                Ok(n) => buf.extend_from_slice(&chunk[..n]),
+                            }
+                        }
+                        let body = buf[head_end..head_end + len].to_vec();
+                        buf.drain(..head_end + len);
+                        let req = Incoming {
+                            method,
+                            path,
+                            headers,
+                            body,
+                            at: Instant::now(),
+                        };
+                        let answer = handler(&req);
+                        seen.lock().unwrap().push(req);
+                        std::thread::sleep(answer.delay);
+                        let location = if (300..400).contains(&answer.status) {
+                            "location: /elsewhere\r\n"
+                        } else {
+                            ""
+                        };
+                        let resp = format!(
+                            "HTTP/1.1 {} X\r\ncontent-length: {}\r\n{location}\r\n",
+                            answer.status,
+                            answer.body.len()
+                        );
+                        if tls.write_all(resp.as_bytes()).is_err()
+                            || tls.write_all(&answer.body).is_err()
+                            || tls.flush().is_err()
+                        {
+                            return;
                         }
                     }
-                    let text = String::from_utf8_lossy(&req).into_owned();
-                    let path = text.split_whitespace().nth(1).unwrap_or("/").to_string();
-                    hits.lock().unwrap().push(path.clone());
-                    let canned = routes.get(&path).cloned().unwrap_or(Canned {
-                        status: 404,
-                        body: b"not found".to_vec(),
-                        delay: Duration::ZERO,
-                    });
-                    std::thread::sleep(canned.delay);
-                    let head = format!(
-                        "HTTP/1.1 {} X\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                        canned.status,
-                        canned.body.len()
-                    );
-                    let _ = tls.write_all(head.as_bytes());
-                    let _ = tls.write_all(&canned.body);
-                    let _ = tls.flush();
-                    tls.conn.send_close_notify();
-                    let _ = tls.flush();
                 });
             }
         });
-        FileServer {
+        HttpsServer {
             base,
             ca_file,
-            hits,
+            requests,
         }
     }
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base, path)
     }
+
+    /// The requests received so far for `path`.
+    pub fn received(&self, path: &str) -> Vec<Incoming> {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|r| r.path == path)
+            .cloned()
+            .collect()
+    }
+
+    /// Waits (at most `secs`) until `path` got at least `n` requests; returns them.
+    pub fn wait_for(&self, path: &str, n: usize, secs: u64) -> Vec<Incoming> {
+        wait_until(secs, &format!("{n} request(s) to {path}"), || {
+            let got = self.received(path);
+            (got.len() >= n).then_some(got)
+        })
+    }
 }
 
-impl Canned {
-    pub fn ok(body: Vec<u8>) -> Canned {
-        Canned {
-            status: 200,
-            body,
-            delay: Duration::ZERO,
+/// An [`HttpsServer`] serving canned files (GET `path` → its `Canned`; else 404).
+pub struct FileServer {
+    server: HttpsServer,
+    pub ca_file: PathBuf,
+}
+
+impl FileServer {
+    pub fn start(routes: Vec<(&str, Canned)>) -> FileServer {
+        let routes: std::collections::HashMap<String, Canned> = routes
+            .into_iter()
+            .map(|(p, c)| (p.to_string(), c))
+            .collect();
+        let server = HttpsServer::start(move |req| {
+            routes.get(&req.path).cloned().unwrap_or(Canned {
+                status: 404,
+                body: b"not found".to_vec(),
+                delay: Duration::ZERO,
+            })
+        });
+        FileServer {
+            ca_file: server.ca_file.clone(),
+            server,
         }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        self.server.url(path)
+    }
+
+    /// How many requests `path` got.
+    pub fn hits(&self, path: &str) -> usize {
+        self.server.received(path).len()
     }
 }
 

@@ -115,13 +115,31 @@ impl core_engine::Platform for Imports {
         files::delete(id)
     }
 
-    fn emit_event(&mut self, e: core_engine::Event) -> String {
-        effects::emit_event(&effects::Event {
-            kind: e.kind,
-            entity_id: e.entity_id,
-            user_id: e.user_id,
-            payload: e.payload,
-        })
+    fn emit_event(&mut self, e: core_engine::Event, deliveries: Vec<core_engine::Delivery>) {
+        let deliveries: Vec<effects::Delivery> = deliveries
+            .into_iter()
+            .map(|d| effects::Delivery {
+                subscription_id: d.subscription_id,
+                target_url: d.target_url,
+                secret: d.secret,
+                body: d.body,
+                entity_id: d.entity_id,
+            })
+            .collect();
+        effects::emit_event(
+            &effects::Event {
+                id: e.id,
+                kind: e.kind,
+                entity_id: e.entity_id,
+                user_id: e.user_id,
+                payload: e.payload,
+            },
+            &deliveries,
+        )
+    }
+
+    fn cancel_deliveries(&mut self, subscription_id: &str) {
+        effects::cancel_deliveries(subscription_id)
     }
 
     fn schedule_job(&mut self, j: core_engine::JobSpec) -> String {

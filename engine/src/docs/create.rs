@@ -150,6 +150,9 @@ pub fn parse_recipient(
         secret: None,
         sent_ms: None,
         signed_ms: None,
+        signing_method: None,
+        ip_address: String::new(),
+        viewed_ms: None,
     })
 }
 

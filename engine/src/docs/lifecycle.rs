@@ -640,6 +640,9 @@ pub fn forward(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
         secret: None,
         sent_ms: None,
         signed_ms: None,
+        signing_method: None,
+        ip_address: String::new(),
+        viewed_ms: None,
     };
     if let Some(old) = &from {
         for r in doc.recipients.iter_mut() {

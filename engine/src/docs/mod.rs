@@ -16,6 +16,7 @@ pub mod notify;
 pub mod pricing;
 pub mod products;
 pub mod read;
+pub mod recipient;
 pub mod templates;
 pub mod uploads;
 
@@ -25,7 +26,7 @@ use crate::model::{Membership, Role as UserRole, membership_key};
 #[allow(unused_imports)]
 use crate::prelude::*;
 use crate::router::method_not_allowed;
-use crate::{Cx, Event, Request, Response};
+use crate::{Cx, Request, Response};
 use model::{Document, LogEntry, doc_key, index_keys, log_key};
 use serde_json::{Value, json};
 
@@ -279,10 +280,43 @@ pub fn event_document(doc: &Document) -> Value {
     })
 }
 
-/// Records event `kind` (`document.sent`, ...) in the outbox with the common payload
-/// members (event, type, action, document, entity, custom fields) plus `extra`, and
-/// logs the change with the event's id. The document must be saved after.
-#[allow(clippy::too_many_arguments)]
+/// The common members of an event's payload (spec §6): `event`, `event_type`,
+/// `event_action`, the document, the entity and the custom fields.
+pub fn event_payload(cx: &mut Cx, doc: &Document, kind: &str) -> Value {
+    let (event_type, event_action) = kind.split_once('.').unwrap_or((kind, ""));
+    let entity_name = cx
+        .load::<crate::model::Entity>(&crate::model::entity_key(&doc.entity_id))
+        .map(|e| e.name)
+        .unwrap_or_default();
+    json!({
+        "event": kind,
+        "event_type": event_type,
+        "event_action": event_action,
+        "document": event_document(doc),
+        "entity": {"id": doc.entity_id, "name": entity_name},
+        "custom_fields": doc.custom_fields.iter()
+            .map(|f| json!({"name": f.name, "value": f.value}))
+            .collect::<Vec<_>>(),
+    })
+}
+
+/// A recipient as event payloads show it (spec §6).
+pub fn event_recipient(r: &model::Recipient) -> Value {
+    json!({
+        "id": r.id,
+        "fullname": r.fullname(),
+        "email": r.email,
+        "mobile": r.mobile,
+        "role": r.role.as_str(),
+        "status": r.status.as_str(),
+        "order_num": r.order_num.to_string(),
+    })
+}
+
+/// Records event `kind` (`document.sent`, ...) with the common payload members plus
+/// `extra` (its members replace common ones of the same name), queues its webhook
+/// deliveries, and logs the change with the event's id. The document must be saved
+/// after.
 pub fn emit_and_log(
     cx: &mut Cx,
     doc: &mut Document,
@@ -292,31 +326,12 @@ pub fn emit_and_log(
     detail: impl Into<String>,
     extra: Value,
 ) {
-    let (event_type, event_action) = kind.split_once('.').unwrap_or((kind, ""));
-    let entity_name = cx
-        .load::<crate::model::Entity>(&crate::model::entity_key(&doc.entity_id))
-        .map(|e| e.name)
-        .unwrap_or_default();
-    let mut payload = json!({
-        "event": kind,
-        "event_type": event_type,
-        "event_action": event_action,
-        "document": event_document(doc),
-        "entity": {"id": doc.entity_id, "name": entity_name},
-        "custom_fields": doc.custom_fields.iter()
-            .map(|f| json!({"name": f.name, "value": f.value}))
-            .collect::<Vec<_>>(),
-    });
+    let mut payload = event_payload(cx, doc, kind);
     if let (Value::Object(p), Value::Object(x)) = (&mut payload, extra) {
         for (k, v) in x {
             p.insert(k, v);
         }
     }
-    let id = cx.p.emit_event(Event {
-        kind: kind.into(),
-        entity_id: doc.entity_id.clone(),
-        user_id: doc.user_id.clone(),
-        payload: payload.to_string(),
-    });
+    let id = crate::hooks::emit(cx, kind, &doc.entity_id, &doc.user_id, payload);
     log(cx, doc, actor, action, detail, Some((kind.into(), id)));
 }

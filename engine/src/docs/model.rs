@@ -194,6 +194,11 @@ pub struct Recipient {
     pub secret: Option<String>,
     pub sent_ms: Option<u64>,
     pub signed_ms: Option<u64>,
+    /// How the recipient signed (`sms`, `eid`, `link`, ...), with the verified name.
+    pub signing_method: Option<(String, String)>,
+    /// The address the recipient signed, approved or rejected from.
+    pub ip_address: String,
+    pub viewed_ms: Option<u64>,
 }
 
 impl Recipient {

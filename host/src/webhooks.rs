@@ -1,0 +1,477 @@
+//! Webhook delivery: POSTs the delivery rows (`w/`) that engine calls queue with their
+//! events, at least once, with the Standard Webhooks headers:
+//!
+//! - `webhook-id`: the event id, the same on every retry;
+//! - `webhook-timestamp`: Unix seconds of the attempt;
+//! - `webhook-signature`: `v1,` + base64 HMAC-SHA256 over `{id}.{timestamp}.{body}`,
+//!   keyed with the subscription's secret (the base64 after `whsec_`).
+//!
+//! A 2xx answer is success. A 410 disables the subscription (engine job
+//! `webhook.gone`). Anything else — 3xx (never followed), 4xx, 5xx, a timeout, a refused
+//! address — is retried after the next delay of the schedule, with ±20 % jitter; after
+//! the last one the delivery is a dead letter (engine job `webhook.dead`, listed in
+//! `/v1/subscriptions/errors`, the owner mailed).
+//!
+//! A row is removed or rescheduled only after its attempt, in a transaction that commits
+//! the results of many attempts at once: a crash in between repeats the attempt (at
+//! least once), never loses it. Each target (scheme, host and port) has its own
+//! concurrency limit and rows of a busy target are skipped, not waited for, so a slow
+//! or dead subscriber never delays the others.
+
+use crate::calls::{Dispatcher, now_ms};
+use crate::outbound::Outbound;
+use crate::runtime::{StoredJob, keys, random_id};
+use crate::store::CommitError;
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{Notify, Semaphore, mpsc, watch};
+
+/// A queued delivery, as stored under `w/<due ms><id>`.
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
+pub struct StoredDelivery {
+    pub id: String,
+    /// The `webhook-id`.
+    pub event_id: String,
+    pub event: String,
+    pub subscription_id: String,
+    pub entity_id: String,
+    pub target_url: String,
+    pub secret: String,
+    pub body: String,
+    /// Attempts made so far.
+    pub attempts: u32,
+    pub created_ms: u64,
+    /// When the first attempt was made (0 before it).
+    pub first_attempt_ms: u64,
+    pub last_error: String,
+}
+
+/// How delivery behaves; fixed for the process.
+#[derive(Clone, Debug)]
+pub struct WebhookConfig {
+    /// Delays before each retry; after the last, a dead letter.
+    pub schedule: Vec<Duration>,
+    /// Attempts in flight to one target at most.
+    pub per_target: usize,
+    /// Attempts in flight in all.
+    pub concurrency: usize,
+    /// How long the event journal (`e/`) keeps events.
+    pub event_retention: Duration,
+}
+
+/// The default retry schedule: 14 retries over about three days (3.2).
+pub fn default_schedule() -> Vec<Duration> {
+    let s = Duration::from_secs;
+    let m = |n: u64| s(60 * n);
+    let h = |n: u64| s(3600 * n);
+    vec![
+        s(5),
+        s(30),
+        m(2),
+        m(10),
+        m(30),
+        h(1),
+        h(2),
+        h(4),
+        h(8),
+        h(12),
+        h(12),
+        h(12),
+        h(12),
+        h(12),
+    ]
+}
+
+/// Parses a schedule such as `5s,30s,2m,1h` (units ms, s, m, h).
+pub fn parse_schedule(text: &str) -> Result<Vec<Duration>, String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            let (num, unit) = p.split_at(p.find(|c: char| !c.is_ascii_digit()).unwrap_or(p.len()));
+            let n: u64 = num
+                .parse()
+                .map_err(|_| format!("{p:?} is not a duration"))?;
+            Ok(match unit {
+                "ms" => Duration::from_millis(n),
+                "s" | "" => Duration::from_secs(n),
+                "m" => Duration::from_secs(n * 60),
+                "h" => Duration::from_secs(n * 3600),
+                other => return Err(format!("{other:?} is not a unit (ms, s, m, h)")),
+            })
+        })
+        .collect()
+}
+
+/// The `webhook-signature` value for a message.
+pub fn sign(secret: &str, id: &str, timestamp: u64, body: &str) -> String {
+    let b64 = base64::engine::general_purpose::STANDARD;
+    let key = b64
+        .decode(secret.strip_prefix("whsec_").unwrap_or(secret))
+        .unwrap_or_else(|_| secret.as_bytes().to_vec());
+    let mut mac = Hmac::<Sha256>::new_from_slice(&key).expect("HMAC takes any key length");
+    mac.update(format!("{id}.{timestamp}.{body}").as_bytes());
+    format!("v1,{}", b64.encode(mac.finalize().into_bytes()))
+}
+
+/// What an attempt came to.
+enum Outcome {
+    Delivered,
+    Gone,
+    Failed(String),
+}
+
+struct Attempted {
+    key: Vec<u8>,
+    row: StoredDelivery,
+    outcome: Outcome,
+}
+
+/// Longest sleep between looks at the table.
+const IDLE: Duration = Duration::from_secs(30);
+/// Rows looked at per pass.
+const SCAN: usize = 2048;
+/// Results committed together at most.
+const BATCH: usize = 512;
+
+/// The key of a target's concurrency limit: scheme, host and port.
+fn target_of(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(u) => format!(
+            "{}://{}:{}",
+            u.scheme(),
+            u.host_str().unwrap_or(""),
+            u.port_or_known_default().unwrap_or(0)
+        ),
+        Err(_) => url.to_string(),
+    }
+}
+
+struct Shared {
+    dispatcher: Dispatcher,
+    outbound: Outbound,
+    config: WebhookConfig,
+    in_flight: Mutex<HashSet<Vec<u8>>>,
+    targets: Mutex<HashMap<String, Arc<Semaphore>>>,
+    global: Arc<Semaphore>,
+    /// Woken when results were committed (rows freed, permits back).
+    progress: Notify,
+}
+
+/// Delivers until `shutdown` turns true. Attempts in flight then are cut off; their
+/// rows stay and are attempted again at the next start.
+pub async fn run(
+    dispatcher: Dispatcher,
+    outbound: Outbound,
+    config: WebhookConfig,
+    mut shutdown: watch::Receiver<bool>,
+) {
+    let shared = Arc::new(Shared {
+        global: Arc::new(Semaphore::new(config.concurrency)),
+        dispatcher,
+        outbound,
+        config,
+        in_flight: Mutex::default(),
+        targets: Mutex::default(),
+        progress: Notify::new(),
+    });
+    let (tx, rx) = mpsc::unbounded_channel::<Attempted>();
+    tokio::spawn(commit_loop(shared.clone(), rx));
+    let mut next_prune = 0u64;
+    loop {
+        let wait = match launch_due(&shared, &tx) {
+            Ok(wait) => wait,
+            Err(e) => {
+                tracing::error!("webhook delivery: {e:#}");
+                Duration::from_secs(1)
+            }
+        };
+        if now_ms() >= next_prune {
+            next_prune = now_ms() + 600_000;
+            let s = shared.clone();
+            tokio::task::spawn_blocking(move || prune_events(&s));
+        }
+        tokio::select! {
+            _ = tokio::time::sleep(wait) => {}
+            _ = shared.dispatcher.deliveries_queued() => {}
+            _ = shared.progress.notified() => {}
+            _ = shutdown.changed() => return,
+        }
+    }
+}
+
+/// Starts an attempt for every due row not in flight whose target has room; returns
+/// how long until the next look is needed.
+fn launch_due(
+    shared: &Arc<Shared>,
+    tx: &mpsc::UnboundedSender<Attempted>,
+) -> anyhow::Result<Duration> {
+    let mut end = keys::WEBHOOKS.to_vec();
+    end.push(0xff);
+    let rows = shared
+        .dispatcher
+        .store()
+        .scan_committed(keys::WEBHOOKS, &end, SCAN)?;
+    let now = now_ms();
+    let mut wait = IDLE;
+    for (key, value) in rows {
+        if shared.in_flight.lock().unwrap().contains(&key) {
+            continue;
+        }
+        let at =
+            u64::from_be_bytes(key[keys::WEBHOOKS.len()..keys::WEBHOOKS.len() + 8].try_into()?);
+        if at > now {
+            wait = wait.min(Duration::from_millis(at - now));
+            break;
+        }
+        let row: StoredDelivery = serde_json::from_slice(&value)?;
+        let target = {
+            let mut targets = shared.targets.lock().unwrap();
+            targets
+                .entry(target_of(&row.target_url))
+                .or_insert_with(|| Arc::new(Semaphore::new(shared.config.per_target)))
+                .clone()
+        };
+        let Ok(target_permit) = target.try_acquire_owned() else {
+            continue; // this target is busy; others go on
+        };
+        let Ok(permit) = shared.global.clone().try_acquire_owned() else {
+            break; // woken when attempts finish
+        };
+        shared.in_flight.lock().unwrap().insert(key.clone());
+        let (s, tx) = (shared.clone(), tx.clone());
+        tokio::spawn(async move {
+            let mut row = row;
+            let started = now_ms();
+            row.attempts += 1;
+            if row.first_attempt_ms == 0 {
+                row.first_attempt_ms = started;
+            }
+            let outcome = attempt(&s.outbound, &row).await;
+            drop((permit, target_permit));
+            let _ = tx.send(Attempted { key, row, outcome });
+        });
+    }
+    Ok(wait)
+}
+
+async fn attempt(outbound: &Outbound, row: &StoredDelivery) -> Outcome {
+    if let Err(why) = outbound.check_url(&row.target_url) {
+        return Outcome::Failed(why);
+    }
+    let timestamp = now_ms() / 1000;
+    let signature = sign(&row.secret, &row.event_id, timestamp, &row.body);
+    let result = outbound
+        .client()
+        .post(&row.target_url)
+        .header("content-type", "application/json")
+        .header("webhook-id", &row.event_id)
+        .header("webhook-timestamp", timestamp.to_string())
+        .header("webhook-signature", signature)
+        .body(row.body.clone())
+        .send()
+        .await;
+    match result {
+        Ok(resp) if resp.status().is_success() => Outcome::Delivered,
+        Ok(resp) if resp.status() == reqwest::StatusCode::GONE => Outcome::Gone,
+        Ok(resp) if resp.status().is_redirection() => Outcome::Failed(format!(
+            "answered {} (redirects are not followed)",
+            resp.status()
+        )),
+        Ok(resp) => Outcome::Failed(format!("answered {}", resp.status())),
+        Err(e) => Outcome::Failed(crate::outbound::describe(&e)),
+    }
+}
+
+/// Commits attempt results in batches: a delivered row goes, a failed one is
+/// rescheduled or becomes a dead letter, a 410 disables the subscription.
+async fn commit_loop(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Attempted>) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < BATCH {
+            match rx.try_recv() {
+                Ok(more) => batch.push(more),
+                Err(_) => break,
+            }
+        }
+        let s = shared.clone();
+        let keys: Vec<Vec<u8>> = batch.iter().map(|a| a.key.clone()).collect();
+        let result = tokio::task::spawn_blocking(move || commit(&s, &batch)).await;
+        match result {
+            Ok(Ok(jobs)) => {
+                if jobs {
+                    shared.dispatcher.notify_jobs();
+                }
+            }
+            Ok(Err(e)) => tracing::error!("webhook delivery: committing results: {e:#}"),
+            Err(e) => tracing::error!("webhook delivery: committing results: {e}"),
+        }
+        let mut flight = shared.in_flight.lock().unwrap();
+        for k in keys {
+            flight.remove(&k);
+        }
+        drop(flight);
+        shared.progress.notify_one();
+    }
+}
+
+/// Writes a batch of results in one transaction; whether engine jobs were scheduled.
+fn commit(shared: &Shared, batch: &[Attempted]) -> anyhow::Result<bool> {
+    let store = shared.dispatcher.store();
+    let schedule = &shared.config.schedule;
+    for _ in 0..32 {
+        let mut txn = store.begin();
+        let mut jobs = false;
+        let now = now_ms();
+        for a in batch {
+            if txn.get(&a.key)?.is_none() {
+                continue; // cancelled meanwhile (subscription deleted or disabled)
+            }
+            txn.delete(&a.key);
+            let row = &a.row;
+            let job = |kind: &str, payload: Vec<u8>| StoredJob {
+                id: random_id(),
+                kind: kind.into(),
+                payload,
+                attempt: 1,
+                run_at_ms: now,
+                work: None,
+                failure: None,
+            };
+            match &a.outcome {
+                Outcome::Delivered => {}
+                Outcome::Gone => {
+                    tracing::warn!(target = row.target_url, "webhook target answered 410 Gone");
+                    let j = job("webhook.gone", row.subscription_id.clone().into_bytes());
+                    txn.put(
+                        &keys::timed(keys::JOBS, now, &j.id),
+                        &serde_json::to_vec(&j)?,
+                    );
+                    jobs = true;
+                }
+                Outcome::Failed(why) => {
+                    let mut row = row.clone();
+                    row.last_error = why.clone();
+                    match schedule.get(row.attempts as usize - 1) {
+                        Some(delay) => {
+                            let due = now + jittered(*delay);
+                            tracing::debug!(
+                                target = row.target_url,
+                                attempt = row.attempts,
+                                "webhook failed, retrying: {why}"
+                            );
+                            txn.put(
+                                &keys::timed(keys::WEBHOOKS, due, &row.id),
+                                &serde_json::to_vec(&row)?,
+                            );
+                        }
+                        None => {
+                            tracing::warn!(
+                                target = row.target_url,
+                                event = row.event_id,
+                                "webhook given up after {} attempts: {why}",
+                                row.attempts
+                            );
+                            let dead = serde_json::json!({
+                                "subscription_id": row.subscription_id, "entity_id": row.entity_id,
+                                "event_id": row.event_id, "event": row.event, "target_url": row.target_url,
+                                "attempts": row.attempts, "last_error": why,
+                                "first_attempt_ms": row.first_attempt_ms,
+                            });
+                            let j = job("webhook.dead", serde_json::to_vec(&dead)?);
+                            txn.put(
+                                &keys::timed(keys::JOBS, now, &j.id),
+                                &serde_json::to_vec(&j)?,
+                            );
+                            jobs = true;
+                        }
+                    }
+                }
+            }
+        }
+        match txn.commit() {
+            Ok(()) => return Ok(jobs),
+            Err(CommitError::Conflict) => continue,
+            Err(CommitError::Backend(e)) => return Err(e),
+        }
+    }
+    anyhow::bail!("results kept conflicting")
+}
+
+/// `delay` ± 20 %.
+fn jittered(delay: Duration) -> u64 {
+    let ms = delay.as_millis() as u64;
+    let mut b = [0u8; 8];
+    let _ = getrandom::fill(&mut b);
+    let spread = ms / 5;
+    if spread == 0 {
+        return ms;
+    }
+    ms - spread + u64::from_le_bytes(b) % (2 * spread + 1)
+}
+
+/// Deletes journal events older than the retention.
+fn prune_events(shared: &Shared) {
+    let store = shared.dispatcher.store();
+    let cutoff = now_ms().saturating_sub(shared.config.event_retention.as_millis() as u64);
+    let end = keys::timed(keys::EVENTS, cutoff, "");
+    loop {
+        let Ok(old) = store.scan_committed(keys::EVENTS, &end, 1000) else {
+            return;
+        };
+        if old.is_empty() {
+            return;
+        }
+        let mut txn = store.begin();
+        for (k, _) in &old {
+            txn.delete(k);
+        }
+        if let Err(e) = txn.commit() {
+            tracing::warn!("pruning old events: {e:?}");
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signature_matches_the_standard_webhooks_example() {
+        // The example of the Standard Webhooks specification.
+        let secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+        let sig = sign(
+            secret,
+            "msg_p5jXN8AQM9LWM0D4loKWxJek",
+            1614265330,
+            r#"{"test": 2432232314}"#,
+        );
+        assert_eq!(sig, "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=");
+    }
+
+    #[test]
+    fn schedules_parse_and_jitter_stays_within_a_fifth() {
+        assert_eq!(
+            parse_schedule("500ms, 2s,3m,1h").unwrap(),
+            [
+                Duration::from_millis(500),
+                Duration::from_secs(2),
+                Duration::from_secs(180),
+                Duration::from_secs(3600)
+            ]
+        );
+        assert!(parse_schedule("5x").is_err());
+        let total: Duration = default_schedule().iter().sum();
+        let days = total.as_secs_f64() / 86_400.0;
+        assert!((2.5..=3.5).contains(&days), "about three days: {days}");
+        for _ in 0..100 {
+            let j = jittered(Duration::from_secs(10));
+            assert!((8000..=12000).contains(&j), "{j}");
+        }
+    }
+}

@@ -1,0 +1,667 @@
+//! Webhooks, black-box: the subscriptions API, the 19 events (the recipient acts
+//! through the recipient API), signed deliveries to a real HTTPS receiver on loopback,
+//! retries, 410, redirects, dead letters, scoping, tenant isolation, and a crash.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::collections::HashSet;
+use std::time::Duration;
+
+/// A server that trusts `rx`'s certificate and may deliver to loopback, with a quick
+/// retry schedule.
+fn server_for(rx: &HttpsServer, schedule: &str) -> Server {
+    let ca = rx.ca_file.display().to_string();
+    Server::start(&[
+        "--outbound-ca-file",
+        &ca,
+        "--outbound-allow-private",
+        "--webhook-retry-schedule",
+        schedule,
+        "--webhook-timeout-secs",
+        "5",
+    ])
+}
+
+/// Subscribes to `event` with target `url`; returns (id, secret).
+fn subscribe(s: &Server, t: &str, event: &str, url: &str, extra: Value) -> (String, String) {
+    let mut body = json!({"event": event, "target_url": url});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let (status, created) = s.post_json(t, "/v1/subscriptions", &body);
+    assert_eq!(status, 200, "{created}");
+    let c = &created.as_array().expect("a one-element array")[0];
+    (
+        c["id"].as_str().unwrap().to_string(),
+        c["secret"].as_str().unwrap().to_string(),
+    )
+}
+
+/// Checks the Standard Webhooks headers of a delivery against `secret`.
+fn assert_signed(req: &Incoming, secret: &str) {
+    let id = &req.headers["webhook-id"];
+    let ts: u64 = req.headers["webhook-timestamp"].parse().unwrap();
+    let now = chrono::Utc::now().timestamp() as u64;
+    assert!(now.abs_diff(ts) < 60, "timestamp {ts} vs now {now}");
+    let body = String::from_utf8(req.body.clone()).unwrap();
+    let expected = esign::webhooks::sign(secret, id, ts, &body);
+    assert_eq!(
+        req.headers["webhook-signature"], expected,
+        "signature of {id}"
+    );
+    assert_eq!(req.headers["content-type"], "application/json");
+}
+
+fn signer(email: &str) -> Value {
+    json!({"first_name": "Sam", "last_name": "Signer", "email": email})
+}
+
+/// A sent document with `recipients`; returns (id, detail).
+fn sent_doc(s: &Server, t: &str, recipients: Value, extra: Value) -> (String, Value) {
+    let mut body = json!({"name": "Hooked", "value": 42, "recipients": recipients});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let doc = s.create_doc(t, &body);
+    let id = doc["id"].as_str().unwrap().to_string();
+    let (status, b) = s.post_json(t, &format!("/v1/documents/{id}/send"), &json!({}));
+    assert_eq!(status, 200, "{b}");
+    s.wait_status(t, &id, "sent");
+    let (_, d) = s.get_as(t, &format!("/v1/documents/{id}"));
+    (id, d)
+}
+
+/// The secret of a recipient's link.
+fn link(d: &Value, i: usize) -> String {
+    let url = d["recipients"][i]["document_url"].as_str().unwrap();
+    url.rsplit('/').next().unwrap().to_string()
+}
+
+fn recipient_post(s: &Server, secret: &str, act: &str, body: Value) -> (u16, Value) {
+    call(s.post(&format!("/v1/recipient/{secret}/{act}")).json(&body))
+}
+
+#[test]
+fn the_subscriptions_api() {
+    let rx = HttpsServer::start(|_| Canned::status(200));
+    let mut s = server_for(&rx, "1s");
+    let t = s.admin_token();
+    let (status, events) = s.get_as(&t, "/v1/subscriptions/events");
+    assert_eq!(status, 200);
+    let names: Vec<&str> = events["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert_eq!(names.len(), 19);
+    for e in [
+        "document.created",
+        "document.partially_signed",
+        "document.hardbounced",
+        "comment.created",
+    ] {
+        assert!(names.contains(&e), "{e}");
+    }
+    let (status, body) = s.post_json(
+        &t,
+        "/v1/subscriptions",
+        &json!({"event": "document.sent", "target_url": "http://example.com/h"}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_target_url");
+    let (status, body) = s.post_json(
+        &t,
+        "/v1/subscriptions",
+        &json!({"event": "document.exploded", "target_url": rx.url("/h")}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_event");
+    let (status, body) = s.post_json(&t, "/v1/subscriptions", &json!({"event": "document.sent"}));
+    assert_eq!(assert_error(status, &body, 400), "missing_field");
+    let (status, body) = s.post_json(&t, "/v1/subscriptions",
+        &json!({"event": "document.sent", "target_url": rx.url("/h"), "notification_email": "nope"}));
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
+    let (id, secret) = subscribe(
+        &s,
+        &t,
+        "document.sent",
+        &rx.url("/h"),
+        json!({"payload": "hello", "global": true}),
+    );
+    assert!(secret.starts_with("whsec_") && secret.len() > 30);
+    // The secret is shown once.
+    let (status, one) = s.get_as(&t, &format!("/v1/subscriptions/{id}"));
+    assert_eq!(status, 200);
+    assert!(one.get("secret").is_none(), "{one}");
+    assert_eq!(one["payload"], "hello");
+    assert_eq!(one["global"], true);
+    assert_eq!(one["status"], "active");
+    let (_, all) = s.get_as(&t, "/v1/subscriptions");
+    assert_eq!(all["subscriptions"].as_array().unwrap().len(), 1);
+    assert!(all["subscriptions"][0].get("secret").is_none());
+    // Rotating gives a new secret.
+    let (status, rotated) = s.post_json(&t, &format!("/v1/subscriptions/{id}/secret"), &json!({}));
+    assert_eq!(status, 200);
+    assert_ne!(rotated["secret"], secret);
+    // Only admins subscribe globally.
+    s.stop();
+    s.add_member("user@example.com", &[]);
+    s.launch();
+    let u = s.token("user@example.com", MEMBER_PASSWORD, None);
+    let (status, body) = s.post_json(
+        &u,
+        "/v1/subscriptions",
+        &json!({"event": "document.sent", "target_url": rx.url("/u"), "global": true}),
+    );
+    assert_eq!(assert_error(status, &body, 403), "access_denied");
+    assert_eq!(
+        s.get_as(&u, &format!("/v1/subscriptions/{id}")).0,
+        404,
+        "not the user's"
+    );
+    // Delete.
+    assert_eq!(s.delete_as(&t, &format!("/v1/subscriptions/{id}")).0, 204);
+    assert_eq!(s.get_as(&t, &format!("/v1/subscriptions/{id}")).0, 404);
+    let (status, _) = call(s.post("/v1/subscriptions").json(&json!({})));
+    assert_eq!(status, 401);
+}
+
+#[test]
+fn deliveries_are_signed_and_carry_the_payload_of_their_event() {
+    let rx = HttpsServer::start(|_| Canned::status(204));
+    let s = server_for(&rx, "1s");
+    let t = s.admin_token();
+    let mut secrets = std::collections::HashMap::new();
+    for e in [
+        "document.created",
+        "document.sent",
+        "document.viewed",
+        "document.reviewed",
+        "comment.created",
+        "document.commented",
+        "document.partially_signed",
+        "document.signed",
+        "document.downloaded",
+        "document.printed",
+        "document.lost",
+    ] {
+        let (_, secret) = subscribe(
+            &s,
+            &t,
+            e,
+            &rx.url(&format!("/{e}")),
+            json!({"payload": format!("echo {e}")}),
+        );
+        secrets.insert(e, secret);
+    }
+    let (id, d) = sent_doc(
+        &s,
+        &t,
+        json!([signer("one@example.com"), signer("two@example.com")]),
+        json!({}),
+    );
+    let (one, two) = (link(&d, 0), link(&d, 1));
+    for (act, body) in [
+        ("view", json!({})),
+        ("review", json!({})),
+        ("comment", json!({"text": "Nice"})),
+        (
+            "sign",
+            json!({"signing_method": "sms", "verified_name": "Sam Signer"}),
+        ),
+    ] {
+        let (status, b) = recipient_post(&s, &one, act, body);
+        assert_eq!(status, 200, "{act}: {b}");
+    }
+    let (status, b) = recipient_post(&s, &two, "sign", json!({}));
+    assert_eq!(status, 200, "{b}");
+    assert_eq!(b["status"], "signed");
+    let pdf = s
+        .get(&format!("/v1/recipient/{two}/download"))
+        .send()
+        .unwrap();
+    assert_eq!(pdf.status(), 200);
+    assert_eq!(recipient_post(&s, &two, "print", json!({})).0, 200);
+    assert_eq!(
+        call(s.post(&format!("/v1/documents/{id}/lost")).bearer_auth(&t)).0,
+        204
+    );
+
+    let get = |e: &str, n: usize| {
+        let got = rx.wait_for(&format!("/{e}"), n, 20);
+        for r in &got {
+            assert_signed(r, &secrets[e]);
+            let b = r.json();
+            assert_eq!(b["event"], e);
+            let (ty, action) = e.split_once('.').unwrap();
+            assert_eq!(
+                (b["event_type"].as_str(), b["event_action"].as_str()),
+                (Some(ty), Some(action))
+            );
+            assert!(b["subscription_id"].is_string());
+            assert_eq!(
+                b["payload"],
+                format!("echo {e}"),
+                "the subscription's payload is echoed"
+            );
+            assert_eq!(r.headers["webhook-id"], b["event_id"].as_str().unwrap());
+        }
+        got.last().unwrap().json()
+    };
+    let sent = get("document.sent", 1);
+    for k in ["id", "name", "status", "value", "send_date"] {
+        assert!(!sent["document"][k].is_null(), "document.sent {k}: {sent}");
+    }
+    assert_eq!(sent["document"]["status"], "sent");
+    let viewed = get("document.viewed", 1);
+    for k in ["fullname", "email", "role", "order_num"] {
+        assert!(viewed["recipient"][k].is_string(), "viewed {k}: {viewed}");
+    }
+    assert_eq!(viewed["document"]["id"], id);
+    get("document.reviewed", 1);
+    let comment = get("comment.created", 1);
+    for k in ["comment_id", "created_by", "created_at", "text"] {
+        assert!(comment["event_meta"][k].is_string(), "{k}: {comment}");
+    }
+    assert_eq!(comment["event_meta"]["text"], "Nice");
+    get("document.commented", 1);
+    let partial = get("document.partially_signed", 1);
+    assert_eq!(partial["recipient"]["email"], "one@example.com");
+    let signed = get("document.signed", 1);
+    assert_eq!(signed["document"]["status"], "signed");
+    assert!(signed["document"]["sign_date"].is_string());
+    let r = &signed["recipient"];
+    for k in [
+        "fullname",
+        "email",
+        "role",
+        "status",
+        "order_num",
+        "ip_address",
+    ] {
+        assert!(r[k].is_string(), "signed recipient {k}: {signed}");
+    }
+    assert!(r["signing_methods"].is_array());
+    assert_eq!(signed["recipients"].as_array().unwrap().len(), 2);
+    assert!(signed["recipients"][0]["fullname"].is_string());
+    let first_signer = rx.received("/document.partially_signed")[0].json();
+    assert_eq!(
+        first_signer["recipient"]["signing_methods"][0]["type"],
+        "sms"
+    );
+    assert_eq!(
+        first_signer["recipient"]["signing_methods"][0]["verified_name"],
+        "Sam Signer"
+    );
+    let down = get("document.downloaded", 1);
+    for k in ["id", "status", "download_url"] {
+        assert!(down["document"][k].is_string(), "downloaded {k}: {down}");
+    }
+    for k in ["fullname", "email", "role"] {
+        assert!(down["recipient"][k].is_string());
+    }
+    get("document.printed", 1);
+    get("document.lost", 1);
+    get("document.created", 1);
+    // Each event exactly once: no second delivery of any of them.
+    std::thread::sleep(Duration::from_millis(300));
+    for e in [
+        "document.sent",
+        "document.viewed",
+        "document.signed",
+        "document.lost",
+    ] {
+        assert_eq!(rx.received(&format!("/{e}")).len(), 1, "{e}");
+    }
+    // The document's state followed the acts.
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(d["status"], "lost");
+    assert_eq!(d["recipients"][0]["status"], "signed");
+}
+
+#[test]
+fn recipient_acts_move_statuses_and_respect_roles_and_order() {
+    let rx = HttpsServer::start(|_| Canned::status(200));
+    let s = server_for(&rx, "1s");
+    let t = s.admin_token();
+    for e in ["document.approved", "document.rejected", "document.signed"] {
+        subscribe(&s, &t, e, &rx.url(&format!("/{e}")), json!({}));
+    }
+    // Signing order: the approver (1) first, then the signer (2).
+    let (id, d) = sent_doc(
+        &s,
+        &t,
+        json!([
+            {"email": "boss@example.com", "role": "approver", "order_num": 1},
+            {"email": "client@example.com", "role": "signer", "order_num": 2},
+            {"email": "cc@example.com", "role": "cc", "order_num": 3},
+        ]),
+        json!({"is_signing_order": true}),
+    );
+    assert_eq!(
+        d["recipients"][1]["status"], "added",
+        "the signer waits its turn"
+    );
+    let (boss, client, cc) = (link(&d, 0), link(&d, 1), link(&d, 2));
+    let (status, body) = recipient_post(&s, &client, "sign", json!({}));
+    assert_eq!(
+        assert_error(status, &body, 403),
+        "not_allowed",
+        "not its turn"
+    );
+    let (status, body) = recipient_post(&s, &boss, "sign", json!({}));
+    assert_eq!(
+        assert_error(status, &body, 403),
+        "not_allowed",
+        "an approver approves"
+    );
+    let (status, body) = recipient_post(&s, &cc, "reject", json!({}));
+    assert_eq!(assert_error(status, &body, 403), "not_allowed");
+    assert_eq!(recipient_post(&s, &boss, "approve", json!({})).0, 200);
+    rx.wait_for("/document.approved", 1, 20);
+    s.wait_mails(1, |m| m.contains("To: client@example.com"));
+    let (status, body) = recipient_post(&s, &boss, "approve", json!({}));
+    assert_eq!(assert_error(status, &body, 400), "invalid_status", "once");
+    assert_eq!(recipient_post(&s, &client, "sign", json!({})).0, 200);
+    s.wait_status(&t, &id, "signed");
+    rx.wait_for("/document.signed", 1, 20);
+    let (status, body) = recipient_post(&s, &client, "reject", json!({}));
+    assert_eq!(assert_error(status, &body, 400), "invalid_status");
+
+    // Rejection.
+    let (id, d) = sent_doc(&s, &t, json!([signer("no@example.com")]), json!({}));
+    let (status, _) = recipient_post(
+        &s,
+        &link(&d, 0),
+        "reject",
+        json!({"reason": "Too expensive"}),
+    );
+    assert_eq!(status, 200);
+    let (_, st) = s.get_as(&t, &format!("/v1/documents/{id}/status"));
+    assert_eq!(
+        st,
+        json!({"status": "rejected", "rejection_reason": "Too expensive"})
+    );
+    let rejected = rx.wait_for("/document.rejected", 1, 20)[0].json();
+    assert_eq!(rejected["recipient"]["email"], "no@example.com");
+    // Links of a recalled document stop working; unknown links are 404.
+    let (id, d) = sent_doc(&s, &t, json!([signer("gone@example.com")]), json!({}));
+    assert_eq!(s.delete_as(&t, &format!("/v1/documents/{id}")).0, 204);
+    let (status, body) = call(s.get(&format!("/v1/recipient/{}", link(&d, 0))));
+    assert_eq!(assert_error(status, &body, 410), "document_unavailable");
+    let (status, body) = call(s.get("/v1/recipient/not-a-real-secret"));
+    assert_eq!(assert_error(status, &body, 404), "link_not_found");
+}
+
+#[test]
+fn failures_are_retried_then_delivered_and_410_disables() {
+    let counter = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let c = counter.clone();
+    let rx = HttpsServer::start(move |req| match req.path.as_str() {
+        "/flaky" => {
+            let n = c.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            if n < 2 {
+                Canned::status(500)
+            } else {
+                Canned::status(200)
+            }
+        }
+        "/gone" => Canned::status(410),
+        _ => Canned::status(200),
+    });
+    let s = server_for(&rx, "200ms,200ms,200ms");
+    let t = s.admin_token();
+    subscribe(&s, &t, "document.created", &rx.url("/flaky"), json!({}));
+    let (gone_id, _) = subscribe(&s, &t, "document.lost", &rx.url("/gone"), json!({}));
+    let doc = s.create_doc(&t, &json!({"name": "retry me"}));
+    let attempts = rx.wait_for("/flaky", 3, 20);
+    let ids: HashSet<&String> = attempts.iter().map(|r| &r.headers["webhook-id"]).collect();
+    assert_eq!(ids.len(), 1, "webhook-id is stable across retries");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        rx.received("/flaky").len(),
+        3,
+        "no attempt after the success"
+    );
+    assert_eq!(
+        s.get_as(&t, "/v1/subscriptions/errors").1["errors"],
+        json!([])
+    );
+    // 410 disables the subscription: no more deliveries to it.
+    let id = doc["id"].as_str().unwrap();
+    call(s.post(&format!("/v1/documents/{id}/lost")).bearer_auth(&t));
+    rx.wait_for("/gone", 1, 20);
+    wait_until(20, "the subscription to be disabled", || {
+        let (_, sub) = s.get_as(&t, &format!("/v1/subscriptions/{gone_id}"));
+        (sub["status"] == "disabled").then_some(())
+    });
+    s.wait_mails(1, |m| m.contains("disabled") && m.contains("410"));
+    let other = s.create_doc(&t, &json!({"name": "second"}));
+    call(
+        s.post(&format!(
+            "/v1/documents/{}/lost",
+            other["id"].as_str().unwrap()
+        ))
+        .bearer_auth(&t),
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(rx.received("/gone").len(), 1);
+}
+
+#[test]
+fn redirects_are_failures_and_end_as_dead_letters() {
+    let rx = HttpsServer::start(|req| match req.path.as_str() {
+        "/moved" => Canned::status(302),
+        _ => Canned::status(200),
+    });
+    let s = server_for(&rx, "100ms,100ms");
+    let t = s.admin_token();
+    let (sub, _) = subscribe(
+        &s,
+        &t,
+        "document.created",
+        &rx.url("/moved"),
+        json!({"notification_email": "ops@example.com"}),
+    );
+    s.create_doc(&t, &json!({"name": "nowhere"}));
+    rx.wait_for("/moved", 3, 20);
+    let errors = wait_until(20, "the dead letter", || {
+        let (_, e) = s.get_as(&t, "/v1/subscriptions/errors");
+        let list = e["errors"].as_array().unwrap().clone();
+        (!list.is_empty()).then_some(list)
+    });
+    assert_eq!(errors[0]["subscription_id"], sub);
+    assert_eq!(errors[0]["event"], "document.created");
+    assert_eq!(errors[0]["attempts"], 3);
+    assert!(
+        errors[0]["last_error"].as_str().unwrap().contains("302"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        rx.received("/elsewhere").is_empty(),
+        "redirects are never followed"
+    );
+    s.wait_mails(1, |m| {
+        m.contains("To: ops@example.com") && m.contains("could not be delivered")
+    });
+    assert_eq!(
+        rx.received("/moved").len(),
+        3,
+        "no attempt after the last one"
+    );
+}
+
+#[test]
+fn global_scoping_and_tenant_isolation() {
+    let rx = HttpsServer::start(|_| Canned::status(200));
+    let mut s = server_for(&rx, "1s");
+    let t = s.admin_token();
+    s.stop();
+    s.add_member("bea@example.com", &[]);
+    let other = s.admin(&["entity", "add", "--name", "Other"])["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = s.admin(&[
+        "user",
+        "add",
+        "--email",
+        "olle@other.example",
+        "--password",
+        MEMBER_PASSWORD,
+    ]);
+    s.admin(&[
+        "member",
+        "add",
+        "--user",
+        o["id"].as_str().unwrap(),
+        "--entity",
+        &other,
+        "--role",
+        "admin",
+    ]);
+    s.launch();
+    let bea = s.token("bea@example.com", MEMBER_PASSWORD, None);
+    let olle = s.token("olle@other.example", MEMBER_PASSWORD, None);
+    subscribe(
+        &s,
+        &t,
+        "document.created",
+        &rx.url("/admin-global"),
+        json!({"global": true}),
+    );
+    subscribe(&s, &t, "document.created", &rx.url("/admin-own"), json!({}));
+    subscribe(&s, &bea, "document.created", &rx.url("/bea-own"), json!({}));
+    subscribe(
+        &s,
+        &olle,
+        "document.created",
+        &rx.url("/other-entity"),
+        json!({"global": true}),
+    );
+    s.create_doc(&bea, &json!({"name": "bea's"}));
+    s.create_doc(&t, &json!({"name": "admin's"}));
+    s.create_doc(&olle, &json!({"name": "olle's"}));
+    rx.wait_for("/admin-global", 2, 20);
+    rx.wait_for("/bea-own", 1, 20);
+    rx.wait_for("/admin-own", 1, 20);
+    rx.wait_for("/other-entity", 1, 20);
+    std::thread::sleep(Duration::from_millis(500));
+    let names = |path: &str| -> Vec<String> {
+        let mut n: Vec<String> = rx
+            .received(path)
+            .iter()
+            .map(|r| r.json()["document"]["name"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(
+        names("/admin-global"),
+        ["admin's", "bea's"],
+        "global covers every user of the entity"
+    );
+    assert_eq!(
+        names("/admin-own"),
+        ["admin's"],
+        "non-global: the subscriber's own documents"
+    );
+    assert_eq!(names("/bea-own"), ["bea's"]);
+    assert_eq!(
+        names("/other-entity"),
+        ["olle's"],
+        "no event of one entity reaches another's"
+    );
+}
+
+#[test]
+fn the_test_endpoint_sends_a_sample() {
+    let rx = HttpsServer::start(|_| Canned::status(200));
+    let s = server_for(&rx, "1s");
+    let t = s.admin_token();
+    let (sub, secret) = subscribe(&s, &t, "document.signed", &rx.url("/sample"), json!({}));
+    let doc = s.create_doc(
+        &t,
+        &json!({"name": "sample", "recipients": [signer("x@example.com")]}),
+    );
+    let (status, body) = s.post_json(
+        &t,
+        "/v1/subscriptions/test",
+        &json!({"event": "document.signed", "document_id": doc["id"]}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["subscriptions"], json!([sub]));
+    let got = rx.wait_for("/sample", 1, 20);
+    assert_signed(&got[0], &secret);
+    let b = got[0].json();
+    assert_eq!(b["test"], true);
+    assert_eq!(b["document"]["id"], doc["id"]);
+    assert_eq!(b["recipient"]["email"], "x@example.com");
+    let (status, body) = s.post_json(
+        &t,
+        "/v1/subscriptions/test",
+        &json!({"event": "document.sent", "document_id": doc["id"]}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "no_subscription");
+}
+
+#[test]
+fn no_event_is_lost_when_the_host_is_killed() {
+    // A slow receiver, so that most deliveries are still queued when the host dies.
+    let rx = HttpsServer::start(|_| Canned {
+        status: 200,
+        body: Vec::new(),
+        delay: Duration::from_millis(30),
+    });
+    let ca = rx.ca_file.display().to_string();
+    let mut s = Server::start(&[
+        "--outbound-ca-file",
+        &ca,
+        "--outbound-allow-private",
+        "--webhook-per-target",
+        "4",
+        "--webhook-retry-schedule",
+        "1s",
+    ]);
+    let t = s.admin_token();
+    subscribe(&s, &t, "document.created", &rx.url("/all"), json!({}));
+    let created = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    std::thread::scope(|scope| {
+        for w in 0..4 {
+            let (s, t, created) = (&s, &t, created.clone());
+            scope.spawn(move || {
+                for i in 0..250 {
+                    s.create_doc(t, &json!({"name": format!("d{w}-{i}")}));
+                    created.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+            });
+        }
+    });
+    assert_eq!(
+        created.load(std::sync::atomic::Ordering::SeqCst),
+        1000,
+        "1 000 events committed"
+    );
+    let before = rx.received("/all").len();
+    assert!(
+        before < 1000,
+        "the receiver is slower than the commits ({before} already)"
+    );
+    s.kill();
+    s.launch();
+    let ids = wait_until(120, "all 1 000 events", || {
+        let ids: HashSet<String> = rx
+            .received("/all")
+            .iter()
+            .map(|r| r.headers["webhook-id"].clone())
+            .collect();
+        (ids.len() >= 1000).then_some(ids)
+    });
+    assert_eq!(
+        ids.len(),
+        1000,
+        "every event arrived (duplicates allowed, losses not)"
+    );
+}
