@@ -2,7 +2,8 @@
 # `just bench`: throughput and latency of GET /v1/test for esign and for a plain hyper
 # server returning the same JSON, at concurrency 1 and 64 (wrk, from one run), then the
 # engine-call micro-benchmark, then the document benchmarks (list at 1 000 and 100 000
-# documents; create from a 20-page PDF and send). Release build. Loopback only.
+# documents; create from a 20-page PDF and send), then webhook deliveries per second and
+# commit-to-first-attempt latency. Release build. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${BENCH_DURATION:-10s}
@@ -11,7 +12,7 @@ if ! command -v wrk >/dev/null; then
     echo "installing wrk (Debian package)"
     apt-get update -qq && apt-get install -y -qq wrk >/dev/null
 fi
-cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench
+cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench
 
 WORK=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"; }
@@ -72,3 +73,5 @@ echo
 target/release/examples/engine_call
 echo
 target/release/examples/docs_bench "$ESIGN" bench@example.com bench-password
+echo
+ESIGN_BIN=target/release/esign target/release/examples/webhook_bench

@@ -665,3 +665,35 @@ fn no_event_is_lost_when_the_host_is_killed() {
         "every event arrived (duplicates allowed, losses not)"
     );
 }
+
+#[test]
+fn internal_targets_are_refused_without_allow_private() {
+    let rx = HttpsServer::start(|_| Canned::status(200));
+    let ca = rx.ca_file.display().to_string();
+    let s = Server::start(&[
+        "--outbound-ca-file",
+        &ca,
+        "--webhook-retry-schedule",
+        "100ms",
+    ]);
+    let t = s.admin_token();
+    subscribe(&s, &t, "document.created", &rx.url("/private"), json!({}));
+    s.create_doc(&t, &json!({"name": "x"}));
+    let errors = wait_until(20, "the dead letter", || {
+        let (_, e) = s.get_as(&t, "/v1/subscriptions/errors");
+        let list = e["errors"].as_array().unwrap().clone();
+        (!list.is_empty()).then_some(list)
+    });
+    assert!(
+        errors[0]["last_error"]
+            .as_str()
+            .unwrap()
+            .contains("internal address"),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        rx.received("/private").is_empty(),
+        "nothing reached the loopback target"
+    );
+}
