@@ -131,19 +131,9 @@ pub fn emit(cx: &mut Cx, kind: &str, entity_id: &str, user_id: &str, mut payload
         let Some(sub) = cx.load::<Subscription>(&sub_key(&sub_id)) else {
             continue;
         };
-        if !sub.active || !(sub.global || sub.user_id == user_id) {
-            continue;
+        if sub.active && (sub.global || sub.user_id == user_id) {
+            deliveries.push(delivery_for(&sub, &payload));
         }
-        let mut body = payload.clone();
-        body["subscription_id"] = sub.id.clone().into();
-        body["payload"] = sub.payload.clone().into();
-        deliveries.push(Delivery {
-            subscription_id: sub.id,
-            target_url: sub.target_url,
-            secret: sub.secret,
-            body: body.to_string(),
-            entity_id: entity_id.to_string(),
-        });
     }
     cx.p.emit_event(
         Event {
@@ -156,6 +146,33 @@ pub fn emit(cx: &mut Cx, kind: &str, entity_id: &str, user_id: &str, mut payload
         deliveries,
     );
     id
+}
+
+/// The `event` field of a body: one of [`EVENTS`], else 400.
+fn required_event(f: &crate::http::Fields) -> ApiResult<String> {
+    let event = f.required_str("event")?;
+    if EVENTS.iter().any(|(e, _)| *e == event) {
+        Ok(event)
+    } else {
+        Err(ApiError::bad_request(
+            "invalid_event",
+            format!("{event:?} is not an event; GET /v1/subscriptions/events lists them"),
+        ))
+    }
+}
+
+/// `sub`'s copy of an event: the payload plus `subscription_id` and the echoed `payload`.
+fn delivery_for(sub: &Subscription, payload: &Value) -> Delivery {
+    let mut body = payload.clone();
+    body["subscription_id"] = sub.id.clone().into();
+    body["payload"] = sub.payload.clone().into();
+    Delivery {
+        subscription_id: sub.id.clone(),
+        target_url: sub.target_url.clone(),
+        secret: sub.secret.clone(),
+        body: body.to_string(),
+        entity_id: sub.entity_id.clone(),
+    }
 }
 
 fn new_secret(cx: &mut Cx) -> String {
@@ -262,13 +279,7 @@ fn list(cx: &mut Cx, pr: &Principal) -> Vec<Subscription> {
 
 fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
-    let event = f.required_str("event")?;
-    if !EVENTS.iter().any(|(e, _)| *e == event) {
-        return Err(ApiError::bad_request(
-            "invalid_event",
-            format!("{event:?} is not an event; GET /v1/subscriptions/events lists them"),
-        ));
-    }
+    let event = required_event(&f)?;
     let target_url = f.required_str("target_url")?;
     let host = target_url.strip_prefix("https://").unwrap_or("");
     if host.is_empty() || host.starts_with('/') || target_url.chars().any(char::is_whitespace) {
@@ -337,13 +348,7 @@ fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
 /// sample delivery of `event` for the document to the caller's subscriptions to it.
 fn test(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
-    let event = f.required_str("event")?;
-    if !EVENTS.iter().any(|(e, _)| *e == event) {
-        return Err(ApiError::bad_request(
-            "invalid_event",
-            format!("{event:?} is not an event"),
-        ));
-    }
+    let event = required_event(&f)?;
     let doc_id = f.required_str("document_id")?;
     let doc = crate::docs::readable(cx, pr, &doc_id)?;
     let only = f.optional_str("subscription_id")?;
@@ -365,21 +370,7 @@ fn test(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     payload["test"] = true.into();
     let id = format!("evt_{}", new_id(cx));
     payload["event_id"] = id.clone().into();
-    let deliveries: Vec<Delivery> = targets
-        .iter()
-        .map(|s| {
-            let mut body = payload.clone();
-            body["subscription_id"] = s.id.clone().into();
-            body["payload"] = s.payload.clone().into();
-            Delivery {
-                subscription_id: s.id.clone(),
-                target_url: s.target_url.clone(),
-                secret: s.secret.clone(),
-                body: body.to_string(),
-                entity_id: s.entity_id.clone(),
-            }
-        })
-        .collect();
+    let deliveries: Vec<Delivery> = targets.iter().map(|s| delivery_for(s, &payload)).collect();
     cx.p.emit_event(
         Event {
             id: id.clone(),

@@ -864,24 +864,11 @@ pub fn manually_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> Ap
 
 /// `POST /v1/documents/{id}/lost`: idempotent; one `document.lost` event.
 pub fn lost(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
-    let mut doc = writable(cx, pr, id)?;
+    let doc = writable(cx, pr, id)?;
     if doc.status == Status::Lost {
         return Ok(no_content());
     }
-    let before = doc.clone();
-    doc.status = Status::Lost;
-    doc.pending = None;
-    emit_and_log(
-        cx,
-        &mut doc,
-        &Actor::user(pr, None),
-        "document.lost",
-        "lost",
-        "marked as lost",
-        json!({}),
-    );
-    store_doc(cx, Some(&before), &mut doc);
-    Ok(no_content())
+    end_with(cx, pr, doc, Status::Lost, "lost", "marked as lost")
 }
 
 /// `POST /v1/documents/{id}/revisions` (body `send_document`, `message`).
@@ -1083,7 +1070,7 @@ pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
             "this account lets only admins delete documents",
         ));
     }
-    let mut doc = readable(cx, pr, id)?;
+    let doc = readable(cx, pr, id)?;
     let a = access(cx, pr, &doc);
     let never_sent = doc.send_ms.is_none() && doc.recipients.iter().all(|r| r.secret.is_none());
     if doc.status == Status::Recalled || never_sent {
@@ -1096,18 +1083,24 @@ pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     if !a.write {
         return Err(super::doc_not_found(id));
     }
+    end_with(cx, pr, doc, Status::Recalled, "recalled", "recalled by delete")
+}
+
+/// Moves `doc` to `status` (lost, recalled), cancels any render, records
+/// `document.{action}`; 204.
+fn end_with(
+    cx: &mut Cx,
+    pr: &Principal,
+    mut doc: Document,
+    status: Status,
+    action: &str,
+    detail: &str,
+) -> ApiResult<Response> {
     let before = doc.clone();
-    doc.status = Status::Recalled;
+    doc.status = status;
     doc.pending = None;
-    emit_and_log(
-        cx,
-        &mut doc,
-        &Actor::user(pr, None),
-        "document.recalled",
-        "recalled",
-        "recalled by delete",
-        json!({}),
-    );
+    let kind = format!("document.{action}");
+    emit_and_log(cx, &mut doc, &Actor::user(pr, None), &kind, action, detail, json!({}));
     store_doc(cx, Some(&before), &mut doc);
     Ok(no_content())
 }

@@ -377,9 +377,7 @@ fn finish_signature(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor, si
         let extra = json!({
             "document": {"id": doc.id, "name": doc.name, "status": doc.status.as_str(), "sign_date": iso8601(now)},
             "recipient": rj,
-            "recipients": doc.recipients.iter()
-                .map(|o| json!({"fullname": o.fullname(), "role": o.role.as_str(), "status": o.status.as_str()}))
-                .collect::<Vec<_>>(),
+            "recipients": recipients_summary(doc),
         });
         emit_and_log(
             cx,
@@ -402,9 +400,7 @@ fn finish_signature(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor, si
     if signed {
         let extra = json!({
             "recipient": rj,
-            "recipients": doc.recipients.iter()
-                .map(|o| json!({"fullname": o.fullname(), "role": o.role.as_str(), "status": o.status.as_str()}))
-                .collect::<Vec<_>>(),
+            "recipients": recipients_summary(doc),
         });
         emit_and_log(
             cx,
@@ -419,6 +415,14 @@ fn finish_signature(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor, si
     if doc.flags.is_signing_order {
         invite_next_group(cx, doc);
     }
+}
+
+/// `recipients` of the signing events (spec §6): fullname, role, status of each.
+fn recipients_summary(doc: &Document) -> Value {
+    doc.recipients
+        .iter()
+        .map(|o| json!({"fullname": o.fullname(), "role": o.role.as_str(), "status": o.status.as_str()}))
+        .collect()
 }
 
 /// With a signing order: invites the next group whose turn has come.
