@@ -476,6 +476,12 @@ fn list_filters_sorts_and_pages() {
     assert_eq!(names(&lost), ["doc-001", "doc-000"]);
     let (_, both) = s.get_as(&t, "/v1/documents?filter=lost,draft&limit=200");
     assert_eq!(both.as_array().unwrap().len(), 105);
+    let (_, repeated) = s.get_as(&t, "/v1/documents?filter=lost,draft,lost&limit=200");
+    assert_eq!(
+        repeated.as_array().unwrap().len(),
+        105,
+        "a repeated status lists nothing twice"
+    );
     let (_, drafts_only) = s.get_as(&t, "/v1/documents?filter=draft&limit=200");
     assert_eq!(drafts_only.as_array().unwrap().len(), 103);
     for nothing in ["nonsense", "signed", "recalled", "archive", "expired,foo"] {
@@ -652,4 +658,30 @@ fn another_entitys_documents_do_not_exist_for_its_users() {
         s.get_as(&t, &format!("/v1/documents/{id}/status")).1["status"],
         "draft"
     );
+}
+
+#[test]
+fn only_those_who_may_change_a_document_can_block_it_with_a_suggestion() {
+    let mut s = Server::start(&[]);
+    let t = s.admin_token();
+    let doc = s.create_doc(
+        &t,
+        &json!({"name": "shared", "recipients": [signer("r@example.com")]}),
+    );
+    let id = doc["id"].as_str().unwrap();
+    s.stop();
+    s.add_member("reader@example.com", &[]);
+    s.launch();
+    let reader = s.token("reader@example.com", MEMBER_PASSWORD, None);
+    let path = format!("/v1/documents/{id}/comments");
+    let (status, body) = s.post_json(
+        &reader,
+        &path,
+        &json!({"text": "Change it", "suggestion": true}),
+    );
+    assert_eq!(assert_error(status, &body, 403), "access_denied");
+    let (status, _) = s.post_json(&reader, &path, &json!({"text": "A plain comment"}));
+    assert_eq!(status, 200, "reading is enough to comment");
+    let (status, body) = s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    assert_eq!(status, 200, "nothing blocks sending: {body}");
 }

@@ -214,7 +214,12 @@ fn deliveries_are_signed_and_carry_the_payload_of_their_event() {
         let (status, b) = recipient_post(&s, &one, act, body);
         assert_eq!(status, 200, "{act}: {b}");
     }
-    let (status, b) = recipient_post(&s, &two, "sign", json!({}));
+    // A recipient cannot choose the recorded address (CLIENT_IP is for the sender's server).
+    let (status, b) = call(
+        s.post(&format!("/v1/recipient/{two}/sign"))
+            .header("CLIENT_IP", "203.0.113.9")
+            .json(&json!({})),
+    );
     assert_eq!(status, 200, "{b}");
     assert_eq!(b["status"], "signed");
     let pdf = s
@@ -285,6 +290,10 @@ fn deliveries_are_signed_and_carry_the_payload_of_their_event() {
     assert!(r["signing_methods"].is_array());
     assert_eq!(signed["recipients"].as_array().unwrap().len(), 2);
     assert!(signed["recipients"][0]["fullname"].is_string());
+    assert_eq!(
+        r["ip_address"], "127.0.0.1",
+        "the peer's address, not CLIENT_IP"
+    );
     let first_signer = rx.received("/document.partially_signed")[0].json();
     assert_eq!(
         first_signer["recipient"]["signing_methods"][0]["type"],
@@ -344,6 +353,12 @@ fn recipient_acts_move_statuses_and_respect_roles_and_order() {
         "the signer waits its turn"
     );
     let (boss, client, cc) = (link(&d, 0), link(&d, 1), link(&d, 2));
+    // The mailed link answers the recipient view (until the signing page exists).
+    let mailed = d["recipients"][0]["document_url"].as_str().unwrap();
+    assert!(mailed.starts_with(&format!("{}/s/", s.base)), "{mailed}");
+    let (status, view) = call(common::client().get(mailed));
+    assert_eq!(status, 200, "{view}");
+    assert_eq!(view["recipient"]["email"], "boss@example.com");
     let (status, body) = recipient_post(&s, &client, "sign", json!({}));
     assert_eq!(
         assert_error(status, &body, 403),
@@ -696,4 +711,39 @@ fn internal_targets_are_refused_without_allow_private() {
         rx.received("/private").is_empty(),
         "nothing reached the loopback target"
     );
+}
+
+#[test]
+fn deleting_a_subscription_drops_its_queued_retries() {
+    let rx = HttpsServer::start(|_| Canned::status(500));
+    let s = server_for(&rx, "1s,1s,1s");
+    let t = s.admin_token();
+    let (sub, _) = subscribe(&s, &t, "document.created", &rx.url("/failing"), json!({}));
+    s.create_doc(&t, &json!({"name": "x"}));
+    rx.wait_for("/failing", 1, 20);
+    assert_eq!(s.delete_as(&t, &format!("/v1/subscriptions/{sub}")).0, 204);
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(
+        rx.received("/failing").len(),
+        1,
+        "the queued retry was dropped"
+    );
+}
+
+#[test]
+fn a_manual_signature_is_announced_with_its_recipient() {
+    let rx = HttpsServer::start(|_| Canned::status(200));
+    let s = server_for(&rx, "1s");
+    let t = s.admin_token();
+    subscribe(&s, &t, "document.signed", &rx.url("/signed"), json!({}));
+    let (id, _) = sent_doc(&s, &t, json!([signer("m@example.com")]), json!({}));
+    assert_eq!(
+        s.post_json(&t, &format!("/v1/documents/{id}/manually-sign"), &json!({}))
+            .0,
+        200
+    );
+    let b = rx.wait_for("/signed", 1, 20)[0].json();
+    assert_eq!(b["recipient"]["email"], "m@example.com");
+    assert_eq!(b["recipient"]["signing_methods"][0]["type"], "manual");
+    assert_eq!(b["recipients"][0]["status"], "signedwithoutverification");
 }

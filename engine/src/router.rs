@@ -26,6 +26,8 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         (_, ["v1", "templates", rest @ ..]) => docs::templates::route(cx, req, rest),
         (_, ["v1", "products"]) => docs::products::route(cx, req),
         (_, ["v1", "subscriptions", rest @ ..]) => hooks::route(cx, req, rest),
+        // The recipients' mailed links; until the signing page exists, the recipient view.
+        (_, ["s", secret]) => docs::recipient::route(cx, req, secret, &[]),
         (_, ["v1", "recipient", secret, rest @ ..]) => {
             docs::recipient::route(cx, req, secret, rest)
         }

@@ -279,3 +279,220 @@ fn a_deleted_draft_is_erased_in_the_background() {
     assert!(left.is_empty(), "left behind: {left:?}");
     assert!(p.blobs.is_empty(), "the file's bytes are gone");
 }
+
+/// A platform, a token, and a ready PDF upload (its id and blob).
+fn with_upload() -> (MemoryPlatform, String, String, String) {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (s, up) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/upload",
+        Some(json!({"file_content": "JVBERi0xLjQKZmFrZQ==", "file_name": "u.pdf"})),
+    );
+    assert_eq!(s, 200, "{up}");
+    let blob = p.blobs.keys().next().unwrap().clone();
+    let id = up["file_id"].as_str().unwrap().to_string();
+    (p, t, id, blob)
+}
+
+fn one_page(blob: &str) -> WorkOutcome {
+    WorkOutcome::Import(vec![Ok(esign_engine::ImportedFile {
+        blob: blob.into(),
+        size: 13,
+        sha256: "00".repeat(32),
+        pages: vec![esign_engine::PageSize {
+            width: 595.0,
+            height: 842.0,
+        }],
+        placeholders: vec![],
+        downloaded: None,
+    })])
+}
+
+#[test]
+fn an_import_finishing_after_its_document_is_gone_keeps_the_uploads_file() {
+    let (mut p, t, upload, blob) = with_upload();
+    let (_, doc) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"name": "x", "file_ids": upload})),
+    );
+    let id = doc["id"].as_str().unwrap().to_string();
+    let import = take_jobs(&mut p, "doc.import").remove(0);
+    let (s, _) = api(&mut p, &t, "DELETE", &format!("/v1/documents/{id}"), None);
+    assert_eq!(s, 204);
+    // The host imported the upload's PDF: its result is the upload's own blob.
+    assert_eq!(
+        run(&mut p, &import, Some(one_page(&blob))),
+        JobOutcome::Done
+    );
+    assert!(p.blobs.contains_key(&blob), "the upload still has its file");
+    // And a second document can still use it.
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"name": "y", "file_ids": upload})),
+    );
+    assert_eq!(s, 200);
+}
+
+#[test]
+fn a_refused_create_stores_no_file() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let pdf = "JVBERi0xLjQKZmFrZQ==";
+    // A 400 found after the file was read.
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"name": "x", "file_content": pdf, "file_name": "a.pdf", "video_id": 5})),
+    );
+    assert_eq!(s, 400);
+    // A 404 for an unknown upload leaves a page-less draft, and no inline file.
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(
+            json!({"name": "x", "file_content": pdf, "file_name": "a.pdf", "file_ids": "aaaaaaaaaaaaaaaa"}),
+        ),
+    );
+    assert_eq!(s, 404);
+    // A template refused for its file type.
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/templates",
+        Some(json!({"name": "t", "file_content": "aGVsbG8=", "file_name": "a.txt"})),
+    );
+    assert_eq!(s, 400);
+    assert!(
+        p.blobs.is_empty(),
+        "nothing stored: {:?}",
+        p.blobs.keys().collect::<Vec<_>>()
+    );
+    assert!(!p.data.keys().any(|k| k.starts_with(b"bref/")));
+}
+
+#[test]
+fn a_send_still_rendering_is_deleted_not_recalled() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (_, doc) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"name": "x", "recipients": [{"email": "s@x.se"}]})),
+    );
+    let id = doc["id"].as_str().unwrap().to_string();
+    api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    let (s, _) = api(&mut p, &t, "DELETE", &format!("/v1/documents/{id}"), None);
+    assert_eq!(s, 204);
+    let (s, _) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
+    assert_eq!(s, 404, "removed at once");
+    assert!(!p.events.iter().any(|e| e.kind == "document.recalled"));
+}
+
+#[test]
+fn a_sealed_document_expires_and_a_revision_respects_the_signing_order() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (_, doc) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({
+        "name": "x", "is_signing_order": true,
+        "recipients": [{"email": "first@x.se", "order_num": 1}, {"email": "second@x.se", "order_num": 2}]})),
+    );
+    let id = doc["id"].as_str().unwrap().to_string();
+    api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/seal"),
+        None,
+    );
+    let render = take_jobs(&mut p, "doc.render").remove(0);
+    let out = rendered(&mut p, "d");
+    run(&mut p, &render, Some(out));
+    assert_eq!(status(&mut p, &t, &id), "sealed");
+    assert_eq!(
+        take_jobs(&mut p, "doc.expire").len(),
+        1,
+        "sealing schedules the expiry"
+    );
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/revisions"),
+        Some(json!({"send_document": true})),
+    );
+    assert_eq!(s, 204);
+    let render = take_jobs(&mut p, "doc.render").remove(0);
+    let out = rendered(&mut p, "e");
+    run(&mut p, &render, Some(out));
+    let to: Vec<&str> = p.mails.iter().map(|m| m.to.as_str()).collect();
+    assert_eq!(to, ["first@x.se"], "only the first in the signing order");
+}
+
+#[test]
+fn one_revision_at_a_time() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (_, doc) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"name": "r", "recipients": [{"email": "s@x.se"}]})),
+    );
+    let id = doc["id"].as_str().unwrap().to_string();
+    api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/seal"),
+        None,
+    );
+    let render = take_jobs(&mut p, "doc.render").remove(0);
+    let out = rendered(&mut p, "f");
+    run(&mut p, &render, Some(out));
+    let path = format!("/v1/documents/{id}/revisions");
+    assert_eq!(
+        api(&mut p, &t, "POST", &path, Some(json!({"message": "v2"}))).0,
+        204
+    );
+    let (s, body) = api(&mut p, &t, "POST", &path, Some(json!({"message": "v3"})));
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("revision_processing"))
+    );
+    let render = take_jobs(&mut p, "doc.render").remove(0);
+    let out = rendered(&mut p, "g");
+    run(&mut p, &render, Some(out));
+    assert_eq!(
+        api(&mut p, &t, "POST", &path, Some(json!({"message": "v3"}))).0,
+        204,
+        "once sealed again"
+    );
+}

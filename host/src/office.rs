@@ -68,30 +68,91 @@ pub fn fill_docx(docx: &[u8], values: &[(String, String)]) -> anyhow::Result<Vec
             }
         }
 
-        let mut writer = ZipWriter::new(Cursor::new(Vec::new()));
-        for index in 0..archive.len() {
-            let name = archive
-                .name_for_index(index)
-                .context("bad zip entry")?
-                .context("bad zip entry name")?
-                .into_owned();
-            match replaced.get(&name) {
-                Some(xml) => {
-                    let modified = archive
-                        .by_index_raw(index)?
-                        .last_modified()
-                        .unwrap_or_default();
-                    let options = SimpleFileOptions::default()
-                        .compression_method(CompressionMethod::Deflated)
-                        .last_modified_time(modified);
-                    writer.start_file(name.as_str(), options)?;
-                    writer.write_all(xml.as_bytes())?;
-                }
-                None => writer.raw_copy_file(archive.by_index_raw(index)?)?,
+        rewrite(&mut archive, &replaced)
+    })
+}
+
+/// A copy of the archive with the parts in `replaced` replaced (deflated) and every other
+/// part copied as it is.
+fn rewrite(
+    archive: &mut ZipArchive<Cursor<&[u8]>>,
+    replaced: &HashMap<String, String>,
+) -> anyhow::Result<Vec<u8>> {
+    let mut writer = ZipWriter::new(Cursor::new(Vec::new()));
+    for index in 0..archive.len() {
+        let name = archive
+            .name_for_index(index)
+            .context("bad zip entry")?
+            .context("bad zip entry name")?
+            .into_owned();
+        match replaced.get(&name) {
+            Some(xml) => {
+                let modified = archive
+                    .by_index_raw(index)?
+                    .last_modified()
+                    .unwrap_or_default();
+                let options = SimpleFileOptions::default()
+                    .compression_method(CompressionMethod::Deflated)
+                    .last_modified_time(modified);
+                writer.start_file(name.as_str(), options)?;
+                writer.write_all(xml.as_bytes())?;
+            }
+            None => writer.raw_copy_file(archive.by_index_raw(index)?)?,
+        }
+    }
+    Ok(writer.finish()?.into_inner())
+}
+
+/// A copy of the .docx without external relationships (linked images, linked OLE
+/// objects, external templates: anything LibreOffice might fetch while converting),
+/// except hyperlinks, which are only written into the PDF. Converting an uploaded file
+/// must not make the server reach other hosts or read local files.
+pub fn strip_external_links(docx: &[u8]) -> anyhow::Result<Vec<u8>> {
+    guarded(|| {
+        let mut archive = open(docx)?;
+        let rels: Vec<String> = archive
+            .file_names()
+            .filter_map(Result::ok)
+            .filter(|n| n.ends_with(".rels"))
+            .map(|n| n.into_owned())
+            .collect();
+        let mut replaced = HashMap::new();
+        for part in rels {
+            let xml = read_part(&mut archive, &part)?;
+            if let Some(clean) = drop_external(&xml) {
+                replaced.insert(part, clean);
             }
         }
-        Ok(writer.finish()?.into_inner())
+        if replaced.is_empty() {
+            return Ok(docx.to_vec());
+        }
+        rewrite(&mut archive, &replaced)
     })
+}
+
+/// `xml` (a relationships part) without its external, non-hyperlink `<Relationship/>`
+/// elements; `None` when there are none.
+fn drop_external(xml: &str) -> Option<String> {
+    let mut out = String::with_capacity(xml.len());
+    let mut rest = xml;
+    let mut dropped = false;
+    while let Some(start) = rest.find("<Relationship ") {
+        out.push_str(&rest[..start]);
+        let tail = &rest[start..];
+        let end = tail.find('>').map_or(tail.len(), |e| e + 1);
+        let element = &tail[..end];
+        let external = element.contains("TargetMode=\"External\"")
+            || element.contains("TargetMode='External'");
+        let hyperlink = element.contains("/hyperlink\"") || element.contains("/hyperlink'");
+        if external && !hyperlink {
+            dropped = true;
+        } else {
+            out.push_str(element);
+        }
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
+    dropped.then_some(out)
 }
 
 /// Whether bytes look like a .docx: a readable zip archive containing `word/document.xml`.
@@ -691,6 +752,26 @@ fn read_log(path: &Path) -> String {
         "(no output)".to_string()
     } else {
         tail
+    }
+}
+
+#[cfg(test)]
+mod link_tests {
+    use super::*;
+
+    #[test]
+    fn external_links_are_dropped_and_hyperlinks_kept() {
+        let rels = r#"<?xml version="1.0"?><Relationships xmlns="x"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/image" Target="http://169.254.169.254/latest" TargetMode="External"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink" Target="https://example.com" TargetMode="External"/><Relationship Id="rId3" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/></Relationships>"#;
+        let clean = drop_external(rels).unwrap();
+        assert!(!clean.contains("169.254"), "{clean}");
+        assert!(clean.contains("https://example.com") && clean.contains("styles.xml"));
+        assert_eq!(drop_external(&clean), None, "nothing left to drop");
+        let docx = docx_with_body("<w:p/>", &[("word/_rels/header1.xml.rels", rels)]);
+        let stripped = strip_external_links(&docx).unwrap();
+        let mut archive = open(&stripped).unwrap();
+        let part = read_part(&mut archive, "word/_rels/header1.xml.rels").unwrap();
+        assert!(!part.contains("169.254") && part.contains("example.com"));
+        assert!(is_docx(&stripped));
     }
 }
 

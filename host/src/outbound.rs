@@ -43,11 +43,26 @@ pub fn is_public(ip: IpAddr) -> bool {
                 return is_public(IpAddr::V4(v4));
             }
             let seg = v6.segments();
+            let o = v6.octets();
+            let embedded =
+                |a: usize| IpAddr::V4(std::net::Ipv4Addr::new(o[a], o[a + 1], o[a + 2], o[a + 3]));
+            // Forms that carry an IPv4 address: IPv4-compatible (::a.b.c.d), NAT64
+            // (64:ff9b::/96) and 6to4 (2002::/16) must be judged by that address.
+            if seg[..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified() {
+                return is_public(embedded(12));
+            }
+            if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0; 4] {
+                return is_public(embedded(12));
+            }
+            if seg[0] == 0x2002 {
+                return is_public(embedded(2));
+            }
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (seg[0] & 0xfe00) == 0xfc00 // unique local
                 || (seg[0] & 0xffc0) == 0xfe80 // link-local
+                || (seg[0] & 0xffc0) == 0xfec0 // site-local (deprecated)
                 || seg[0] == 0x2001 && seg[1] == 0x0db8) // documentation
         }
     }
@@ -200,10 +215,20 @@ mod tests {
             "fe80::1",
             "::ffff:127.0.0.1",
             "::ffff:10.0.0.1",
+            "::127.0.0.1",
+            "64:ff9b::a00:1",
+            "2002:7f00:1::",
+            "fec0::1",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip}");
         }
-        for ip in ["93.184.216.34", "1.1.1.1", "2606:4700::1111"] {
+        for ip in [
+            "93.184.216.34",
+            "1.1.1.1",
+            "2606:4700::1111",
+            "64:ff9b::5db8:d822",
+            "2002:5db8:d822::",
+        ] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
     }

@@ -52,6 +52,15 @@ pub mod keys {
     pub const BLOBS: &[u8] = b"b/";
     /// Webhook deliveries due: `w/<due ms, 8 bytes BE><delivery id>`.
     pub const WEBHOOKS: &[u8] = b"w/";
+    /// Subscriptions whose queued deliveries are dropped: `wc/<subscription id>`.
+    pub const CANCELLED: &[u8] = b"wc/";
+
+    /// The cancellation marker of a subscription.
+    pub fn cancelled(subscription_id: &str) -> Vec<u8> {
+        let mut k = CANCELLED.to_vec();
+        k.extend_from_slice(subscription_id.as_bytes());
+        k
+    }
 
     /// The key of a blob.
     pub fn blob(id: &str) -> Vec<u8> {
@@ -294,18 +303,9 @@ impl effects::Host for CallState {
     }
 
     fn cancel_deliveries(&mut self, subscription_id: String) -> wasmtime::Result<()> {
-        let mut end = keys::WEBHOOKS.to_vec();
-        end.push(0xff);
-        let rows = self
-            .txn
-            .scan(keys::WEBHOOKS, &end, usize::MAX, false)
-            .map_err(wasmtime::Error::from_anyhow)?;
-        for (key, value) in rows {
-            let row: crate::webhooks::StoredDelivery = serde_json::from_slice(&value)?;
-            if row.subscription_id == subscription_id {
-                self.txn.delete(&key);
-            }
-        }
+        // A marker, not a scan of the queue: the delivery worker drops the
+        // subscription's rows when it reaches them.
+        self.txn.put(&keys::cancelled(&subscription_id), b"");
         Ok(())
     }
 

@@ -123,6 +123,8 @@ enum Outcome {
     Delivered,
     Gone,
     Failed(String),
+    /// Not attempted: the subscription was deleted or disabled.
+    Cancelled,
 }
 
 struct Attempted {
@@ -133,8 +135,10 @@ struct Attempted {
 
 /// Longest sleep between looks at the table.
 const IDLE: Duration = Duration::from_secs(30);
-/// Rows looked at per pass.
+/// Rows read per page, and pages per pass at most: rows of busy targets are skipped,
+/// so a pass reads on past them (up to `SCAN * PAGES` rows) to reach other targets.
 const SCAN: usize = 2048;
+const PAGES: usize = 16;
 /// Results committed together at most.
 const BATCH: usize = 512;
 
@@ -210,53 +214,78 @@ fn launch_due(
     shared: &Arc<Shared>,
     tx: &mpsc::UnboundedSender<Attempted>,
 ) -> anyhow::Result<Duration> {
+    let store = shared.dispatcher.store();
+    let mut start = keys::WEBHOOKS.to_vec();
     let mut end = keys::WEBHOOKS.to_vec();
     end.push(0xff);
-    let rows = shared
-        .dispatcher
-        .store()
-        .scan_committed(keys::WEBHOOKS, &end, SCAN)?;
     let now = now_ms();
-    let mut wait = IDLE;
-    for (key, value) in rows {
-        if shared.in_flight.lock().unwrap().contains(&key) {
-            continue;
+    let mut cancelled: HashMap<String, bool> = HashMap::new();
+    for _ in 0..PAGES {
+        let rows = store.scan_committed(&start, &end, SCAN)?;
+        let full = rows.len() == SCAN;
+        for (key, value) in rows {
+            start = key.clone();
+            start.push(0);
+            if shared.in_flight.lock().unwrap().contains(&key) {
+                continue;
+            }
+            let at =
+                u64::from_be_bytes(key[keys::WEBHOOKS.len()..keys::WEBHOOKS.len() + 8].try_into()?);
+            if at > now {
+                return Ok(Duration::from_millis(at - now).min(IDLE));
+            }
+            let row: StoredDelivery = serde_json::from_slice(&value)?;
+            let dropped = match cancelled.get(&row.subscription_id) {
+                Some(c) => *c,
+                None => {
+                    let c = store
+                        .get_committed(&keys::cancelled(&row.subscription_id))?
+                        .is_some();
+                    cancelled.insert(row.subscription_id.clone(), c);
+                    c
+                }
+            };
+            if dropped {
+                shared.in_flight.lock().unwrap().insert(key.clone());
+                let _ = tx.send(Attempted {
+                    key,
+                    row,
+                    outcome: Outcome::Cancelled,
+                });
+                continue;
+            }
+            let target = {
+                let mut targets = shared.targets.lock().unwrap();
+                targets
+                    .entry(target_of(&row.target_url))
+                    .or_insert_with(|| Arc::new(Semaphore::new(shared.config.per_target)))
+                    .clone()
+            };
+            let Ok(target_permit) = target.try_acquire_owned() else {
+                continue; // this target is busy; others go on
+            };
+            let Ok(permit) = shared.global.clone().try_acquire_owned() else {
+                return Ok(IDLE); // woken when attempts finish
+            };
+            shared.in_flight.lock().unwrap().insert(key.clone());
+            let (s, tx) = (shared.clone(), tx.clone());
+            tokio::spawn(async move {
+                let mut row = row;
+                let started = now_ms();
+                row.attempts += 1;
+                if row.first_attempt_ms == 0 {
+                    row.first_attempt_ms = started;
+                }
+                let outcome = attempt(&s.outbound, &row).await;
+                drop((permit, target_permit));
+                let _ = tx.send(Attempted { key, row, outcome });
+            });
         }
-        let at =
-            u64::from_be_bytes(key[keys::WEBHOOKS.len()..keys::WEBHOOKS.len() + 8].try_into()?);
-        if at > now {
-            wait = wait.min(Duration::from_millis(at - now));
+        if !full {
             break;
         }
-        let row: StoredDelivery = serde_json::from_slice(&value)?;
-        let target = {
-            let mut targets = shared.targets.lock().unwrap();
-            targets
-                .entry(target_of(&row.target_url))
-                .or_insert_with(|| Arc::new(Semaphore::new(shared.config.per_target)))
-                .clone()
-        };
-        let Ok(target_permit) = target.try_acquire_owned() else {
-            continue; // this target is busy; others go on
-        };
-        let Ok(permit) = shared.global.clone().try_acquire_owned() else {
-            break; // woken when attempts finish
-        };
-        shared.in_flight.lock().unwrap().insert(key.clone());
-        let (s, tx) = (shared.clone(), tx.clone());
-        tokio::spawn(async move {
-            let mut row = row;
-            let started = now_ms();
-            row.attempts += 1;
-            if row.first_attempt_ms == 0 {
-                row.first_attempt_ms = started;
-            }
-            let outcome = attempt(&s.outbound, &row).await;
-            drop((permit, target_permit));
-            let _ = tx.send(Attempted { key, row, outcome });
-        });
     }
-    Ok(wait)
+    Ok(IDLE)
 }
 
 async fn attempt(outbound: &Outbound, row: &StoredDelivery) -> Outcome {
@@ -343,7 +372,7 @@ fn commit(shared: &Shared, batch: &[Attempted]) -> anyhow::Result<bool> {
                 failure: None,
             };
             match &a.outcome {
-                Outcome::Delivered => {}
+                Outcome::Delivered | Outcome::Cancelled => {}
                 Outcome::Gone => {
                     tracing::warn!(target = row.target_url, "webhook target answered 410 Gone");
                     let j = job("webhook.gone", row.subscription_id.clone().into_bytes());

@@ -236,6 +236,8 @@ fn to_pdf(
         office::fill_docx(&bytes, fill)
             .map_err(|e| failure("conversion-failed", format!("filling the Word file: {e:#}")))?
     };
+    let filled = office::strip_external_links(&filled)
+        .map_err(|e| failure("conversion-failed", format!("reading the Word file: {e:#}")))?;
     let Some(soffice) = &cx.soffice else {
         return Err(failure(
             "conversion-unavailable",

@@ -18,7 +18,7 @@ use super::model::{
 };
 use super::read::{DetailOptions, detail_json, user_name};
 use super::templates::{self, Template, TemplateStatus};
-use super::uploads::{self, FileKind, UploadStatus};
+use super::uploads::{self, FileKind, Upload, UploadStatus};
 use super::{Actor, emit_and_log, store_doc};
 use crate::auth::Principal;
 use crate::http::{ApiError, ApiResult, Fields, json, member_text};
@@ -202,14 +202,39 @@ pub fn tags_text(f: &Fields) -> ApiResult<Option<String>> {
 /// The files the request names, as sources to import, and the first `file_ids` entry
 /// that is an unknown upload or an expired Word upload (404, page-less draft).
 struct Sources {
+    /// In order; the inline file's entry has neither `blob` nor `url` until stored.
     sources: Vec<PendingSource>,
+    /// The bytes of a file sent inline (multipart `file` or `file_content`).
+    inline: Option<Vec<u8>>,
     missing: Option<String>,
+    /// Uploads used, to be marked as such once the request succeeds.
+    used: Vec<Upload>,
+}
+
+/// Stores the inline file (503 when blob storage is down) and fills in its source.
+fn store_inline(
+    cx: &mut Cx,
+    inline: Option<Vec<u8>>,
+    import: &mut [PendingSource],
+) -> ApiResult<()> {
+    if let Some(bytes) = inline {
+        let info = uploads::put_blob(cx, &bytes)?;
+        if let Some(s) = import
+            .iter_mut()
+            .find(|s| s.blob.is_none() && s.url.is_none())
+        {
+            s.blob = Some(info.id);
+        }
+    }
+    Ok(())
 }
 
 fn parse_sources(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Sources> {
     let mut out = Sources {
         sources: Vec::new(),
+        inline: None,
         missing: None,
+        used: Vec::new(),
     };
     let ids = f.optional_str("file_ids")?.unwrap_or_default();
     for id in ids.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -237,8 +262,7 @@ fn parse_sources(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Sources> 
                     ),
                 ));
             }
-            Some(mut u) => {
-                uploads::touch(cx, &mut u);
+            Some(u) => {
                 out.sources.push(PendingSource {
                     // An expired upload keeps its (released) blob id, so that the import
                     // fails with "the file is no longer stored".
@@ -252,13 +276,15 @@ fn parse_sources(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Sources> 
                     fill: Vec::new(),
                     upload_id: Some(u.id.clone()),
                 });
+                out.used.push(u);
             }
         }
     }
     if let Some(file) = uploads::given_file(f)? {
-        let info = uploads::put_blob(cx, &file.bytes)?;
+        // Stored only once the request is known to succeed (see `store_inline`).
+        out.inline = Some(file.bytes);
         out.sources.push(PendingSource {
-            blob: Some(info.id),
+            blob: None,
             url: None,
             name: if file.name.is_empty() {
                 "document.pdf".into()
@@ -341,13 +367,18 @@ fn parse_time_field(f: &Fields, name: &str) -> ApiResult<Option<u64>> {
 
 /// Files attached from uploads: `attachments` ({file_id, name, restricted_to}) and
 /// `custom_images` ({file_id, name}); an unknown file is a 404 before anything is
-/// created.
-fn parse_attachments(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Vec<Attachment>> {
+/// created. The uploads used are added to `used`.
+fn parse_attachments(
+    cx: &mut Cx,
+    pr: &Principal,
+    f: &Fields,
+    used: &mut Vec<Upload>,
+) -> ApiResult<Vec<Attachment>> {
     let mut out = Vec::new();
     for field in ["attachments", "custom_images"] {
         for (path, o) in f.objects(field)? {
             let file_id = member_text(o, "file_id");
-            let mut up = uploads::find(cx, pr, &file_id)
+            let up = uploads::find(cx, pr, &file_id)
                 .filter(|u| u.status == UploadStatus::Ready)
                 .ok_or_else(|| {
                     ApiError::not_found(
@@ -361,7 +392,6 @@ fn parse_attachments(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Vec<A
                     format!("`{path}.file_id` is not an image (PNG, JPEG or GIF)"),
                 ));
             }
-            uploads::touch(cx, &mut up);
             let restricted = member_text(o, "restricted_to");
             out.push(Attachment {
                 id: String::new(),
@@ -373,6 +403,7 @@ fn parse_attachments(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Vec<A
                 restricted_to: Some(crate::util::normalize_email(&restricted))
                     .filter(|r| !r.is_empty()),
             });
+            used.push(up);
         }
     }
     Ok(out)
@@ -409,7 +440,8 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     };
     let mut recipients = parse_recipients(cx, &f, template.as_ref())?;
     let given_fields = parse_custom_fields(&f)?;
-    let mut attachments = parse_attachments(cx, pr, &f)?;
+    let mut used = Vec::new();
+    let mut attachments = parse_attachments(cx, pr, &f, &mut used)?;
     let flags = parse_flags(&f, &recipients)?;
     let value = f.optional_number("value")?.unwrap_or(0.0);
     let now = cx.now();
@@ -442,7 +474,8 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     }
     let contract_start = parse_time_field(&f, "contract_start_date")?;
     let contract_end = parse_time_field(&f, "contract_end_date")?;
-    let sources = parse_sources(cx, pr, &f)?;
+    let mut sources = parse_sources(cx, pr, &f)?;
+    used.append(&mut sources.used);
     let tags_raw = tags_text(&f)?.unwrap_or_default();
     let name = f
         .optional_str("name")?
@@ -454,7 +487,6 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     let s = |k: &str| -> ApiResult<String> { Ok(f.optional_str(k)?.unwrap_or_default()) };
 
     let id = new_id(cx);
-    let unique_id = new_unique_id(cx, &id);
     let mut doc = Document {
         id: id.clone(),
         entity_id: pr.entity.id.clone(),
@@ -494,7 +526,7 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
         email_send_subject: s("email_send_subject")?,
         email_send_message: s("email_send_message")?,
         video_id: f.optional_str("video_id")?.filter(|v| !v.is_empty()),
-        unique_id,
+        unique_id: 0,
         parent_id: s("parent_id")?,
         external_editor_type: s("external_editor_type")?,
         external_editor_id: s("external_editor_id")?,
@@ -522,10 +554,14 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
         views: 0,
         log_seq: 0,
     };
+    // Every 400 is behind us: from here on the document exists, whatever the answer.
+    doc.unique_id = new_unique_id(cx, &id);
+    for mut u in used {
+        uploads::touch(cx, &mut u);
+    }
     let actor = Actor::user(pr, Some(req));
     let owner = format!("doc:{id}");
 
-    // From here on the document exists, whatever the answer.
     let created = |cx: &mut Cx, doc: &mut Document, detail: &str| {
         for a in doc.attachments.iter_mut() {
             if a.id.is_empty() {
@@ -608,6 +644,9 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     }
     doc.recipients = recipients;
     doc.attachments = attachments;
+    // Only a create that goes on to import stores the inline file (a page-less draft
+    // left by a 404 or 422 has no use for it).
+    store_inline(cx, sources.inline, &mut import)?;
     if !import.is_empty() {
         doc.status = Status::Importing;
         let order = import

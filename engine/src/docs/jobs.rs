@@ -31,7 +31,7 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
     let Some(mut doc) = doc else {
         // Deleted or changed meanwhile: drop what the work made.
         for r in results.iter().flatten() {
-            forget_new_blobs(cx, r, None);
+            forget_unheld(cx, r);
         }
         return JobOutcome::Done;
     };
@@ -39,7 +39,6 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
     let sources = core::mem::take(&mut doc.sources);
     let mut failure = None;
     for (i, result) in results.iter().enumerate() {
-        let source_blob = sources.get(i).and_then(|s| s.blob.clone());
         match (result, &failure) {
             (Ok(file), None) => {
                 blobs::hold(cx, &file.blob, &owner_of(&id));
@@ -54,13 +53,12 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
                     sha256: file.sha256.clone(),
                     pages: file.pages.iter().map(|p| (p.width, p.height)).collect(),
                 });
-                if let Some(d) = &file.downloaded
-                    && d.id != file.blob
-                {
-                    cx.p.delete_blob(&d.id); // the downloaded Word file, now converted
+                if let Some(d) = &file.downloaded {
+                    // A downloaded Word file, now converted (a PDF is held above).
+                    blobs::drop_unused(cx, &d.id);
                 }
             }
-            (Ok(file), Some(_)) => forget_new_blobs(cx, file, source_blob.as_deref()),
+            (Ok(file), Some(_)) => forget_unheld(cx, file),
             (Err(f), None) => failure = Some(f.clone()),
             (Err(_), Some(_)) => {}
         }
@@ -138,15 +136,12 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
     JobOutcome::Done
 }
 
-/// Deletes the blobs the host made for an import result that is not kept.
-fn forget_new_blobs(cx: &mut Cx, file: &crate::ImportedFile, source_blob: Option<&str>) {
-    if Some(file.blob.as_str()) != source_blob {
-        cx.p.delete_blob(&file.blob);
-    }
-    if let Some(d) = &file.downloaded
-        && d.id != file.blob
-    {
-        cx.p.delete_blob(&d.id);
+/// Drops the blobs of an import result that is not kept, unless another record (an
+/// upload, a template, another document) holds them: a PDF source is its own result.
+fn forget_unheld(cx: &mut Cx, file: &crate::ImportedFile) {
+    blobs::drop_unused(cx, &file.blob);
+    if let Some(d) = &file.downloaded {
+        blobs::drop_unused(cx, &d.id);
     }
 }
 
@@ -213,6 +208,7 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
     match pending.purpose {
         RenderPurpose::Seal => {
             doc.status = Status::Sealed;
+            schedule_expiry(cx, &doc); // a sealed document is out: it expires too
             emit_and_log(
                 cx,
                 &mut doc,
@@ -258,9 +254,9 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
     JobOutcome::Done
 }
 
-/// The recipients a send reaches now: everyone, or with a signing order the first
-/// signing group and every CC.
-fn first_wave(doc: &Document) -> Vec<String> {
+/// The recipients a send reaches now: everyone still to act, or with a signing order
+/// the current signing group and every CC.
+pub fn first_wave(doc: &Document) -> Vec<String> {
     let first = doc
         .recipients
         .iter()
@@ -312,15 +308,16 @@ fn finish_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, hash: &str) {
 fn send_revision(cx: &mut Cx, doc: &mut Document, actor: &Actor, message: &str) {
     let now = cx.now();
     let mut count = 0;
+    let wave = first_wave(doc);
     for i in 0..doc.recipients.len() {
         let r = &doc.recipients[i];
-        if r.status.has_signed_or_approved()
+        if !wave.contains(&r.id)
             || matches!(
                 r.status,
                 RecipientStatus::NotRequired | RecipientStatus::Rejected | RecipientStatus::Skipped
             )
         {
-            continue;
+            continue; // done, out of the running, or (signing order) not their turn yet
         }
         if r.status == RecipientStatus::Added {
             doc.recipients[i].status = RecipientStatus::Sent;

@@ -594,6 +594,18 @@ pub fn forward(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
                 "this recipient has already signed; nothing to transfer",
             ));
         }
+        if matches!(
+            r.status,
+            RecipientStatus::NotRequired | RecipientStatus::Rejected
+        ) {
+            return Err(bad(
+                "invalid_recipient",
+                format!(
+                    "this recipient is {}; they have no rights to transfer",
+                    r.status.as_str()
+                ),
+            ));
+        }
         if existing
             .as_ref()
             .is_some_and(|e| e.status.has_signed_or_approved())
@@ -653,9 +665,10 @@ pub fn forward(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
     }
     doc.recipients.push(new);
     assign_links(cx, &mut doc);
-    if doc.status != Status::Sealed {
-        // The document is out: the new recipient gets it now.
-        let idx = doc.recipients.len() - 1;
+    let idx = doc.recipients.len() - 1;
+    let turn = super::jobs::first_wave(&doc).contains(&doc.recipients[idx].id);
+    if doc.status != Status::Sealed && turn {
+        // The document is out and it is their turn: the new recipient gets it now.
         doc.recipients[idx].status = RecipientStatus::Sent;
         doc.recipients[idx].sent_ms = Some(now);
         let r = doc.recipients[idx].clone();
@@ -842,9 +855,23 @@ pub fn manually_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> Ap
         Some(u) => format!("marked as signed with the uploaded file {}", u.name),
         None => "marked as signed without verification".to_string(),
     };
-    let extra = json!({"manual": true, "recipients": doc.recipients.iter()
-        .map(|r| json!({"fullname": r.fullname(), "role": r.role.as_str(), "status": r.status.as_str()}))
-        .collect::<Vec<_>>()});
+    // The recipient of spec §6: the one named, else the first signer.
+    let signed_r = doc
+        .recipients
+        .iter()
+        .find(|r| recipient.as_ref().is_none_or(|rid| &r.id == rid) && r.role == Role::Signer)
+        .or(doc.recipients.first())
+        .cloned();
+    let extra = json!({
+        "manual": true,
+        "recipient": signed_r.map(|r| {
+            let mut v = super::event_recipient(&r);
+            v["ip_address"] = r.ip_address.clone().into();
+            v["signing_methods"] = json!([{"type": "manual", "signed_at": iso8601(signed_at), "verified_name": ""}]);
+            v
+        }),
+        "recipients": super::recipient::recipients_summary(&doc),
+    });
     emit_and_log(
         cx,
         &mut doc,
@@ -1072,7 +1099,14 @@ pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     }
     let doc = readable(cx, pr, id)?;
     let a = access(cx, pr, &doc);
-    let never_sent = doc.send_ms.is_none() && doc.recipients.iter().all(|r| r.secret.is_none());
+    // Never sent: not sent, not sealed (sealing hands out links), and no recipient has
+    // done anything with it; a send still rendering or scheduled counts as not sent.
+    let never_sent = doc.send_ms.is_none()
+        && doc.status != Status::Sealed
+        && doc
+            .recipients
+            .iter()
+            .all(|r| r.status == RecipientStatus::Added);
     if doc.status == Status::Recalled || never_sent {
         if !a.owner_or_admin {
             return Err(super::doc_not_found(id));
@@ -1083,7 +1117,14 @@ pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     if !a.write {
         return Err(super::doc_not_found(id));
     }
-    end_with(cx, pr, doc, Status::Recalled, "recalled", "recalled by delete")
+    end_with(
+        cx,
+        pr,
+        doc,
+        Status::Recalled,
+        "recalled",
+        "recalled by delete",
+    )
 }
 
 /// Moves `doc` to `status` (lost, recalled), cancels any render, records
@@ -1100,7 +1141,15 @@ fn end_with(
     doc.status = status;
     doc.pending = None;
     let kind = format!("document.{action}");
-    emit_and_log(cx, &mut doc, &Actor::user(pr, None), &kind, action, detail, json!({}));
+    emit_and_log(
+        cx,
+        &mut doc,
+        &Actor::user(pr, None),
+        &kind,
+        action,
+        detail,
+        json!({}),
+    );
     store_doc(cx, Some(&before), &mut doc);
     Ok(no_content())
 }
@@ -1325,6 +1374,12 @@ pub fn comment(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
     let f = req.body_fields()?;
     let text = f.required_str("text")?;
     let suggestion = f.optional_bool("suggestion")?.unwrap_or(false);
+    if suggestion && !access(cx, pr, &doc).write {
+        return Err(ApiError::forbidden(
+            "access_denied",
+            "only those who may change the document can make a suggestion (it blocks sending)",
+        ));
+    }
     let c = Comment {
         id: new_id(cx),
         text,

@@ -108,6 +108,7 @@ impl Query {
                     .filter_map(|s| Status::parse(s.trim()))
                     .map(|s| s.as_str().to_string())
                     .collect();
+                found.sort();
                 found.dedup();
                 if found.is_empty() {
                     self.nothing = true;

@@ -147,9 +147,12 @@ fn forbidden(why: &str) -> ApiError {
 }
 
 /// The actor behind a link.
+/// The recorded address is the peer's: a recipient cannot set it with `CLIENT_IP`,
+/// which only the API's seal and send accept from the sender's own server.
 fn recipient_actor(doc: &Document, i: usize, req: &Request) -> Actor {
     let r = &doc.recipients[i];
-    let (user_agent, ip) = client_of(req);
+    let (user_agent, _) = client_of(req);
+    let ip = req.remote_addr.clone();
     Actor {
         kind: "recipient",
         id: r.id.clone(),
@@ -293,10 +296,18 @@ fn act(cx: &mut Cx, req: &Request, mut doc: Document, i: usize, what: Act) -> Ap
             if r.role == Role::Cc {
                 return Err(forbidden("a CC recipient cannot reject the document"));
             }
-            if r.status.has_signed_or_approved() {
+            if r.status.has_signed_or_approved()
+                || matches!(
+                    r.status,
+                    RecipientStatus::NotRequired | RecipientStatus::Rejected
+                )
+            {
                 return Err(ApiError::bad_request(
                     "invalid_status",
-                    "you have already signed or approved",
+                    format!(
+                        "you are {}; there is nothing left to reject",
+                        r.status.as_str()
+                    ),
                 ));
             }
             let reason = f.optional_str("reason")?.filter(|s| !s.trim().is_empty());
@@ -418,7 +429,7 @@ fn finish_signature(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor, si
 }
 
 /// `recipients` of the signing events (spec §6): fullname, role, status of each.
-fn recipients_summary(doc: &Document) -> Value {
+pub fn recipients_summary(doc: &Document) -> Value {
     doc.recipients
         .iter()
         .map(|o| json!({"fullname": o.fullname(), "role": o.role.as_str(), "status": o.status.as_str()}))

@@ -287,24 +287,23 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let name = f.required_str("name")?;
     let mut fields = parse_fields(&f)?;
     let roles = parse_roles(&f)?;
-    let id = new_id(cx);
-    // The file: an upload, or inline.
-    let (blob, source_name, kind) = if let Some(file_id) = f.optional_str("file_id")? {
-        let mut up = uploads::find(cx, pr, &file_id)
+    // Everything is checked before anything is written.
+    enum Source {
+        Upload(uploads::Upload),
+        Inline(uploads::GivenFile),
+    }
+    let (source, source_name, kind) = if let Some(file_id) = f.optional_str("file_id")? {
+        let up = uploads::find(cx, pr, &file_id)
             .filter(|u| u.status == UploadStatus::Ready)
             .ok_or_else(|| {
                 ApiError::not_found("file_not_found", format!("no usable upload {file_id}"))
             })?;
-        uploads::touch(cx, &mut up);
-        (
-            up.blob.clone().unwrap_or_default(),
-            up.name.clone(),
-            up.kind,
-        )
+        let (name, kind) = (up.name.clone(), up.kind);
+        (Source::Upload(up), name, kind)
     } else if let Some(file) = uploads::given_file(&f)? {
         let kind = FileKind::detect(&file.bytes, &file.name);
-        let info = uploads::put_blob(cx, &file.bytes)?;
-        (info.id, file.name, kind)
+        let name = file.name.clone();
+        (Source::Inline(file), name, kind)
     } else {
         return Err(ApiError::bad_request(
             "missing_field",
@@ -317,15 +316,14 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
             "a template must be a PDF or a Word (.docx) file",
         ));
     }
-    let mut attachments = Vec::new();
+    let mut attached = Vec::new();
     for (path, o) in f.objects("attachments")? {
         let file_id = member_text(o, "file_id");
-        let mut up = uploads::find(cx, pr, &file_id)
+        let up = uploads::find(cx, pr, &file_id)
             .filter(|u| u.status == UploadStatus::Ready)
             .ok_or_else(|| {
                 ApiError::not_found("file_not_found", format!("no usable upload {file_id:?}"))
             })?;
-        uploads::touch(cx, &mut up);
         let role_name = Some(member_text(o, "role_name")).filter(|r| !r.is_empty());
         if let Some(r) = &role_name
             && !roles.iter().any(|x| &x.role_name == r)
@@ -335,18 +333,11 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
                 format!("`{path}.role_name` {r:?} is not one of the template's roles"),
             ));
         }
-        let blob = up.blob.clone().unwrap_or_default();
-        blobs::hold(cx, &blob, &owner(&id));
-        attachments.push(TemplateAttachment {
-            name: Some(member_text(o, "name"))
-                .filter(|n| !n.is_empty())
-                .unwrap_or(up.name.clone()),
-            blob,
-            size: up.size,
-            role_name,
-        });
+        let name = Some(member_text(o, "name"))
+            .filter(|n| !n.is_empty())
+            .unwrap_or(up.name.clone());
+        attached.push((up, name, role_name));
     }
-    blobs::hold(cx, &blob, &owner(&id));
     let is_word = kind == FileKind::Word;
     if is_word && !cx.settings().can_convert_word {
         return Err(ApiError::new(
@@ -354,6 +345,28 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
             "conversion_unavailable",
             "Word templates cannot be imported here: LibreOffice is not installed on the server",
         ));
+    }
+    // Now write: the file, the uploads' use, the references.
+    let id = new_id(cx);
+    let blob = match source {
+        Source::Upload(mut up) => {
+            uploads::touch(cx, &mut up);
+            up.blob.clone().unwrap_or_default()
+        }
+        Source::Inline(file) => uploads::put_blob(cx, &file.bytes)?.id,
+    };
+    blobs::hold(cx, &blob, &owner(&id));
+    let mut attachments = Vec::new();
+    for (mut up, name, role_name) in attached {
+        uploads::touch(cx, &mut up);
+        let att_blob = up.blob.clone().unwrap_or_default();
+        blobs::hold(cx, &att_blob, &owner(&id));
+        attachments.push(TemplateAttachment {
+            name,
+            blob: att_blob,
+            size: up.size,
+            role_name,
+        });
     }
     fields.dedup_by(|a, b| a.name == b.name);
     let now = cx.now();
