@@ -71,6 +71,24 @@ fn rendered(p: &mut MemoryPlatform, tag: &str) -> WorkOutcome {
     }))
 }
 
+/// A document with one recipient, sealed or sent (`act`), its render job run; its id.
+fn out_doc(p: &mut MemoryPlatform, t: &str, act: &str, tag: &str) -> String {
+    let (_, doc) = api(
+        p,
+        t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"name": "x", "recipients": [{"email": "s@x.se"}]})),
+    );
+    let id = doc["id"].as_str().unwrap().to_string();
+    let (s, _) = api(p, t, "POST", &format!("/v1/documents/{id}/{act}"), None);
+    assert_eq!(s, 200);
+    let render = take_jobs(p, "doc.render").remove(0);
+    let out = rendered(p, tag);
+    assert_eq!(run(p, &render, Some(out)), JobOutcome::Done);
+    id
+}
+
 fn status(p: &mut MemoryPlatform, t: &str, id: &str) -> String {
     api(p, t, "GET", &format!("/v1/documents/{id}/status"), None).1["status"]
         .as_str()
@@ -181,24 +199,7 @@ fn an_expiry_job_for_a_moved_date_does_nothing() {
     let mut p = bootstrapped();
     p.settings.token_ttl_secs = 365 * 24 * 3600; // the clock moves two months
     let t = token(&mut p);
-    let (_, doc) = api(
-        &mut p,
-        &t,
-        "POST",
-        "/v1/documents",
-        Some(json!({"name": "e", "recipients": [{"email": "s@x.se"}]})),
-    );
-    let id = doc["id"].as_str().unwrap().to_string();
-    api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/send"),
-        None,
-    );
-    let render = take_jobs(&mut p, "doc.render").remove(0);
-    let out = rendered(&mut p, "c");
-    run(&mut p, &render, Some(out));
+    let id = out_doc(&mut p, &t, "send", "c");
     assert_eq!(status(&mut p, &t, &id), "sent");
     let expiry = take_jobs(&mut p, "doc.expire").remove(0);
     // Move the date 60 days on, then run the old job at the old date.
@@ -459,24 +460,7 @@ fn a_sealed_document_expires_and_a_revision_respects_the_signing_order() {
 fn one_revision_at_a_time() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (_, doc) = api(
-        &mut p,
-        &t,
-        "POST",
-        "/v1/documents",
-        Some(json!({"name": "r", "recipients": [{"email": "s@x.se"}]})),
-    );
-    let id = doc["id"].as_str().unwrap().to_string();
-    api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/seal"),
-        None,
-    );
-    let render = take_jobs(&mut p, "doc.render").remove(0);
-    let out = rendered(&mut p, "f");
-    run(&mut p, &render, Some(out));
+    let id = out_doc(&mut p, &t, "seal", "f");
     let path = format!("/v1/documents/{id}/revisions");
     assert_eq!(
         api(&mut p, &t, "POST", &path, Some(json!({"message": "v2"}))).0,

@@ -444,10 +444,7 @@ pub fn send_to_recipients(
     let mut doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;
     let ids = recipient_ids(&f)?;
-    if !matches!(
-        doc.status,
-        Status::Sealed | Status::Sent | Status::Reviewed | Status::Viewed | Status::Hardbounced
-    ) {
+    if !doc.status.is_active() {
         return Err(bad(
             "invalid_status",
             format!(
@@ -1011,10 +1008,7 @@ pub fn remind(
 pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;
-    if !matches!(
-        doc.status,
-        Status::Sealed | Status::Sent | Status::Viewed | Status::Reviewed | Status::Hardbounced
-    ) {
+    if !doc.status.is_active() {
         return Err(bad(
             "invalid_status",
             format!(

@@ -88,7 +88,8 @@ impl Status {
         Status::ALL.into_iter().find(|st| st.as_str() == s)
     }
 
-    /// Out with recipients and waiting for them: the statuses that expire.
+    /// Out with recipients and waiting for them: the statuses that expire, take
+    /// send-to-recipients batches and reminders, and accept recipients' acts.
     pub fn is_active(self) -> bool {
         matches!(
             self,

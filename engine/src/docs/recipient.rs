@@ -70,10 +70,7 @@ fn check_available(doc: &Document) -> ApiResult<()> {
 
 /// 400 unless the document can still be acted on (not signed, rejected or expired).
 fn check_open(doc: &Document) -> ApiResult<()> {
-    if matches!(
-        doc.status,
-        Status::Sealed | Status::Sent | Status::Viewed | Status::Reviewed | Status::Hardbounced
-    ) {
+    if doc.status.is_active() {
         Ok(())
     } else {
         Err(ApiError::bad_request(
