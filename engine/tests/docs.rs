@@ -71,16 +71,20 @@ fn rendered(p: &mut MemoryPlatform, tag: &str) -> WorkOutcome {
     }))
 }
 
+/// Creates a document from `body`; its id.
+fn create(p: &mut MemoryPlatform, t: &str, body: Value) -> String {
+    let (s, doc) = api(p, t, "POST", "/v1/documents", Some(body));
+    assert_eq!(s, 200, "{doc}");
+    doc["id"].as_str().unwrap().to_string()
+}
+
 /// A document with one recipient, sealed or sent (`act`), its render job run; its id.
 fn out_doc(p: &mut MemoryPlatform, t: &str, act: &str, tag: &str) -> String {
-    let (_, doc) = api(
+    let id = create(
         p,
         t,
-        "POST",
-        "/v1/documents",
-        Some(json!({"name": "x", "recipients": [{"email": "s@x.se"}]})),
+        json!({"name": "x", "recipients": [{"email": "s@x.se"}]}),
     );
-    let id = doc["id"].as_str().unwrap().to_string();
     let (s, _) = api(p, t, "POST", &format!("/v1/documents/{id}/{act}"), None);
     assert_eq!(s, 200);
     let render = take_jobs(p, "doc.render").remove(0);
@@ -142,14 +146,11 @@ fn a_list_reads_only_the_page_it_returns() {
 fn a_superseded_render_is_dropped_and_the_latest_one_seals() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (_, doc) = api(
+    let id = create(
         &mut p,
         &t,
-        "POST",
-        "/v1/documents",
-        Some(json!({"name": "r", "recipients": [{"email": "s@x.se"}]})),
+        json!({"name": "r", "recipients": [{"email": "s@x.se"}]}),
     );
-    let id = doc["id"].as_str().unwrap().to_string();
     let (s, _) = api(
         &mut p,
         &t,
@@ -236,15 +237,11 @@ fn a_deleted_draft_is_erased_in_the_background() {
     use esign_engine::ImportedFile;
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (s, doc) = api(
+    let id = create(
         &mut p,
         &t,
-        "POST",
-        "/v1/documents",
-        Some(json!({"name": "gone", "file_content": "JVBERi0xLjQKZmFrZQ==", "file_name": "a.pdf"})),
+        json!({"name": "gone", "file_content": "JVBERi0xLjQKZmFrZQ==", "file_name": "a.pdf"}),
     );
-    assert_eq!(s, 200, "{doc}");
-    let id = doc["id"].as_str().unwrap().to_string();
     let blob = p.blobs.keys().next().unwrap().clone();
     let import = take_jobs(&mut p, "doc.import").remove(0);
     let outcome = WorkOutcome::Import(vec![Ok(ImportedFile {
@@ -315,14 +312,7 @@ fn one_page(blob: &str) -> WorkOutcome {
 #[test]
 fn an_import_finishing_after_its_document_is_gone_keeps_the_uploads_file() {
     let (mut p, t, upload, blob) = with_upload();
-    let (_, doc) = api(
-        &mut p,
-        &t,
-        "POST",
-        "/v1/documents",
-        Some(json!({"name": "x", "file_ids": upload})),
-    );
-    let id = doc["id"].as_str().unwrap().to_string();
+    let id = create(&mut p, &t, json!({"name": "x", "file_ids": upload}));
     let import = take_jobs(&mut p, "doc.import").remove(0);
     let (s, _) = api(&mut p, &t, "DELETE", &format!("/v1/documents/{id}"), None);
     assert_eq!(s, 204);
@@ -389,14 +379,11 @@ fn a_refused_create_stores_no_file() {
 fn a_send_still_rendering_is_deleted_not_recalled() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (_, doc) = api(
+    let id = create(
         &mut p,
         &t,
-        "POST",
-        "/v1/documents",
-        Some(json!({"name": "x", "recipients": [{"email": "s@x.se"}]})),
+        json!({"name": "x", "recipients": [{"email": "s@x.se"}]}),
     );
-    let id = doc["id"].as_str().unwrap().to_string();
     api(
         &mut p,
         &t,
@@ -415,16 +402,13 @@ fn a_send_still_rendering_is_deleted_not_recalled() {
 fn a_sealed_document_expires_and_a_revision_respects_the_signing_order() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (_, doc) = api(
+    let id = create(
         &mut p,
         &t,
-        "POST",
-        "/v1/documents",
-        Some(json!({
+        json!({
         "name": "x", "is_signing_order": true,
-        "recipients": [{"email": "first@x.se", "order_num": 1}, {"email": "second@x.se", "order_num": 2}]})),
+        "recipients": [{"email": "first@x.se", "order_num": 1}, {"email": "second@x.se", "order_num": 2}]}),
     );
-    let id = doc["id"].as_str().unwrap().to_string();
     api(
         &mut p,
         &t,

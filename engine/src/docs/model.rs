@@ -135,6 +135,15 @@ impl RecipientStatus {
         }
     }
 
+    /// Done with the document: signed, approved, rejected, or rights handed on.
+    pub fn is_finished(self) -> bool {
+        self.has_signed_or_approved()
+            || matches!(
+                self,
+                RecipientStatus::Rejected | RecipientStatus::NotRequired
+            )
+    }
+
     /// Signed or approved: the document's content is committed to.
     pub fn has_signed_or_approved(self) -> bool {
         matches!(

@@ -262,12 +262,7 @@ fn act(cx: &mut Cx, req: &Request, mut doc: Document, i: usize, what: Act) -> Ap
                     role.as_str()
                 )));
             }
-            if r.status.has_signed_or_approved()
-                || matches!(
-                    r.status,
-                    RecipientStatus::Rejected | RecipientStatus::NotRequired
-                )
-            {
+            if r.status.is_finished() {
                 return Err(ApiError::bad_request(
                     "invalid_status",
                     format!("you are already {}", r.status.as_str()),
@@ -293,12 +288,7 @@ fn act(cx: &mut Cx, req: &Request, mut doc: Document, i: usize, what: Act) -> Ap
             if r.role == Role::Cc {
                 return Err(forbidden("a CC recipient cannot reject the document"));
             }
-            if r.status.has_signed_or_approved()
-                || matches!(
-                    r.status,
-                    RecipientStatus::NotRequired | RecipientStatus::Rejected
-                )
-            {
+            if r.status.is_finished() {
                 return Err(ApiError::bad_request(
                     "invalid_status",
                     format!(
