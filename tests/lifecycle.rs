@@ -12,40 +12,6 @@ fn signer(email: &str) -> Value {
     json!({"first_name": "Sam", "last_name": email.split('@').next().unwrap(), "email": email})
 }
 
-/// A draft with one imported 2-page PDF and `recipients`; waits until it is a draft.
-fn pdf_draft(s: &Server, t: &str, name: &str, recipients: Value, extra: Value) -> String {
-    let mut body = json!({
-        "name": name,
-        "file_content": b64(&esign::pdf::sample_pdf(2)),
-        "file_name": "offer.pdf",
-        "recipients": recipients,
-    });
-    for (k, v) in extra.as_object().unwrap() {
-        body[k] = v.clone();
-    }
-    let created = s.create_doc(t, &body);
-    assert_eq!(
-        created.as_object().unwrap().len(),
-        2,
-        "the short form: {created}"
-    );
-    assert_eq!(created["status"], "importing");
-    let id = created["id"].as_str().unwrap().to_string();
-    s.wait_status(t, &id, "draft");
-    id
-}
-
-fn pdf_text(s: &Server, t: &str, id: &str) -> String {
-    let resp = s
-        .get(&format!("/v1/documents/{id}/download"))
-        .bearer_auth(t)
-        .send()
-        .unwrap();
-    assert_eq!(resp.status(), 200);
-    assert_eq!(resp.headers()["content-type"], "application/pdf");
-    esign::pdf::extract_text(&resp.bytes().unwrap()).unwrap()
-}
-
 fn count(v: &[String], what: &str) -> usize {
     v.iter().filter(|e| *e == what).count()
 }

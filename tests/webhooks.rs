@@ -9,36 +9,6 @@ use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::time::Duration;
 
-/// A server that trusts `rx`'s certificate and may deliver to loopback, with a quick
-/// retry schedule.
-fn server_for(rx: &HttpsServer, schedule: &str) -> Server {
-    let ca = rx.ca_file.display().to_string();
-    Server::start(&[
-        "--outbound-ca-file",
-        &ca,
-        "--outbound-allow-private",
-        "--webhook-retry-schedule",
-        schedule,
-        "--webhook-timeout-secs",
-        "5",
-    ])
-}
-
-/// Subscribes to `event` with target `url`; returns (id, secret).
-fn subscribe(s: &Server, t: &str, event: &str, url: &str, extra: Value) -> (String, String) {
-    let mut body = json!({"event": event, "target_url": url});
-    for (k, v) in extra.as_object().unwrap() {
-        body[k] = v.clone();
-    }
-    let (status, created) = s.post_json(t, "/v1/subscriptions", &body);
-    assert_eq!(status, 200, "{created}");
-    let c = &created.as_array().expect("a one-element array")[0];
-    (
-        c["id"].as_str().unwrap().to_string(),
-        c["secret"].as_str().unwrap().to_string(),
-    )
-}
-
 /// Checks the Standard Webhooks headers of a delivery against `secret`.
 fn assert_signed(req: &Incoming, secret: &str) {
     let id = &req.headers["webhook-id"];

@@ -26,10 +26,18 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         (_, ["v1", "templates", rest @ ..]) => docs::templates::route(cx, req, rest),
         (_, ["v1", "products"]) => docs::products::route(cx, req),
         (_, ["v1", "subscriptions", rest @ ..]) => hooks::route(cx, req, rest),
-        // The recipients' mailed links; until the signing page exists, the recipient view.
-        (_, ["s", secret]) => docs::recipient::route(cx, req, secret, &[]),
+        // The signing page's assets, and the page behind each recipient's mailed link.
+        (_, ["s", "_", name]) => only(method, "GET", || {
+            docs::page::asset(name).ok_or_else(|| ApiError::not_found("not_found", "no such asset"))
+        }),
+        (_, ["s", secret]) => Ok(docs::recipient::page_route(cx, req, secret)),
         (_, ["v1", "recipient", secret, rest @ ..]) => {
-            docs::recipient::route(cx, req, secret, rest)
+            let mut resp = match docs::recipient::route(cx, req, secret, rest) {
+                Ok(r) => r,
+                Err(e) => e.into_response(),
+            };
+            docs::page::safety_headers(&mut resp.headers);
+            Ok(resp)
         }
         (Origin::Admin, ["admin", rest @ ..]) => admin::route(cx, req, rest),
         _ => Err(ApiError::not_found(

@@ -67,12 +67,50 @@ pub enum Block {
     HeaderRow(Vec<String>),
     Rule,
     PageBreak,
+    Signature(SignatureBlock),
+}
+
+/// Mirrors `types.signature-block`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SignatureBlock {
+    pub image: Option<String>,
+    pub text: String,
+    pub caption: String,
+}
+
+/// Mirrors `types.stamp`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stamp {
+    pub page: u32,
+    pub left: f32,
+    pub top: f32,
+    pub width: f32,
+    pub height: f32,
+    pub content: StampContent,
+}
+
+/// Mirrors `types.stamp-content`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StampContent {
+    Text(String),
+    Check,
+    Image(String),
+}
+
+/// Mirrors `types.page-image`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PageImage {
+    pub blob: String,
+    pub size: u64,
+    pub width: u32,
+    pub height: u32,
 }
 
 /// Mirrors `types.render-order`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RenderOrder {
     pub sources: Vec<String>,
+    pub stamps: Vec<Stamp>,
     pub appendix: Vec<Block>,
     pub summary: Vec<Block>,
 }
@@ -85,6 +123,7 @@ pub struct RenderedFile {
     pub sha256: String,
     pub content_sha256: String,
     pub page_count: u32,
+    pub page_images: Vec<PageImage>,
 }
 
 /// Mirrors `types.blob-info`.

@@ -5,59 +5,8 @@ mod common;
 
 use common::*;
 use esign_engine::memory::MemoryPlatform;
-use esign_engine::{
-    Job, JobOutcome, JobSpec, Origin, RenderedFile, WorkOrder, WorkOutcome, handle, run_job,
-};
+use esign_engine::{JobOutcome, RenderedFile, WorkOrder, WorkOutcome};
 use serde_json::{Value, json};
-
-fn token(p: &mut MemoryPlatform) -> String {
-    let resp = handle(
-        p,
-        &request(
-            Origin::Http,
-            "POST",
-            "/v1/auth",
-            Some(json!({"email": "a@x.se", "password": "password1"})),
-        ),
-    );
-    body(&resp)["access_token"].as_str().unwrap().to_string()
-}
-
-fn api(
-    p: &mut MemoryPlatform,
-    t: &str,
-    method: &str,
-    path: &str,
-    b: Option<Value>,
-) -> (u16, Value) {
-    let (path, query) = path.split_once('?').unwrap_or((path, ""));
-    let mut req = request(Origin::Http, method, path, b);
-    req.query = query.to_string();
-    req.headers
-        .push(("authorization".into(), format!("Bearer {t}")));
-    let resp = handle(p, &req);
-    (resp.status, body(&resp))
-}
-
-/// Takes the scheduled jobs of `kind`.
-fn take_jobs(p: &mut MemoryPlatform, kind: &str) -> Vec<JobSpec> {
-    let (mine, rest): (Vec<_>, Vec<_>) = p.jobs.drain(..).partition(|j| j.kind == kind);
-    p.jobs = rest;
-    mine
-}
-
-fn run(p: &mut MemoryPlatform, spec: &JobSpec, outcome: Option<WorkOutcome>) -> JobOutcome {
-    run_job(
-        p,
-        &Job {
-            id: "j".into(),
-            kind: spec.kind.clone(),
-            payload: spec.payload.clone(),
-            attempt: 1,
-            outcome,
-        },
-    )
-}
 
 /// A render outcome naming a blob that exists.
 fn rendered(p: &mut MemoryPlatform, tag: &str) -> WorkOutcome {
@@ -68,6 +17,7 @@ fn rendered(p: &mut MemoryPlatform, tag: &str) -> WorkOutcome {
         sha256: "00".repeat(32),
         content_sha256: tag.repeat(64 / tag.len()),
         page_count: 2,
+        page_images: vec![],
     }))
 }
 

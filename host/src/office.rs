@@ -1025,7 +1025,9 @@ mod tests {
         let started = Instant::now();
         let mut out = None;
         for _ in 0..runs {
-            out = Some(pdf::render(&[&source], &appendix, &summary).unwrap());
+            out = Some(
+                pdf::render(&[&source], &[], &Default::default(), &appendix, &summary).unwrap(),
+            );
         }
         let render_time = started.elapsed() / runs;
         let out = out.unwrap();

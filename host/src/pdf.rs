@@ -1,15 +1,18 @@
 //! PDF handling for esign: inspecting uploaded PDFs, merging them with generated
 //! text pages (appendix and signature summary), and extracting text.
 //!
-//! Generated pages use the standard Type1 fonts Helvetica and Helvetica-Bold with
+//! Field values and signatures are drawn onto the content pages by [`crate::stamp`].
+//! Generated pages use the standard Type1 fonts Helvetica (regular, bold, oblique) with
 //! WinAnsiEncoding, so no font is embedded and lopdf's text extraction can read them back.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use anyhow::{Context, anyhow, bail};
 use lopdf::{Dictionary, Document, IncrementalDocument, Object, ObjectId, Stream, dictionary};
 use sha2::{Digest, Sha256};
+
+pub use crate::stamp::{Picture, Stamp};
 
 /// Size of one page in PDF points.
 ///
@@ -67,6 +70,13 @@ pub enum Block {
     Rule,
     /// Continue on a new page (ignored at the top of an empty page).
     PageBreak,
+    /// A signature: the picture fitted into a 200 x 50 point box (or, without one, the
+    /// text in an oblique font) above a line, then the caption in small type.
+    Signature {
+        picture: Option<Picture>,
+        text: String,
+        caption: String,
+    },
 }
 
 /// The final document produced by [`render`].
@@ -152,15 +162,27 @@ fn needs_password(doc: &Document) -> bool {
     doc.trailer.has(b"Encrypt") && doc.encryption_state.is_none()
 }
 
-/// The displayed size of a page (crop box, else media box, rotation applied).
-fn page_size(doc: &Document, page_id: ObjectId) -> PageSize {
+/// The part of a page that is shown: its crop box within its media box, normalized to
+/// `[x0 y0 x1 y1]` with `x0 < x1`, `y0 < y1`.
+pub(crate) fn visible_box(doc: &Document, page_id: ObjectId) -> [f32; 4] {
     let media = inherited(doc, page_id, b"MediaBox")
         .and_then(|o| rect(doc, &o))
         .unwrap_or(DEFAULT_MEDIA_BOX);
-    let visible = inherited(doc, page_id, b"CropBox")
+    let v = inherited(doc, page_id, b"CropBox")
         .and_then(|o| rect(doc, &o))
         .map(|crop| intersect(crop, media))
         .unwrap_or(media);
+    [
+        v[0].min(v[2]),
+        v[1].min(v[3]),
+        v[0].max(v[2]),
+        v[1].max(v[3]),
+    ]
+}
+
+/// The displayed size of a page (crop box, else media box, rotation applied).
+fn page_size(doc: &Document, page_id: ObjectId) -> PageSize {
+    let visible = visible_box(doc, page_id);
     let width = (visible[2] - visible[0]).abs();
     let height = (visible[3] - visible[1]).abs();
     let rotate = inherited(doc, page_id, b"Rotate")
@@ -272,15 +294,19 @@ fn load(bytes: &[u8]) -> anyhow::Result<Document> {
 /// Sources must be PDFs that [`inspect`] accepted; anything else returns an error.
 pub fn render(
     sources: &[&[u8]],
+    stamps: &[Stamp],
+    pictures: &HashMap<String, Picture>,
     appendix: &[Block],
     summary: &[Block],
 ) -> anyhow::Result<Rendered> {
-    guarded(|| render_inner(sources, appendix, summary))
+    guarded(|| render_inner(sources, stamps, pictures, appendix, summary))
         .unwrap_or_else(|| Err(anyhow!("the PDF library failed on these inputs")))
 }
 
 fn render_inner(
     sources: &[&[u8]],
+    stamps: &[Stamp],
+    pictures: &HashMap<String, Picture>,
     appendix: &[Block],
     summary: &[Block],
 ) -> anyhow::Result<Rendered> {
@@ -293,12 +319,12 @@ fn render_inner(
         append_source(&mut doc, source, pages_id, &mut kids)
             .with_context(|| format!("source PDF #{}", index + 1))?;
     }
+    crate::stamp::stamp_pages(&mut doc, &kids, stamps, pictures, visible_box)
+        .context("drawing the fields")?;
 
-    let appendix_pages = layout(appendix);
-    let mut fonts_id = None;
+    let (appendix_pages, appendix_pictures) = layout(appendix);
     if !appendix_pages.is_empty() {
-        let resources = add_font_resources(&mut doc);
-        fonts_id = Some(resources);
+        let resources = add_font_resources(&mut doc, &appendix_pictures);
         for content in appendix_pages {
             kids.push(add_page(&mut doc, pages_id, resources, content));
         }
@@ -322,11 +348,9 @@ fn render_inner(
     summary_blocks.push(Block::Text(format!("Content SHA-256: {content_sha256}")));
     let mut update = IncrementalDocument::create_from(content, doc);
     let new = &mut update.new_document;
-    let resources = match fonts_id {
-        Some(id) => id,
-        None => add_font_resources(new),
-    };
-    for page in layout(&summary_blocks) {
+    let (summary_pages, summary_pictures) = layout(&summary_blocks);
+    let resources = add_font_resources(new, &summary_pictures);
+    for page in summary_pages {
         kids.push(add_page(new, pages_id, resources, page));
     }
     new.objects
@@ -428,21 +452,35 @@ fn append_source(
     Ok(())
 }
 
-/// Adds the Helvetica / Helvetica-Bold font resources (`/F1`, `/F2`) and returns the
-/// id of the resource dictionary.
-fn add_font_resources(doc: &mut Document) -> ObjectId {
-    let regular = doc.add_object(dictionary! {
-        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
-        "Encoding" => "WinAnsiEncoding",
-    });
-    let bold = doc.add_object(dictionary! {
-        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica-Bold",
-        "Encoding" => "WinAnsiEncoding",
-    });
-    doc.add_object(dictionary! {
-        "Font" => dictionary! { "F1" => regular, "F2" => bold },
+/// Adds the resources of generated pages: Helvetica, Helvetica-Bold and
+/// Helvetica-Oblique (`/F1`, `/F2`, `/F3`) and `pictures` as image XObjects under their
+/// names; returns the id of the resource dictionary.
+fn add_font_resources(doc: &mut Document, pictures: &[(String, Picture)]) -> ObjectId {
+    let mut fonts = Dictionary::new();
+    for (name, base) in [
+        ("F1", "Helvetica"),
+        ("F2", "Helvetica-Bold"),
+        ("F3", "Helvetica-Oblique"),
+    ] {
+        let id = doc.add_object(dictionary! {
+            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => base,
+            "Encoding" => "WinAnsiEncoding",
+        });
+        fonts.set(name, id);
+    }
+    let mut resources = dictionary! {
+        "Font" => fonts,
         "ProcSet" => vec![Object::Name(b"PDF".to_vec()), Object::Name(b"Text".to_vec())],
-    })
+    };
+    if !pictures.is_empty() {
+        let mut xobjects = Dictionary::new();
+        for (name, pic) in pictures {
+            let id = crate::stamp::add_picture(doc, pic);
+            xobjects.set(name.as_bytes().to_vec(), id);
+        }
+        resources.set("XObject", xobjects);
+    }
+    doc.add_object(resources)
 }
 
 /// Adds one A4 page with the given content stream and returns its id.
@@ -494,7 +532,7 @@ pub fn extract_text(bytes: &[u8]) -> anyhow::Result<String> {
 pub fn sample_pdf(pages: usize) -> Vec<u8> {
     let mut doc = Document::with_version("1.7");
     let pages_id = doc.new_object_id();
-    let resources = add_font_resources(&mut doc);
+    let resources = add_font_resources(&mut doc, &[]);
     let kids: Vec<ObjectId> = (1..=pages)
         .map(|i| {
             let mut page = Layout::new();
@@ -552,19 +590,25 @@ impl Font {
     }
 }
 
+/// Width in points of WinAnsi-encoded `text` in Helvetica at `size`.
+pub(crate) fn text_width(text: &[u8], size: f32) -> f32 {
+    Font::Regular.width(text, size)
+}
+
 const TEXT_SIZE: f32 = 10.0;
 const HEADING_SIZE: f32 = 16.0;
 const LINE_FACTOR: f32 = 1.35;
 const CELL_GAP: f32 = 8.0;
 
 /// Lays out blocks on A4 pages; returns one content stream per page (none if no blocks
-/// produced any output).
-fn layout(blocks: &[Block]) -> Vec<Vec<u8>> {
+/// produced any output) and the pictures they draw, by resource name.
+fn layout(blocks: &[Block]) -> (Vec<Vec<u8>>, Vec<(String, Picture)>) {
     let mut layout = Layout::new();
     for block in blocks {
         layout.block(block);
     }
-    layout.finish()
+    let pictures = std::mem::take(&mut layout.pictures);
+    (layout.finish(), pictures)
 }
 
 /// A text line piece placed at an absolute x position.
@@ -578,6 +622,8 @@ struct Layout {
     current: Vec<u8>,
     /// Top of the free space on the current page.
     y: f32,
+    /// Pictures drawn so far, by resource name.
+    pictures: Vec<(String, Picture)>,
 }
 
 impl Layout {
@@ -586,6 +632,7 @@ impl Layout {
             pages: Vec::new(),
             current: Vec::new(),
             y: A4_HEIGHT - MARGIN,
+            pictures: Vec::new(),
         }
     }
 
@@ -667,7 +714,55 @@ impl Layout {
                 self.y -= 6.0;
             }
             Block::PageBreak => self.new_page(),
+            Block::Signature {
+                picture,
+                text,
+                caption,
+            } => self.signature(picture.as_ref(), text, caption),
         }
+    }
+
+    fn signature(&mut self, picture: Option<&Picture>, text: &str, caption: &str) {
+        const BOX_W: f32 = 200.0;
+        const BOX_H: f32 = 50.0;
+        self.reserve(BOX_H + 28.0);
+        self.space(8.0);
+        let y = self.y - BOX_H;
+        let drawn = match picture {
+            Some(pic) => {
+                let name = format!("Sig{}", self.pictures.len() + 1);
+                let ops = crate::stamp::fit_image_ops(&name, pic, MARGIN, y, BOX_W, BOX_H);
+                self.pictures.push((name, pic.clone()));
+                ops.into_bytes()
+            }
+            None => {
+                let encoded = encode(text);
+                let size = 22.0_f32.min(BOX_W * 1000.0 / text_width(&encoded, 1000.0).max(1.0));
+                let mut ops = format!(
+                    "BT /F3 {} Tf 1 0 0 1 {} {} Tm ",
+                    num(size),
+                    num(MARGIN),
+                    num(y + 12.0)
+                )
+                .into_bytes();
+                push_pdf_string(&mut ops, &encoded);
+                ops.extend_from_slice(b" Tj ET\n");
+                ops
+            }
+        };
+        self.current.extend_from_slice(&drawn);
+        self.current.extend_from_slice(
+            format!(
+                "q 0.5 w 0.6 G {} {} m {} {} l S Q\n",
+                num(MARGIN),
+                num(y),
+                num(MARGIN + BOX_W),
+                num(y)
+            )
+            .as_bytes(),
+        );
+        self.y = y - 2.0;
+        self.paragraph(caption, Font::Regular, 9.0, A4_WIDTH - 2.0 * MARGIN);
     }
 
     fn paragraph(&mut self, text: &str, font: Font, size: f32, width: f32) {
@@ -744,7 +839,7 @@ fn num(value: f32) -> String {
 }
 
 /// Appends a PDF literal string, escaping delimiters and non-printable bytes.
-fn push_pdf_string(out: &mut Vec<u8>, text: &[u8]) {
+pub(crate) fn push_pdf_string(out: &mut Vec<u8>, text: &[u8]) {
     out.push(b'(');
     for &b in text {
         match b {
@@ -792,7 +887,7 @@ fn wrap(text: &[u8], font: Font, size: f32, width: f32) -> Vec<Vec<u8>> {
 
 /// Encodes text in WinAnsiEncoding; characters it cannot represent become `?`,
 /// tabs become spaces and other control characters are dropped.
-fn encode(text: &str) -> Vec<u8> {
+pub(crate) fn encode(text: &str) -> Vec<u8> {
     text.chars()
         .filter_map(|c| match c {
             '\t' => Some(b' '),
@@ -1003,7 +1098,13 @@ mod tests {
             }
             // Whatever the verdict, none of these may panic or hang.
             if inspect(&bytes).is_ok() {
-                let _ = render(&[&bytes], &[Block::Text("x".into())], &[]);
+                let _ = render(
+                    &[&bytes],
+                    &[],
+                    &Default::default(),
+                    &[Block::Text("x".into())],
+                    &[],
+                );
             }
             let _ = extract_text(&bytes);
         }
@@ -1015,13 +1116,20 @@ mod tests {
         let info = inspect(OWNER_ONLY).unwrap();
         assert_eq!(info.pages.len(), 1);
         assert!((info.pages[0].width - A4_WIDTH).abs() < 0.01);
-        assert!(render(&[ENCRYPTED], &[], &[]).is_err());
+        assert!(render(&[ENCRYPTED], &[], &Default::default(), &[], &[]).is_err());
         assert!(extract_text(ENCRYPTED).is_err());
     }
 
     #[test]
     fn owner_password_only_source_is_merged_decrypted() {
-        let out = render(&[OWNER_ONLY], &[], &[Block::Text("Signed".into())]).unwrap();
+        let out = render(
+            &[OWNER_ONLY],
+            &[],
+            &Default::default(),
+            &[],
+            &[Block::Text("Signed".into())],
+        )
+        .unwrap();
         assert_eq!(out.page_count, 2);
         let text = extract_text(&out.pdf).unwrap();
         assert!(text.starts_with("Page 1\n"), "{text}");
@@ -1048,7 +1156,14 @@ mod tests {
             Block::Heading("Signatures".into()),
             Block::Text("Signed by Alice (alice@example.com)".into()),
         ];
-        let out = render(&[&first, &second], &appendix, &summary).unwrap();
+        let out = render(
+            &[&first, &second],
+            &[],
+            &Default::default(),
+            &appendix,
+            &summary,
+        )
+        .unwrap();
         assert_eq!(out.page_count, 2 + 2 + 1 + 1);
 
         let info = inspect(&out.pdf).unwrap();
@@ -1099,12 +1214,16 @@ mod tests {
         let src = sample_pdf(2);
         let a = render(
             &[&src],
+            &[],
+            &Default::default(),
             &[Block::Text("A".into())],
             &[Block::Text("one".into())],
         )
         .unwrap();
         let b = render(
             &[&src],
+            &[],
+            &Default::default(),
             &[Block::Text("A".into())],
             &[Block::Text("one".into())],
         )
@@ -1112,6 +1231,8 @@ mod tests {
         assert_eq!(a, b);
         let c = render(
             &[&src],
+            &[],
+            &Default::default(),
             &[Block::Text("A".into())],
             &[Block::Text("two".into())],
         )
@@ -1119,6 +1240,8 @@ mod tests {
         assert_eq!(a.content_sha256, c.content_sha256);
         let d = render(
             &[&src],
+            &[],
+            &Default::default(),
             &[Block::Text("B".into())],
             &[Block::Text("one".into())],
         )
@@ -1129,15 +1252,22 @@ mod tests {
     #[test]
     fn empty_appendix_adds_no_page_and_empty_summary_still_has_hash_page() {
         let src = sample_pdf(3);
-        let out = render(&[&src], &[], &[]).unwrap();
+        let out = render(&[&src], &[], &Default::default(), &[], &[]).unwrap();
         assert_eq!(out.page_count, 4);
         assert_eq!(inspect(&out.pdf).unwrap().pages.len(), 4);
         let text = extract_text(&out.pdf).unwrap();
         assert!(text.ends_with(&format!("Content SHA-256: {}\n", out.content_sha256)));
         // Appendix-only documents work too.
-        let out = render(&[], &[Block::Text("Only text".into())], &[]).unwrap();
+        let out = render(
+            &[],
+            &[],
+            &Default::default(),
+            &[Block::Text("Only text".into())],
+            &[],
+        )
+        .unwrap();
         assert_eq!(out.page_count, 2);
-        assert!(render(&[], &[], &[]).is_err());
+        assert!(render(&[], &[], &Default::default(), &[], &[]).is_err());
     }
 
     #[test]
@@ -1149,7 +1279,7 @@ mod tests {
         appendix.push(Block::Text("The end.".into()));
         appendix.push(Block::PageBreak);
         appendix.push(Block::Text("After break.".into()));
-        let out = render(&[], &appendix, &[]).unwrap();
+        let out = render(&[], &[], &Default::default(), &appendix, &[]).unwrap();
         assert!(out.page_count >= 6, "{}", out.page_count);
         let text = extract_text(&out.pdf).unwrap();
         // Every generated line fits the text width.
@@ -1208,7 +1338,7 @@ mod tests {
         let started = Instant::now();
         let mut out = None;
         for _ in 0..runs {
-            out = Some(render(&[&src], &appendix, &summary).unwrap());
+            out = Some(render(&[&src], &[], &Default::default(), &appendix, &summary).unwrap());
         }
         let render_ms = started.elapsed().as_secs_f64() * 1000.0 / runs as f64;
         let out = out.unwrap();

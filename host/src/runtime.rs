@@ -24,8 +24,9 @@ wasmtime::component::bindgen!({
 });
 
 pub use self::esign::engine::types::{
-    BlobInfo, Block, FormPart, ImportResult, ImportSource, ImportedFile, Origin, PageSize,
-    RenderOrder, RenderedFile, Settings, WorkFailure, WorkOrder, WorkOutcome,
+    BlobInfo, Block, FormPart, ImportResult, ImportSource, ImportedFile, Origin, PageImage,
+    PageSize, RenderOrder, RenderedFile, Settings, StampContent, WorkFailure, WorkOrder,
+    WorkOutcome,
 };
 use self::esign::engine::{effects, files, host, store, types};
 use self::wasi::clocks::wall_clock;

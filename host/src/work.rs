@@ -6,11 +6,12 @@
 
 use crate::outbound::Outbound;
 use crate::runtime::{
-    Block, ImportResult, ImportSource, ImportedFile, PageSize, RenderOrder, RenderedFile,
-    WorkFailure, WorkOrder, WorkOutcome, keys, random_id, sha256_hex,
+    Block, ImportResult, ImportSource, ImportedFile, PageImage, PageSize, RenderOrder,
+    RenderedFile, StampContent, WorkFailure, WorkOrder, WorkOutcome, keys, random_id, sha256_hex,
 };
 use crate::store::Store;
-use crate::{office, pdf};
+use crate::{office, pdf, raster};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -92,8 +93,8 @@ pub async fn perform(cx: &WorkContext, order: &WorkOrder) -> Prepared {
             let result = tokio::task::spawn_blocking(move || render(&cx, &order))
                 .await
                 .unwrap_or_else(|e| Err(failure("render-failed", e.to_string())));
-            WorkOutcome::Render(result.map(|(file, bytes)| {
-                blobs.push((file.blob.clone(), bytes));
+            WorkOutcome::Render(result.map(|(file, new)| {
+                blobs.extend(new);
                 file
             }))
         }
@@ -265,7 +266,7 @@ fn to_pdf(
     })
 }
 
-fn block(b: &Block) -> pdf::Block {
+fn block(b: &Block, pictures: &HashMap<String, pdf::Picture>) -> pdf::Block {
     match b {
         Block::Heading(t) => pdf::Block::Heading(t.clone()),
         Block::Text(t) => pdf::Block::Text(t.clone()),
@@ -273,25 +274,107 @@ fn block(b: &Block) -> pdf::Block {
         Block::HeaderRow(c) => pdf::Block::HeaderRow(c.clone()),
         Block::Rule => pdf::Block::Rule,
         Block::PageBreak => pdf::Block::PageBreak,
+        Block::Signature(s) => pdf::Block::Signature {
+            picture: s.image.as_ref().and_then(|id| pictures.get(id).cloned()),
+            text: s.text.clone(),
+            caption: s.caption.clone(),
+        },
     }
 }
 
-fn render(cx: &WorkContext, order: &RenderOrder) -> Result<(RenderedFile, Vec<u8>), WorkFailure> {
+/// The PNG blobs a render order draws (stamps and signature blocks), decoded. One that
+/// is missing or not a readable PNG is left out: its place is drawn without it.
+fn pictures(cx: &WorkContext, order: &RenderOrder) -> HashMap<String, pdf::Picture> {
+    let stamped = order.stamps.iter().filter_map(|s| match &s.content {
+        StampContent::Image(id) => Some(id),
+        _ => None,
+    });
+    let signed = order
+        .appendix
+        .iter()
+        .chain(&order.summary)
+        .filter_map(|b| match b {
+            Block::Signature(s) => s.image.as_ref(),
+            _ => None,
+        });
+    let mut out = HashMap::new();
+    for id in stamped.chain(signed) {
+        if out.contains_key(id) {
+            continue;
+        }
+        match read_blob(cx, id)
+            .ok()
+            .and_then(|b| crate::stamp::decode_png(&b))
+        {
+            Some(pic) => {
+                out.insert(id.clone(), pic);
+            }
+            None => tracing::warn!(blob = id, "a signature image is missing or unreadable"),
+        }
+    }
+    out
+}
+
+/// Renders the final PDF and its page images; returns the file and its new blobs.
+fn render(cx: &WorkContext, order: &RenderOrder) -> Result<(RenderedFile, NewBlobs), WorkFailure> {
     let mut sources = Vec::with_capacity(order.sources.len());
     for id in &order.sources {
         sources.push(read_blob(cx, id)?);
     }
     let refs: Vec<&[u8]> = sources.iter().map(Vec::as_slice).collect();
-    let appendix: Vec<pdf::Block> = order.appendix.iter().map(block).collect();
-    let summary: Vec<pdf::Block> = order.summary.iter().map(block).collect();
-    let rendered = pdf::render(&refs, &appendix, &summary)
+    let pictures = pictures(cx, order);
+    let stamps: Vec<pdf::Stamp> = order
+        .stamps
+        .iter()
+        .map(|s| pdf::Stamp {
+            page: s.page as usize,
+            left: s.left,
+            top: s.top,
+            width: s.width,
+            height: s.height,
+            mark: match &s.content {
+                StampContent::Text(t) => crate::stamp::Mark::Text(t.clone()),
+                StampContent::Check => crate::stamp::Mark::Check,
+                StampContent::Image(id) => crate::stamp::Mark::Image(id.clone()),
+            },
+        })
+        .collect();
+    let appendix: Vec<pdf::Block> = order.appendix.iter().map(|b| block(b, &pictures)).collect();
+    let summary: Vec<pdf::Block> = order.summary.iter().map(|b| block(b, &pictures)).collect();
+    let rendered = pdf::render(&refs, &stamps, &pictures, &appendix, &summary)
         .map_err(|e| failure("render-failed", format!("{e:#}")))?;
+    let mut blobs = Vec::new();
+    let page_images = match raster::page_images(&rendered.pdf, raster::PAGE_WIDTH_PX) {
+        Ok(images) => images
+            .into_iter()
+            .map(|img| {
+                let id = random_id();
+                let info = PageImage {
+                    blob: id.clone(),
+                    size: img.png.len() as u64,
+                    width: img.width,
+                    height: img.height,
+                };
+                blobs.push((id, img.png));
+                info
+            })
+            .collect(),
+        Err(why) => {
+            tracing::warn!("page images of a rendered PDF failed: {why}");
+            Vec::new()
+        }
+    };
     let file = RenderedFile {
         blob: random_id(),
         size: rendered.pdf.len() as u64,
         sha256: sha256_hex(&rendered.pdf),
         content_sha256: rendered.content_sha256,
         page_count: rendered.page_count,
+        page_images,
     };
-    Ok((file, rendered.pdf))
+    blobs.push((file.blob.clone(), rendered.pdf));
+    Ok((file, blobs))
 }
+
+/// New blobs (id, bytes) made by a work order.
+type NewBlobs = Vec<(String, Vec<u8>)>;

@@ -745,3 +745,81 @@ pub fn wait_until<T>(secs: u64, what: &str, mut probe: impl FnMut() -> Option<T>
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// A draft named `name` with one imported 2-page PDF and `recipients` (`extra` adds
+/// create fields); waits until it is a draft.
+pub fn pdf_draft(s: &Server, t: &str, name: &str, recipients: Value, extra: Value) -> String {
+    let mut body = json!({
+        "name": name,
+        "file_content": b64(&esign::pdf::sample_pdf(2)),
+        "file_name": "offer.pdf",
+        "recipients": recipients,
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let created = s.create_doc(t, &body);
+    assert_eq!(
+        created.as_object().unwrap().len(),
+        2,
+        "the short form: {created}"
+    );
+    assert_eq!(created["status"], "importing");
+    let id = created["id"].as_str().unwrap().to_string();
+    s.wait_status(t, &id, "draft");
+    id
+}
+
+/// The text of the document's current PDF (`/download`).
+pub fn pdf_text(s: &Server, t: &str, id: &str) -> String {
+    let resp = s
+        .get(&format!("/v1/documents/{id}/download"))
+        .bearer_auth(t)
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "application/pdf");
+    esign::pdf::extract_text(&resp.bytes().unwrap()).unwrap()
+}
+
+/// A server that trusts `rx`'s certificate and may deliver to loopback, with a quick
+/// retry schedule.
+pub fn server_for(rx: &HttpsServer, schedule: &str) -> Server {
+    let ca = rx.ca_file.display().to_string();
+    Server::start(&[
+        "--outbound-ca-file",
+        &ca,
+        "--outbound-allow-private",
+        "--webhook-retry-schedule",
+        schedule,
+        "--webhook-timeout-secs",
+        "5",
+    ])
+}
+
+/// Subscribes to `event` with target `url`; returns (id, secret).
+pub fn subscribe(s: &Server, t: &str, event: &str, url: &str, extra: Value) -> (String, String) {
+    let mut body = json!({"event": event, "target_url": url});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let (status, created) = s.post_json(t, "/v1/subscriptions", &body);
+    assert_eq!(status, 200, "{created}");
+    let c = &created.as_array().expect("a one-element array")[0];
+    (
+        c["id"].as_str().unwrap().to_string(),
+        c["secret"].as_str().unwrap().to_string(),
+    )
+}
+
+impl Server {
+    /// Waits (at most 20 s) until the document's log records `event`.
+    pub fn wait_until_event(&self, token: &str, id: &str, event: &str) {
+        wait_until(20, &format!("{event} on {id}"), || {
+            self.events(token, id)
+                .iter()
+                .any(|e| e == event)
+                .then_some(())
+        });
+    }
+}

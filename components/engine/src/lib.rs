@@ -239,6 +239,16 @@ fn outcome_in(o: types::WorkOutcome) -> core_engine::WorkOutcome {
                 sha256: f.sha256,
                 content_sha256: f.content_sha256,
                 page_count: f.page_count,
+                page_images: f
+                    .page_images
+                    .into_iter()
+                    .map(|i| core_engine::PageImage {
+                        blob: i.blob,
+                        size: i.size,
+                        width: i.width,
+                        height: i.height,
+                    })
+                    .collect(),
             })
             .map_err(failure_in),
         ),
@@ -256,6 +266,26 @@ fn block_out(b: core_engine::Block) -> types::Block {
         core_engine::Block::HeaderRow(c) => types::Block::HeaderRow(c),
         core_engine::Block::Rule => types::Block::Rule,
         core_engine::Block::PageBreak => types::Block::PageBreak,
+        core_engine::Block::Signature(s) => types::Block::Signature(types::SignatureBlock {
+            image: s.image,
+            text: s.text,
+            caption: s.caption,
+        }),
+    }
+}
+
+fn stamp_out(s: core_engine::Stamp) -> types::Stamp {
+    types::Stamp {
+        page: s.page,
+        left: s.left,
+        top: s.top,
+        width: s.width,
+        height: s.height,
+        content: match s.content {
+            core_engine::StampContent::Text(t) => types::StampContent::Text(t),
+            core_engine::StampContent::Check => types::StampContent::Check,
+            core_engine::StampContent::Image(b) => types::StampContent::Image(b),
+        },
     }
 }
 
@@ -274,6 +304,7 @@ fn order_out(o: core_engine::WorkOrder) -> types::WorkOrder {
         ),
         core_engine::WorkOrder::Render(r) => types::WorkOrder::Render(types::RenderOrder {
             sources: r.sources,
+            stamps: r.stamps.into_iter().map(stamp_out).collect(),
             appendix: r.appendix.into_iter().map(block_out).collect(),
             summary: r.summary.into_iter().map(block_out).collect(),
         }),

@@ -15,7 +15,8 @@ use crate::util::{iso8601, new_id};
 use crate::{Cx, Job, JobOutcome, JobSpec, WorkOutcome};
 use serde_json::json;
 
-fn owner_of(doc_id: &str) -> String {
+/// The owner name of a document's blob references.
+pub fn owner_of(doc_id: &str) -> String {
     format!("doc:{doc_id}")
 }
 
@@ -158,9 +159,12 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
     let seq: u32 = seq.parse().unwrap_or(0);
     let current = load_doc(cx, id).filter(|d| d.pending.as_ref().is_some_and(|p| p.seq == seq));
     let Some(mut doc) = current else {
-        // Superseded, cancelled or deleted: the PDF is not needed.
+        // Superseded, cancelled or deleted: the PDF and its images are not needed.
         if let Ok(file) = result {
             cx.p.delete_blob(&file.blob);
+            for img in &file.page_images {
+                cx.p.delete_blob(&img.blob);
+            }
         }
         return JobOutcome::Done;
     };
@@ -196,6 +200,7 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
     if let Some(old) = doc.final_pdf.take() {
         blobs::release(cx, &old.blob, &owner_of(id));
     }
+    super::pages::replace(cx, id, &file.blob, &file.page_images);
     doc.final_pdf = Some(FinalPdf {
         blob: file.blob.clone(),
         size: file.size,
@@ -399,6 +404,10 @@ pub fn erase(cx: &mut Cx, job: &Job) -> JobOutcome {
     let Ok(e) = serde_json::from_slice::<Erase>(&job.payload) else {
         return JobOutcome::Failed("bad erase payload".into());
     };
+    super::fields::erase(cx, &e.doc_id);
+    super::signatures::erase(cx, &e.doc_id);
+    super::pages::erase(cx, &e.doc_id);
+    super::recipient::erase(cx, &e.doc_id);
     for (start, end) in [log_prefix(&e.doc_id), comments_prefix(&e.doc_id)] {
         loop {
             let batch = cx.p.scan(&start, &end, 500, false);

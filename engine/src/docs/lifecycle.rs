@@ -237,10 +237,18 @@ pub fn request_render(cx: &mut Cx, doc: &mut Document, purpose: RenderPurpose, m
             Block::Text("This document has no pages of its own.".into()),
         ];
     }
+    let fields = super::fields::load(cx, &doc.id);
+    let sigs = super::signatures::load_all(cx, &doc.id);
+    let stamps = super::fields::stamps(&fields, |rid, kind| {
+        super::signatures::stamp_content(&sigs, rid, kind)
+    });
+    let mut summary = summary_blocks(doc, now);
+    summary.extend(super::signatures::summary_blocks(doc, &fields, &sigs));
     let order = RenderOrder {
         sources: doc.files.iter().map(|f| f.blob.clone()).collect(),
+        stamps,
         appendix,
-        summary: summary_blocks(doc, now),
+        summary,
     };
     cx.p.schedule_job(JobSpec {
         kind: RENDER_JOB.into(),
@@ -1153,6 +1161,8 @@ fn permanently_delete(cx: &mut Cx, doc: &Document) {
     let mut blob_ids: Vec<String> = doc.files.iter().map(|f| f.blob.clone()).collect();
     blob_ids.extend(doc.attachments.iter().map(|a| a.blob.clone()));
     blob_ids.extend(doc.final_pdf.iter().map(|p| p.blob.clone()));
+    blob_ids.extend(super::signatures::blobs(cx, &doc.id));
+    blob_ids.extend(super::pages::blobs(cx, &doc.id));
     blob_ids.extend(
         doc.sources
             .iter()

@@ -8,15 +8,19 @@
 
 pub mod blobs;
 pub mod create;
+pub mod fields;
 pub mod jobs;
 pub mod lifecycle;
 pub mod list;
 pub mod model;
 pub mod notify;
+pub mod page;
+pub mod pages;
 pub mod pricing;
 pub mod products;
 pub mod read;
 pub mod recipient;
+pub mod signatures;
 pub mod templates;
 pub mod uploads;
 
@@ -58,6 +62,7 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         ("PUT", [id, "pricing-tables"]) => lifecycle::put_pricing_tables(cx, &pr, req, id),
         (_, [_, "pricing-tables"]) => Err(method_not_allowed(m, &["GET", "PUT"])),
         ("GET", [id, "revisions"]) => read::revisions(cx, &pr, id),
+        (_, [id, "fields"]) => fields::route(cx, &pr, req, id),
         ("PUT", [id, "recipients", rid]) => lifecycle::update_recipient(cx, &pr, req, id, rid),
         ("POST", [id, "revisions"]) => lifecycle::revise(cx, &pr, req, id),
         (_, [_, "revisions"]) => Err(method_not_allowed(m, &["GET", "POST"])),

@@ -184,7 +184,7 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
         "download_url": download_url,
         "unique_id": doc.unique_id,
         "parent_id": doc.parent_id,
-        "field_count": doc.custom_fields.len(),
+        "field_count": super::fields::load(cx, id).len(),
         "external_editor_type": doc.external_editor_type,
         "external_editor_id": doc.external_editor_id,
         "settings": {

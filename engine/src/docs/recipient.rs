@@ -21,8 +21,11 @@
 use super::model::{
     Comment, Document, RecipientStatus, RenderPurpose, Role, Status, comment_key, link_key,
 };
+use super::page;
 use super::read::{comment_json, current_pdf};
-use super::{Actor, client_of, emit_and_log, event_recipient, load_doc, notify, store_doc};
+use super::{
+    Actor, client_of, emit_and_log, event_recipient, load_doc, notify, signatures, store_doc,
+};
 use crate::http::{ApiError, ApiResult, json};
 #[allow(unused_imports)]
 use crate::prelude::*;
@@ -83,13 +86,49 @@ fn check_open(doc: &Document) -> ApiResult<()> {
     }
 }
 
+/// `/s/{secret}`: the signing page for browsers, the recipient view (JSON) for others.
+pub fn page_route(cx: &mut Cx, req: &Request, secret: &str) -> Response {
+    let html = page::wants_html(req);
+    if req.method != "GET" && req.method != "HEAD" {
+        let mut r = method_not_allowed(&req.method, &["GET"]).into_response();
+        page::safety_headers(&mut r.headers);
+        return r;
+    }
+    let mut resp = match by_secret(cx, secret) {
+        Err(e) if html => {
+            let _ = e;
+            page::link_not_found()
+        }
+        Err(e) => e.into_response(),
+        Ok((doc, i)) if html => {
+            let view = recipient_view(cx, &doc, i, secret);
+            match page::unavailable(&view) {
+                Some(notice) => notice,
+                None => page::page(&view, doc.expiration_ms),
+            }
+        }
+        Ok((doc, i)) => match check_available(&doc) {
+            Ok(()) => json(200, &recipient_view(cx, &doc, i, secret)),
+            Err(e) => e.into_response(),
+        },
+    };
+    page::safety_headers(&mut resp.headers);
+    resp
+}
+
 /// `/v1/recipient/{secret}/...`
 pub fn route(cx: &mut Cx, req: &Request, secret: &str, rest: &[&str]) -> ApiResult<Response> {
     let m = req.method.as_str();
+    if m != "GET" {
+        check_origin(cx, req)?;
+    }
     let (doc, i) = by_secret(cx, secret)?;
     check_available(&doc)?;
+    if m == "POST" {
+        rate_limit(cx, &doc, i)?;
+    }
     match (m, rest) {
-        ("GET", []) => Ok(json(200, &recipient_view(cx, &doc, i))),
+        ("GET", []) => Ok(json(200, &recipient_view(cx, &doc, i, secret))),
         ("POST", ["view"]) => act(cx, req, doc, i, Act::View),
         ("POST", ["review"]) => act(cx, req, doc, i, Act::Review),
         ("POST", ["comment"]) => comment(cx, req, doc, i),
@@ -98,7 +137,11 @@ pub fn route(cx: &mut Cx, req: &Request, secret: &str, rest: &[&str]) -> ApiResu
         ("POST", ["reject"]) => act(cx, req, doc, i, Act::Reject),
         ("POST", ["print"]) => act(cx, req, doc, i, Act::Print),
         ("GET", ["download"]) => download(cx, req, doc, i),
-        (_, []) | (_, ["download"]) => Err(method_not_allowed(m, &["GET"])),
+        ("GET", ["pages", n]) => page_image(cx, &doc, n),
+        ("GET", ["comments"]) => comments(cx, &doc),
+        (_, [] | ["download"] | ["pages", _] | ["comments"]) => {
+            Err(method_not_allowed(m, &["GET"]))
+        }
         (_, ["view" | "review" | "comment" | "sign" | "approve" | "reject" | "print"]) => {
             Err(method_not_allowed(m, &["POST"]))
         }
@@ -106,26 +149,185 @@ pub fn route(cx: &mut Cx, req: &Request, secret: &str, rest: &[&str]) -> ApiResu
     }
 }
 
-fn recipient_view(cx: &mut Cx, doc: &Document, i: usize) -> Value {
+/// Refuses a cross-site request: a browser always names the page's origin in `Origin`
+/// on a POST, and it must be this service's (the base URL's, or the `Host` the request
+/// came to). Clients that send no `Origin` (servers, scripts) are not browsers.
+fn check_origin(cx: &mut Cx, req: &Request) -> ApiResult<()> {
+    let Some(origin) = req.header("origin") else {
+        return Ok(());
+    };
+    let origin = origin.trim_end_matches('/');
+    let base = cx.settings().base_url.trim_end_matches('/').to_string();
+    let base_origin = base
+        .split_once("://")
+        .map(|(scheme, rest)| format!("{scheme}://{}", rest.split('/').next().unwrap_or("")))
+        .unwrap_or_default();
+    let same_host = req.header("host").is_some_and(|h| {
+        origin
+            .split_once("://")
+            .is_some_and(|(_, host)| host.eq_ignore_ascii_case(h))
+    });
+    if origin.eq_ignore_ascii_case(&base_origin) || same_host {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "cross_site_request",
+            "requests from other sites are refused; open your link to act on the document",
+        ))
+    }
+}
+
+/// Acts one recipient may take per minute.
+pub const ACTS_PER_MINUTE: u32 = 30;
+
+/// At most [`ACTS_PER_MINUTE`] acts per recipient in a fixed one-minute window
+/// (`rrate/{document}/{recipient}`), then 429 with `Retry-After`.
+fn rate_limit(cx: &mut Cx, doc: &Document, i: usize) -> ApiResult<()> {
+    let key = rate_key(&doc.id, &doc.recipients[i].id);
+    let now = cx.now();
+    let window = now / 60_000;
+    let (w, n): (u64, u32) = cx.load(&key).unwrap_or((window, 0));
+    let n = if w == window { n } else { 0 };
+    if n >= ACTS_PER_MINUTE {
+        let wait = ((window + 1) * 60_000 - now).div_ceil(1000);
+        return Err(ApiError::new(
+            429,
+            "too_many_requests",
+            format!("too many actions on this link; try again in {wait} s"),
+        )
+        .with_header("retry-after", wait.to_string()));
+    }
+    cx.save(&key, &(window, n + 1));
+    Ok(())
+}
+
+fn rate_key(doc_id: &str, rid: &str) -> Vec<u8> {
+    format!("rrate/{doc_id}/{rid}").into_bytes()
+}
+
+/// Forgets a deleted document's per-recipient counters.
+pub fn erase(cx: &mut Cx, doc: &str) {
+    let (start, end) = crate::model::prefix_range(&format!("rrate/{doc}/"));
+    for (k, _) in cx.p.scan(&start, &end, 10_000, false) {
+        cx.p.delete(&k);
+    }
+}
+
+/// `GET .../pages/{n}`: page `n` (1-based) of the PDF the recipient sees, as a PNG.
+fn page_image(cx: &mut Cx, doc: &Document, n: &str) -> ApiResult<Response> {
+    let missing = || ApiError::not_found("page_not_found", "no such page image");
+    let n: usize = n.parse().map_err(|_| missing())?;
+    let images = super::pages::load(cx, &doc.id);
+    let (blob, ..) = images
+        .pages
+        .get(n.checked_sub(1).ok_or_else(missing)?)
+        .ok_or_else(missing)?
+        .clone();
+    let bytes = cx.p.get_blob(&blob).ok_or_else(missing)?;
+    Ok(Response {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "image/png".into()),
+            // The URL names a page of the current PDF; a new render changes the blob.
+            ("cache-control".into(), "private, no-cache".into()),
+            ("etag".into(), format!("\"{blob}\"")),
+        ],
+        body: bytes,
+    })
+}
+
+/// `GET .../comments`: the comment thread the recipient sees (not internal ones), as
+/// `{id, text, author_name, created_at}`.
+fn comments(cx: &mut Cx, doc: &Document) -> ApiResult<Response> {
+    let (start, end) = super::model::comments_prefix(&doc.id);
+    let list: Vec<Value> =
+        cx.p.scan(&start, &end, 1000, false)
+            .into_iter()
+            .map(|(_, v)| crate::model::decode::<Comment>(&v))
+            .filter(|c| !c.internal)
+            // Names only: recipients do not see each other's addresses.
+            .map(|c| {
+                json!({"id": c.id, "text": c.text, "author_name": c.author_name,
+                        "created_at": iso8601(c.created_ms)})
+            })
+            .collect();
+    Ok(json(200, &json!({"comments": list})))
+}
+
+fn recipient_view(cx: &mut Cx, doc: &Document, i: usize, secret: &str) -> Value {
     let r = &doc.recipients[i];
     let me = crate::util::normalize_email(&r.email);
+    let fields = super::fields::load(cx, &doc.id);
+    let images = super::pages::load(cx, &doc.id);
+    let content_pages: Vec<(f32, f32)> = doc.files.iter().flat_map(|f| f.pages.clone()).collect();
+    let pages: Vec<Value> = images
+        .pages
+        .iter()
+        .enumerate()
+        .map(|(n, (_, w, h, _))| {
+            let mut p = json!({
+                "num": n + 1,
+                "image": format!("/v1/recipient/{secret}/pages/{}", n + 1),
+                "width": w, "height": h,
+            });
+            if let Some((pw, ph)) = content_pages.get(n) {
+                p["points"] = json!([pw, ph]);
+            }
+            p
+        })
+        .collect();
+    let sigs = super::signatures::load_all(cx, &doc.id);
+    let field_list: Vec<Value> = fields
+        .iter()
+        .filter(|f| f.recipient_id.is_empty() || f.recipient_id == r.id)
+        .map(|f| {
+            json!({
+                "id": f.id, "type": f.kind.as_str(), "page_num": f.page_num,
+                "left": f.left, "top": f.top, "width": f.width, "height": f.height,
+                "required": f.required, "label": f.label, "value": f.value,
+                "mine": f.recipient_id == r.id,
+            })
+        })
+        .collect();
+    let waiting_for: Vec<String> = if doc.flags.is_signing_order && check_turn(doc, i).is_err() {
+        doc.recipients
+            .iter()
+            .filter(|o| o.role != Role::Cc && o.order_num < r.order_num && !o.status.is_finished())
+            .map(|o| o.fullname())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    let mine = sigs.iter().find(|s| s.recipient_id == r.id);
     json!({
         "document": {
             "id": doc.id, "name": doc.name, "status": doc.status.as_str(), "value": doc.value,
             "sender_name": doc.sender.name, "sender_email": doc.sender.email,
             "expiration_date": iso8601(doc.expiration_ms), "page_count": doc.page_count(),
             "is_signing": doc.flags.is_signing, "is_signing_order": doc.flags.is_signing_order,
+            "is_signing_initials": doc.flags.is_signing_initials,
+            "rejection_reason": doc.rejection_reason,
             "pricing_tables": super::pricing::tables_json(&doc.pricing_tables),
             "attachments": doc.attachments.iter()
                 .filter(|a| a.restricted_to.as_ref().is_none_or(|to| *to == me))
                 .map(|a| json!({"id": a.id, "name": a.name, "size": a.size}))
                 .collect::<Vec<_>>(),
             "has_pdf": current_pdf(doc).is_some(),
+            // The signed PDF is ready: signed, and no render is still running.
+            "final_ready": doc.status.is_signed() && doc.pending.is_none() && doc.final_pdf.is_some(),
         },
         "recipient": super::read::recipient_json(cx, r, false),
         "recipients": doc.recipients.iter()
             .map(|o| json!({"fullname": o.fullname(), "role": o.role.as_str(), "status": o.status.as_str(), "order_num": o.order_num.to_string()}))
             .collect::<Vec<_>>(),
+        "pages": pages,
+        "fields": field_list,
+        "waiting_for": waiting_for,
+        "signature": mine.map(|s| json!({"type": s.signature.kind, "name": s.signature.text, "signed_at": iso8601(s.signed_ms)})),
+        "links": {
+            "api": format!("/v1/recipient/{secret}"),
+            "download": format!("/v1/recipient/{secret}/download"),
+        },
     })
 }
 
@@ -269,6 +471,10 @@ fn act(cx: &mut Cx, req: &Request, mut doc: Document, i: usize, what: Act) -> Ap
                 ));
             }
             check_turn(&doc, i)?;
+            if what == Act::Sign {
+                let given = signatures::read_sign_body(cx, &doc, &r, &f)?;
+                signatures::store(cx, &doc, &given);
+            }
             let method = f
                 .optional_str("signing_method")?
                 .unwrap_or_else(|| "link".into());
@@ -351,12 +557,19 @@ fn finish_signature(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor, si
     let r = doc.recipients[i].clone();
     let mut rj = event_recipient(&r);
     rj["ip_address"] = r.ip_address.clone().into();
-    rj["signing_methods"] = match &r.signing_method {
+    let mut methods = match &r.signing_method {
         Some((kind, name)) => {
-            json!([{"type": kind, "signed_at": iso8601(now), "verified_name": name}])
+            vec![json!({"type": kind, "signed_at": iso8601(now), "verified_name": name})]
         }
-        None => json!([]),
+        None => Vec::new(),
     };
+    if signed {
+        let sigs = signatures::load_all(cx, &doc.id);
+        if let Some(s) = sigs.iter().find(|s| s.recipient_id == r.id) {
+            methods.extend(signatures::methods(s));
+        }
+    }
+    rj["signing_methods"] = methods.into();
     if !signed {
         let extra = json!({"recipient": rj.clone()});
         emit_and_log(
@@ -442,8 +655,12 @@ fn invite_next_group(cx: &mut Cx, doc: &mut Document) {
     let now = cx.now();
     for j in 0..doc.recipients.len() {
         let r = &doc.recipients[j];
-        if pending(r) && r.order_num == next && r.status == RecipientStatus::Added {
-            doc.recipients[j].status = RecipientStatus::Sent;
+        // Never invited yet (one who opened the link early is `viewed` but still waits
+        // for the mail that says it is their turn).
+        if pending(r) && r.order_num == next && r.sent_ms.is_none() {
+            if r.status == RecipientStatus::Added {
+                doc.recipients[j].status = RecipientStatus::Sent;
+            }
             doc.recipients[j].sent_ms = Some(now);
             let r = doc.recipients[j].clone();
             notify::invitation(cx, doc, &r);
@@ -451,9 +668,18 @@ fn invite_next_group(cx: &mut Cx, doc: &mut Document) {
     }
 }
 
+/// Longest comment a recipient may leave.
+pub const MAX_COMMENT: usize = 4000;
+
 fn comment(cx: &mut Cx, req: &Request, mut doc: Document, i: usize) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let text = f.required_str("text")?;
+    if text.chars().count() > MAX_COMMENT {
+        return Err(ApiError::bad_request(
+            "comment_too_long",
+            format!("a comment can have at most {MAX_COMMENT} characters"),
+        ));
+    }
     let r = doc.recipients[i].clone();
     let c = Comment {
         id: new_id(cx),

@@ -3,7 +3,9 @@
 #![allow(dead_code)]
 
 use esign_engine::memory::MemoryPlatform;
-use esign_engine::{Origin, Request, Response, handle};
+use esign_engine::{
+    Job, JobOutcome, JobSpec, Origin, Request, Response, WorkOutcome, handle, run_job,
+};
 use serde_json::{Value, json};
 
 pub fn request(origin: Origin, method: &str, path: &str, body: Option<Value>) -> Request {
@@ -42,4 +44,54 @@ pub fn bootstrapped() -> MemoryPlatform {
     );
     assert_eq!(resp.status, 201, "{:?}", body(&resp));
     p
+}
+
+/// The admin's access token.
+pub fn token(p: &mut MemoryPlatform) -> String {
+    let resp = handle(
+        p,
+        &request(
+            Origin::Http,
+            "POST",
+            "/v1/auth",
+            Some(json!({"email": "a@x.se", "password": "password1"})),
+        ),
+    );
+    body(&resp)["access_token"].as_str().unwrap().to_string()
+}
+
+pub fn api(
+    p: &mut MemoryPlatform,
+    t: &str,
+    method: &str,
+    path: &str,
+    b: Option<Value>,
+) -> (u16, Value) {
+    let (path, query) = path.split_once('?').unwrap_or((path, ""));
+    let mut req = request(Origin::Http, method, path, b);
+    req.query = query.to_string();
+    req.headers
+        .push(("authorization".into(), format!("Bearer {t}")));
+    let resp = handle(p, &req);
+    (resp.status, body(&resp))
+}
+
+/// Takes the scheduled jobs of `kind`.
+pub fn take_jobs(p: &mut MemoryPlatform, kind: &str) -> Vec<JobSpec> {
+    let (mine, rest): (Vec<_>, Vec<_>) = p.jobs.drain(..).partition(|j| j.kind == kind);
+    p.jobs = rest;
+    mine
+}
+
+pub fn run(p: &mut MemoryPlatform, spec: &JobSpec, outcome: Option<WorkOutcome>) -> JobOutcome {
+    run_job(
+        p,
+        &Job {
+            id: "j".into(),
+            kind: spec.kind.clone(),
+            payload: spec.payload.clone(),
+            attempt: 1,
+            outcome,
+        },
+    )
 }

@@ -1,0 +1,690 @@
+//! Native tests of fields, signatures and the signing page's routes on the in-memory
+//! platform: what the API accepts and refuses, what a signer must give, what the render
+//! of a signed document is asked to draw, and the page's safety rules.
+
+mod common;
+
+use common::*;
+use esign_engine::memory::MemoryPlatform;
+use esign_engine::{
+    Block, ImportedFile, JobOutcome, Origin, PageImage, PageSize, RenderedFile, StampContent,
+    WorkOrder, WorkOutcome, handle,
+};
+use serde_json::{Value, json};
+
+const PNG_1X1: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+
+/// A draft with two 595 x 842 pages and `recipients`, imported; its id and detail.
+fn draft(p: &mut MemoryPlatform, t: &str, recipients: Value, extra: Value) -> (String, Value) {
+    let mut body = json!({"name": "Contract", "file_content": "JVBERi0xLjQKZmFrZQ==",
+                          "file_name": "c.pdf", "recipients": recipients});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let (s, doc) = api(p, t, "POST", "/v1/documents", Some(body));
+    assert_eq!(s, 200, "{doc}");
+    let id = doc["id"].as_str().unwrap().to_string();
+    let blob = p.blobs.keys().next().unwrap().clone();
+    let import = take_jobs(p, "doc.import").remove(0);
+    let a4 = PageSize {
+        width: 595.0,
+        height: 842.0,
+    };
+    let outcome = WorkOutcome::Import(vec![Ok(ImportedFile {
+        blob,
+        size: 13,
+        sha256: "00".repeat(32),
+        pages: vec![a4, a4],
+        placeholders: vec![],
+        downloaded: None,
+    })]);
+    assert_eq!(run(p, &import, Some(outcome)), JobOutcome::Done);
+    let (s, doc) = api(p, t, "GET", &format!("/v1/documents/{id}"), None);
+    assert_eq!(s, 200);
+    assert_eq!(doc["status"], "draft");
+    (id, doc)
+}
+
+/// Runs the pending render with a fake PDF of `pages` pages and page images.
+fn finish_render(p: &mut MemoryPlatform, pages: u32) -> esign_engine::RenderOrder {
+    let job = take_jobs(p, "doc.render").remove(0);
+    let Some(WorkOrder::Render(order)) = job.work.clone() else {
+        panic!("a render job carries a render order")
+    };
+    let n = p.blobs.len();
+    let pdf = format!("pdf-{n}");
+    p.blobs.insert(pdf.clone(), b"%PDF-fake".to_vec());
+    let images: Vec<PageImage> = (1..=pages)
+        .map(|i| {
+            let id = format!("img-{n}-{i}");
+            p.blobs.insert(id.clone(), b"\x89PNGfake".to_vec());
+            PageImage {
+                blob: id,
+                size: 8,
+                width: 1000,
+                height: 1414,
+            }
+        })
+        .collect();
+    let outcome = WorkOutcome::Render(Ok(RenderedFile {
+        blob: pdf,
+        size: 9,
+        sha256: "00".repeat(32),
+        content_sha256: "11".repeat(32),
+        page_count: pages,
+        page_images: images,
+    }));
+    assert_eq!(run(p, &job, Some(outcome)), JobOutcome::Done);
+    order
+}
+
+fn secret_of(doc: &Value, i: usize) -> String {
+    doc["recipients"][i]["document_url"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// A request to the recipient API (no token), as a browser on this origin sends it.
+fn recipient(p: &mut MemoryPlatform, method: &str, path: &str, b: Option<Value>) -> (u16, Value) {
+    let mut req = request(Origin::Http, method, path, b);
+    if method == "POST" {
+        req.headers
+            .push(("origin".into(), "http://127.0.0.1:8080".into()));
+    }
+    let resp = handle(p, &req);
+    (resp.status, body(&resp))
+}
+
+fn field(kind: &str, page: u32, rid: &str, extra: Value) -> Value {
+    let mut f = json!({"field_type": kind, "page_num": page, "field_left": 100, "field_top": 600,
+                       "field_width": 200, "field_height": 40, "recipient_id": rid});
+    for (k, v) in extra.as_object().unwrap() {
+        f[k] = v.clone();
+    }
+    f
+}
+
+#[test]
+fn fields_are_checked_listed_replaced_and_frozen_after_sending() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, doc) = draft(
+        &mut p,
+        &t,
+        json!([{"email": "s@x.se", "first_name": "Sam"}, {"email": "c@x.se", "role": "cc"}]),
+        json!({}),
+    );
+    let signer = doc["recipients"][0]["id"].as_str().unwrap().to_string();
+    let cc = doc["recipients"][1]["id"].as_str().unwrap().to_string();
+    let path = format!("/v1/documents/{id}/fields");
+    let bad = [
+        (field("stamp", 1, &signer, json!({})), "invalid_field"),
+        (field("text", 3, &signer, json!({})), "invalid_page"),
+        (
+            field("text", 1, &signer, json!({"field_left": 500})),
+            "invalid_position",
+        ),
+        (
+            field("text", 1, &signer, json!({"field_width": 0})),
+            "invalid_position",
+        ),
+        (field("text", 1, "nobody", json!({})), "invalid_recipient"),
+        (field("signature", 1, &cc, json!({})), "invalid_recipient"),
+        (field("signature", 1, "", json!({})), "missing_field"),
+        (
+            field("text", 1, &signer, json!({"field_top": "x"})),
+            "invalid_field",
+        ),
+        (
+            field("text", 1, &signer, json!({"page_id": "nope"})),
+            "invalid_page",
+        ),
+    ];
+    for (f, code) in bad {
+        let (s, b) = api(&mut p, &t, "POST", &path, Some(f.clone()));
+        assert_eq!(
+            (s, b["error"].as_str().unwrap_or("")),
+            (400, code),
+            "{f} -> {b}"
+        );
+    }
+    let (s, b) = api(
+        &mut p,
+        &t,
+        "POST",
+        &path,
+        Some(field(
+            "text",
+            2,
+            &signer,
+            json!({"field_label": "Company", "is_required": true}),
+        )),
+    );
+    assert_eq!(s, 200, "{b}");
+    let text_id = b["field_id"].as_str().unwrap().to_string();
+    let (s, b) = api(
+        &mut p,
+        &t,
+        "POST",
+        &path,
+        Some(field("signature", 2, &signer, json!({"field_top": 700}))),
+    );
+    assert_eq!(s, 200, "{b}");
+    let (s, list) = api(&mut p, &t, "GET", &path, None);
+    assert_eq!(s, 200);
+    let fields = list["fields"].as_array().unwrap();
+    assert_eq!(fields.len(), 2);
+    assert_eq!(list["editor_fields"], json!([]));
+    let f = &fields[0];
+    assert_eq!(f["field_id"], text_id.as_str());
+    assert_eq!(f["field_type"], "text");
+    assert_eq!(f["field_label"], "Company");
+    assert_eq!(f["is_required"], true);
+    assert_eq!(f["page_num"], 2);
+    assert!(f["page_id"].as_str().unwrap().ends_with("-2"));
+    assert_eq!(f["recipient_id"], signer.as_str());
+    assert_eq!(f["recipient_name"], "Sam");
+    assert_eq!(
+        (
+            f["field_left"].as_f64(),
+            f["field_top"].as_f64(),
+            f["field_width"].as_f64(),
+            f["field_height"].as_f64()
+        ),
+        (Some(100.0), Some(600.0), Some(200.0), Some(40.0))
+    );
+    assert_eq!(fields[1]["is_required"], true, "signatures are required");
+    let (_, d) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
+    assert_eq!(d["field_count"], 2);
+
+    // PUT: values by id; an unknown id changes nothing.
+    let (s, b) = api(
+        &mut p,
+        &t,
+        "PUT",
+        &path,
+        Some(
+            json!({"editor_fields": [{"id": text_id, "value": "Acme"}, {"id": "zzz", "value": "x"}]}),
+        ),
+    );
+    assert_eq!((s, b["error"].as_str()), (400, Some("unknown_field")));
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "PUT",
+        &path,
+        Some(json!({"editor_fields": [{"id": text_id, "value": "Acme"}]})),
+    );
+    assert_eq!(s, 204);
+    assert_eq!(
+        api(&mut p, &t, "GET", &path, None).1["fields"][0]["field_value"],
+        "Acme"
+    );
+    // PUT: a whole new set, keeping a named field's id.
+    let mut keep = field(
+        "check",
+        1,
+        &signer,
+        json!({"field_width": 20, "field_height": 20}),
+    );
+    keep["field_id"] = text_id.clone().into();
+    let (s, b) = api(&mut p, &t, "PUT", &path, Some(json!({"fields": [keep]})));
+    assert_eq!(s, 204, "{b}");
+    let (_, list) = api(&mut p, &t, "GET", &path, None);
+    assert_eq!(list["fields"].as_array().unwrap().len(), 1);
+    assert_eq!(list["fields"][0]["field_id"], text_id.as_str());
+    assert_eq!(list["fields"][0]["field_type"], "check");
+
+    // After sending, the fields are frozen.
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    assert_eq!(s, 200);
+    let (s, b) = api(
+        &mut p,
+        &t,
+        "POST",
+        &path,
+        Some(field("text", 1, &signer, json!({}))),
+    );
+    assert_eq!((s, b["error"].as_str()), (400, Some("invalid_status")));
+    let (s, b) = api(&mut p, &t, "PUT", &path, Some(json!({"fields": []})));
+    assert_eq!((s, b["error"].as_str()), (400, Some("invalid_status")));
+}
+
+#[test]
+fn a_signer_fills_required_fields_and_signs_and_the_render_stamps_them() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, doc) = draft(
+        &mut p,
+        &t,
+        json!([{"email": "a@y.se", "first_name": "Ann"}, {"email": "b@y.se", "first_name": "Bo"}]),
+        json!({"is_signing_initials": true}),
+    );
+    let ann = doc["recipients"][0]["id"].as_str().unwrap().to_string();
+    let path = format!("/v1/documents/{id}/fields");
+    let mut ids = Vec::new();
+    for f in [
+        field(
+            "text",
+            1,
+            &ann,
+            json!({"is_required": true, "field_label": "Title"}),
+        ),
+        field(
+            "check",
+            1,
+            &ann,
+            json!({"field_top": 650, "field_width": 20, "field_height": 20}),
+        ),
+        field("signature", 2, &ann, json!({})),
+        field(
+            "initials",
+            1,
+            &ann,
+            json!({"field_top": 700, "field_width": 60}),
+        ),
+        field(
+            "text",
+            1,
+            "",
+            json!({"field_top": 10, "field_value": "Ref 42"}),
+        ),
+    ] {
+        let (s, b) = api(&mut p, &t, "POST", &path, Some(f));
+        assert_eq!(s, 200, "{b}");
+        ids.push(b["field_id"].as_str().unwrap().to_string());
+    }
+    let (s, sent) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    assert_eq!(s, 200);
+    // The render at sending draws the sender's value only.
+    let order = finish_render(&mut p, 3);
+    assert_eq!(order.stamps.len(), 1);
+    assert_eq!(order.stamps[0].content, StampContent::Text("Ref 42".into()));
+    assert_eq!((order.stamps[0].page, order.stamps[0].top), (0, 10.0));
+
+    let ann_secret = secret_of(&sent, 0);
+    let bo_secret = secret_of(&sent, 1);
+    // Ann's view: her fields and the sender's, the page images.
+    let (s, view) = recipient(&mut p, "GET", &format!("/v1/recipient/{ann_secret}"), None);
+    assert_eq!(s, 200);
+    assert_eq!(view["fields"].as_array().unwrap().len(), 5);
+    assert_eq!(view["pages"].as_array().unwrap().len(), 3);
+    assert_eq!(view["pages"][0]["points"], json!([595.0, 842.0]));
+    assert!(
+        view["pages"][2]["points"].is_null(),
+        "the summary page has no fields"
+    );
+    let img = view["pages"][1]["image"].as_str().unwrap().to_string();
+    let resp = handle(&mut p, &request(Origin::Http, "GET", &img, None));
+    assert_eq!(resp.status, 200);
+    assert!(resp.body.starts_with(b"\x89PNG"));
+    // Bo's view does not show Ann's fields.
+    let (_, bo_view) = recipient(&mut p, "GET", &format!("/v1/recipient/{bo_secret}"), None);
+    assert_eq!(bo_view["fields"].as_array().unwrap().len(), 1);
+
+    let sign = format!("/v1/recipient/{ann_secret}/sign");
+    let sig = json!({"type": "drawn", "image": PNG_1X1});
+    let initials = json!({"text": "AL"});
+    let cases = [
+        (
+            json!({"signature": sig, "initials": initials}),
+            "required_fields_missing",
+        ),
+        (
+            json!({"fields": {(ids[0].clone()): "CEO"}, "initials": initials}),
+            "signature_required",
+        ),
+        (
+            json!({"fields": {(ids[0].clone()): "CEO"}, "signature": sig}),
+            "initials_required",
+        ),
+        (
+            json!({"fields": {(ids[4].clone()): "x"}, "signature": sig, "initials": initials}),
+            "unknown_field",
+        ),
+        (
+            json!({"fields": {(ids[0].clone()): "CEO"}, "signature": {"type": "drawn"}, "initials": initials}),
+            "missing_field",
+        ),
+        (
+            json!({"fields": {(ids[0].clone()): "CEO"}, "signature": {"type": "typed", "name": " "}, "initials": initials}),
+            "missing_field",
+        ),
+        (
+            json!({"fields": {(ids[0].clone()): "CEO"}, "signature": {"image": "data:image/png;base64,R0lGODlh"}, "initials": initials}),
+            "invalid_image",
+        ),
+    ];
+    for (b, code) in cases {
+        let (s, r) = recipient(&mut p, "POST", &sign, Some(b.clone()));
+        assert_eq!(
+            (s, r["error"].as_str().unwrap_or("")),
+            (400, code),
+            "{b} -> {r}"
+        );
+    }
+    let blobs_before = p.blobs.len();
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &sign,
+        Some(
+            json!({"fields": {(ids[0].clone()): "CEO", (ids[1].clone()): true},
+                    "signature": sig, "initials": initials}),
+        ),
+    );
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["recipient_status"], "signed");
+    assert_eq!(
+        p.blobs.len(),
+        blobs_before + 1,
+        "the drawn signature is stored"
+    );
+    // Values are visible to the sender.
+    let (_, list) = api(&mut p, &t, "GET", &path, None);
+    assert_eq!(list["fields"][0]["field_value"], "CEO");
+    assert_eq!(list["fields"][1]["field_value"], "1");
+
+    // Bo has no fields: a typed signature without an image is enough; the document is
+    // complete and rendered again with everything stamped.
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("/v1/recipient/{bo_secret}/sign"),
+        Some(
+            json!({"signature": {"type": "typed", "name": "Bo Berg"}, "initials": {"text": "BB"}}),
+        ),
+    );
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["status"], "signed");
+    let signed_event = p
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.kind == "document.signed")
+        .unwrap();
+    let payload: Value = serde_json::from_str(&signed_event.payload).unwrap();
+    let types: Vec<&str> = payload["recipient"]["signing_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert!(
+        types.contains(&"signature") && types.contains(&"initials"),
+        "{types:?}"
+    );
+    let order = finish_render(&mut p, 3);
+    let content = |page: u32, top: f32| {
+        order
+            .stamps
+            .iter()
+            .find(|s| s.page == page && s.top == top)
+            .map(|s| s.content.clone())
+    };
+    assert_eq!(content(0, 600.0), Some(StampContent::Text("CEO".into())));
+    assert_eq!(content(0, 650.0), Some(StampContent::Check));
+    assert!(
+        matches!(content(1, 600.0), Some(StampContent::Image(_))),
+        "Ann's drawn signature"
+    );
+    assert_eq!(
+        content(0, 700.0),
+        Some(StampContent::Text("AL".into())),
+        "typed initials"
+    );
+    assert_eq!(content(0, 10.0), Some(StampContent::Text("Ref 42".into())));
+    // Bo signed without a signature field: his signature is on the summary.
+    let sigs: Vec<_> = order
+        .summary
+        .iter()
+        .filter_map(|b| match b {
+            Block::Signature(s) => Some(s.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sigs.len(), 1, "{sigs:?}");
+    assert_eq!(sigs[0].text, "Bo Berg");
+    assert!(sigs[0].caption.contains("b@y.se"));
+    // The signed view says the final file is ready.
+    let (_, v) = recipient(&mut p, "GET", &format!("/v1/recipient/{bo_secret}"), None);
+    assert_eq!(v["document"]["final_ready"], true);
+
+    // Deleting the document erases fields, signatures, images and their blobs.
+    api(&mut p, &t, "DELETE", &format!("/v1/documents/{id}"), None);
+    let (s, _) = api(&mut p, &t, "DELETE", &format!("/v1/documents/{id}"), None);
+    assert_eq!(s, 204);
+    let erase = take_jobs(&mut p, "doc.erase").remove(0);
+    assert_eq!(run(&mut p, &erase, None), JobOutcome::Done);
+    let left: Vec<String> = p
+        .data
+        .keys()
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .filter(|k| k.contains(&id))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert!(p.blobs.is_empty(), "left blobs: {:?}", p.blobs.keys());
+}
+
+fn header<'a>(resp: &'a esign_engine::Response, name: &str) -> Option<&'a str> {
+    resp.headers
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+fn page_get(p: &mut MemoryPlatform, path: &str, accept: &str) -> esign_engine::Response {
+    let mut req = request(Origin::Http, "GET", path, None);
+    req.headers.push(("accept".into(), accept.into()));
+    handle(p, &req)
+}
+
+#[test]
+fn the_link_serves_a_page_to_browsers_and_json_to_clients() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, _) = draft(
+        &mut p,
+        &t,
+        json!([{"email": "s@x.se"}]),
+        json!({"value": 1250.5}),
+    );
+    let (_, sent) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    finish_render(&mut p, 3);
+    let secret = secret_of(&sent, 0);
+    let path = format!("/s/{secret}");
+    let html = page_get(&mut p, &path, "text/html,application/xhtml+xml,*/*;q=0.8");
+    assert_eq!(html.status, 200);
+    assert_eq!(
+        header(&html, "content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    let csp = header(&html, "content-security-policy").unwrap();
+    assert!(csp.contains("frame-ancestors 'none'") && csp.contains("script-src 'self'"));
+    assert!(!csp.contains("unsafe-inline"));
+    assert_eq!(header(&html, "referrer-policy"), Some("no-referrer"));
+    assert_eq!(header(&html, "cache-control"), Some("no-store"));
+    let text = String::from_utf8(html.body).unwrap();
+    assert!(text.contains("<h1>Contract</h1>"), "{text}");
+    assert!(text.contains("1,250.50"));
+    assert!(text.contains("id=\"esign-data\""));
+    // Its script and style are served from the engine, cached for good.
+    let js_url = text
+        .split("src=\"")
+        .nth(1)
+        .unwrap()
+        .split('"')
+        .next()
+        .unwrap();
+    let (js_path, js_query) = js_url.split_once('?').unwrap();
+    let mut req = request(Origin::Http, "GET", js_path, None);
+    req.query = js_query.into();
+    let js = handle(&mut p, &req);
+    assert_eq!(js.status, 200);
+    assert!(header(&js, "cache-control").unwrap().contains("immutable"));
+    assert_eq!(
+        handle(&mut p, &request(Origin::Http, "GET", "/s/_/nope.js", None)).status,
+        404
+    );
+    // JSON for API clients, as before.
+    let j = page_get(&mut p, &path, "application/json");
+    assert_eq!(j.status, 200);
+    assert_eq!(body(&j)["document"]["name"], "Contract");
+    // An unknown link: a page saying so, 404.
+    let gone = page_get(&mut p, "/s/not-a-real-secret", "text/html");
+    assert_eq!(gone.status, 404);
+    assert!(
+        String::from_utf8(gone.body)
+            .unwrap()
+            .contains("This link does not work")
+    );
+    // Recalled: 410 with a page (and 410 JSON for clients).
+    let (s, _) = api(&mut p, &t, "DELETE", &format!("/v1/documents/{id}"), None);
+    assert_eq!(s, 204);
+    let recalled = page_get(&mut p, &path, "text/html");
+    assert_eq!(recalled.status, 410);
+    assert!(
+        String::from_utf8(recalled.body)
+            .unwrap()
+            .contains("withdrew")
+    );
+    assert_eq!(page_get(&mut p, &path, "application/json").status, 410);
+}
+
+#[test]
+fn cross_site_posts_are_refused_and_acts_are_rate_limited() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, _) = draft(&mut p, &t, json!([{"email": "s@x.se"}]), json!({}));
+    let (_, sent) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    finish_render(&mut p, 3);
+    let secret = secret_of(&sent, 0);
+    let comment = format!("/v1/recipient/{secret}/comment");
+    let mut req = request(Origin::Http, "POST", &comment, Some(json!({"text": "hi"})));
+    req.headers
+        .push(("origin".into(), "https://evil.example".into()));
+    let resp = handle(&mut p, &req);
+    assert_eq!(resp.status, 403);
+    assert_eq!(body(&resp)["error"], "cross_site_request");
+    // Too long a comment.
+    let (s, b) = recipient(
+        &mut p,
+        "POST",
+        &comment,
+        Some(json!({"text": "x".repeat(4001)})),
+    );
+    assert_eq!((s, b["error"].as_str()), (400, Some("comment_too_long")));
+    // 30 acts a minute, then 429 with Retry-After (the refused ones above count too).
+    let mut statuses = Vec::new();
+    for _ in 0..30 {
+        statuses.push(recipient(&mut p, "POST", &comment, Some(json!({"text": "hi"}))).0);
+    }
+    assert!(statuses[..29].iter().all(|&s| s == 200), "{statuses:?}");
+    assert_eq!(statuses[29], 429);
+    let mut req = request(Origin::Http, "POST", &comment, Some(json!({"text": "hi"})));
+    req.headers
+        .push(("origin".into(), "http://127.0.0.1:8080".into()));
+    let resp = handle(&mut p, &req);
+    assert_eq!(resp.status, 429);
+    let wait: u64 = header(&resp, "retry-after").unwrap().parse().unwrap();
+    assert!((1..=60).contains(&wait));
+    // The next minute it works again.
+    p.now_ms += 60_000;
+    assert_eq!(
+        recipient(&mut p, "POST", &comment, Some(json!({"text": "hi"}))).0,
+        200
+    );
+}
+
+#[test]
+fn with_a_signing_order_the_next_signer_is_mailed_even_after_opening_early() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, _) = draft(
+        &mut p,
+        &t,
+        json!([{"email": "a@y.se", "order_num": 1}, {"email": "b@y.se", "order_num": 2},
+               {"email": "c@y.se", "order_num": 2}]),
+        json!({"is_signing_order": true}),
+    );
+    let (_, sent) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    finish_render(&mut p, 3);
+    let mailed = |p: &MemoryPlatform, to: &str| p.mails.iter().filter(|m| m.to == to).count();
+    assert_eq!(mailed(&p, "a@y.se"), 1);
+    assert_eq!(mailed(&p, "b@y.se"), 0, "not their turn");
+    // b opens early: viewed, told whom they wait for, cannot sign.
+    let b = secret_of(&sent, 1);
+    let (s, _) = recipient(
+        &mut p,
+        "POST",
+        &format!("/v1/recipient/{b}/view"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 200);
+    let (_, v) = recipient(&mut p, "GET", &format!("/v1/recipient/{b}"), None);
+    assert_eq!(v["recipient"]["status"], "viewed");
+    assert_eq!(v["waiting_for"], json!(["a@y.se"]));
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("/v1/recipient/{b}/sign"),
+        Some(json!({})),
+    );
+    assert_eq!((s, r["error"].as_str()), (403, Some("not_allowed")));
+    // a signs: the whole second group is mailed once, b included.
+    let a = secret_of(&sent, 0);
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("/v1/recipient/{a}/sign"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 200, "{r}");
+    assert_eq!((mailed(&p, "b@y.se"), mailed(&p, "c@y.se")), (1, 1));
+    let (_, v) = recipient(&mut p, "GET", &format!("/v1/recipient/{b}"), None);
+    assert_eq!(v["waiting_for"], json!([]));
+    assert_eq!(v["recipient"]["status"], "viewed", "opening early is kept");
+    // b signs: c is in the same group and was mailed already; nobody is mailed twice.
+    let (s, _) = recipient(
+        &mut p,
+        "POST",
+        &format!("/v1/recipient/{b}/sign"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 200);
+    assert_eq!((mailed(&p, "b@y.se"), mailed(&p, "c@y.se")), (1, 1));
+}

@@ -1,0 +1,377 @@
+//! The signing page in a real browser (Debian's Chromium, headless, through
+//! chromedriver): what a recipient sees and does behind their link, checked afterwards
+//! through the REST API, the webhook deliveries and the final PDF's text. axe-core
+//! checks every screen for serious or critical accessibility problems.
+//!
+//! Skipped (with a message) where Chromium is not installed, unless
+//! `ESIGN_REQUIRE_BROWSER=1` (CI). One browser at a time: the tests share a lock.
+
+#[path = "common/browser.rs"]
+mod browser;
+mod common;
+
+use browser::{Browser, Pointer};
+use common::*;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// One browser at a time: two would compete for the two cores and slow each other.
+static ONE_BROWSER: Mutex<()> = Mutex::new(());
+
+fn one_browser() -> std::sync::MutexGuard<'static, ()> {
+    ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn signer(first: &str, email: &str) -> Value {
+    json!({"first_name": first, "last_name": "Tester", "email": email})
+}
+
+/// Sends the draft; returns its detail with the recipients' links once it is `sent`.
+fn send(s: &Server, t: &str, id: &str) -> Value {
+    let (status, b) = s.post_json(t, &format!("/v1/documents/{id}/send"), &json!({}));
+    assert_eq!(status, 200, "send: {b}");
+    s.wait_status(t, id, "sent");
+    let (status, d) = s.get_as(t, &format!("/v1/documents/{id}"));
+    assert_eq!(status, 200);
+    d
+}
+
+fn link(d: &Value, i: usize) -> String {
+    d["recipients"][i]["document_url"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn add_field(s: &Server, t: &str, id: &str, f: Value) -> String {
+    let (status, b) = s.post_json(t, &format!("/v1/documents/{id}/fields"), &f);
+    assert_eq!(status, 200, "field {f}: {b}");
+    b["field_id"].as_str().unwrap().to_string()
+}
+
+/// Where screenshots go: the target dir, and `docs/` when `ESIGN_UPDATE_SCREENSHOTS=1`.
+fn screenshot(b: &Browser, name: &str) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    b.screenshot(&dir.join(name));
+    if std::env::var("ESIGN_UPDATE_SCREENSHOTS").is_ok_and(|v| v == "1") {
+        let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs");
+        std::fs::create_dir_all(&docs).unwrap();
+        std::fs::copy(dir.join(name), docs.join(name)).unwrap();
+    }
+}
+
+/// The JSON body of every delivery of `event` so far.
+fn deliveries(rx: &HttpsServer, event: &str) -> Vec<Value> {
+    rx.received("/hook")
+        .iter()
+        .map(Incoming::json)
+        .filter(|b| b["event"] == event)
+        .collect()
+}
+
+#[test]
+fn a_signer_on_a_phone_fills_fields_comments_types_a_signature_and_downloads_the_result() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let rx = HttpsServer::start(|_| Canned::ok(Vec::new()));
+    let s = server_for(&rx, "1s");
+    let t = s.admin_token();
+    for event in ["document.signed", "comment.created", "document.reviewed"] {
+        subscribe(&s, &t, event, &rx.url("/hook"), json!({}));
+    }
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Service agreement",
+        json!([signer("Ann", "ann@example.com")]),
+        json!({"value": 1200}),
+    );
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let ann = d["recipients"][0]["id"].as_str().unwrap().to_string();
+    add_field(
+        &s,
+        &t,
+        &id,
+        json!({"field_type": "text", "page_num": 1, "field_left": 72, "field_top": 300,
+               "field_width": 220, "field_height": 28, "recipient_id": ann,
+               "field_label": "Company", "is_required": true}),
+    );
+    add_field(
+        &s,
+        &t,
+        &id,
+        json!({"field_type": "check", "page_num": 1, "field_left": 72, "field_top": 360,
+               "field_width": 20, "field_height": 20, "recipient_id": ann,
+               "field_label": "I accept the terms"}),
+    );
+    add_field(
+        &s,
+        &t,
+        &id,
+        json!({"field_type": "signature", "page_num": 2, "field_left": 72, "field_top": 600,
+               "field_width": 220, "field_height": 60, "recipient_id": ann}),
+    );
+    let d = send(&s, &t, &id);
+
+    b.phone(375, 800);
+    b.goto(&link(&d, 0));
+    b.wait_for_text("Service agreement");
+    b.wait_for_text("fill in your fields");
+    // Every page image is there and has loaded (the first ones at once).
+    let pages = b.wait_js(
+        20,
+        "the page images",
+        "const imgs = [...document.querySelectorAll('.page img')];\
+         return imgs.length && imgs[0].complete && imgs[0].naturalWidth > 0 ? imgs.length : 0;",
+    );
+    assert_eq!(pages, 3, "two pages and the summary");
+    let width = b.js("return document.documentElement.scrollWidth", vec![]);
+    assert!(
+        width.as_u64().unwrap() <= 375,
+        "nothing wider than the phone: {width}"
+    );
+    s.wait_until_event(&t, &id, "document.viewed");
+    screenshot(&b, "signing-page.png");
+    b.assert_accessible("document");
+
+    // Signing before the required field is filled is refused with a clear message.
+    b.fill("Full name", "Ann Tester");
+    b.click("Sign");
+    b.wait_for_text("Fill in every required field first: Company");
+
+    // Page to the end (reviewed), comment, fill the fields, sign with a typed name.
+    b.js(
+        "document.querySelector('.page:last-of-type').scrollIntoView()",
+        vec![],
+    );
+    s.wait_until_event(&t, &id, "document.reviewed");
+    b.fill("Comment", "Looks good to me");
+    b.click("Send comment");
+    b.wait_for_text("Looks good to me");
+    b.fill("Company (required)", "Acme Ltd");
+    b.js(
+        "document.querySelector('input[type=checkbox]').click()",
+        vec![],
+    );
+    b.click("Sign");
+    b.wait_for_text("You signed the document");
+    b.wait_for_text("The signed PDF is ready");
+    assert!(b.has_control("Download the signed PDF"));
+    screenshot(&b, "signing-page-done.png");
+    b.assert_accessible("done");
+
+    // What the sender sees.
+    let (_, st) = s.get_as(&t, &format!("/v1/documents/{id}/status"));
+    assert_eq!(st["status"], "signed", "{st}");
+    let events = s.events(&t, &id);
+    for e in [
+        "document.viewed",
+        "document.reviewed",
+        "comment.created",
+        "document.commented",
+        "document.signed",
+    ] {
+        assert!(events.iter().any(|x| x == e), "{e} in {events:?}");
+    }
+    let (_, fields) = s.get_as(&t, &format!("/v1/documents/{id}/fields"));
+    assert_eq!(fields["fields"][0]["field_value"], "Acme Ltd");
+    assert_eq!(fields["fields"][1]["field_value"], "1");
+    // The webhook payloads.
+    let signed = wait_until(20, "document.signed delivered", || {
+        deliveries(&rx, "document.signed").pop()
+    });
+    assert_eq!(signed["document"]["id"], id.as_str());
+    assert_eq!(signed["recipient"]["email"], "ann@example.com");
+    let methods: Vec<&str> = signed["recipient"]["signing_methods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["type"].as_str())
+        .collect();
+    assert!(methods.contains(&"signature"), "{signed}");
+    let comment = wait_until(20, "comment.created delivered", || {
+        deliveries(&rx, "comment.created").pop()
+    });
+    assert_eq!(comment["event_meta"]["text"], "Looks good to me");
+    // The final PDF carries the filled field (its signature is an image at its field).
+    let text = pdf_text(&s, &t, &id);
+    assert!(text.contains("Acme Ltd"), "{text}");
+    // The recipient's download is the signed PDF.
+    let pdf = s
+        .get(&format!(
+            "/v1/recipient/{}/download",
+            link(&d, 0).rsplit('/').next().unwrap()
+        ))
+        .send()
+        .unwrap();
+    assert_eq!(pdf.status(), 200);
+    let bytes = pdf.bytes().unwrap();
+    let text = esign::pdf::extract_text(&bytes).unwrap();
+    assert!(text.contains("Acme Ltd"));
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/signed.pdf");
+    std::fs::write(out, &bytes).unwrap();
+}
+
+#[test]
+fn signing_order_a_drawn_signature_by_touch_then_by_pen_and_both_on_the_summary() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let mut first = signer("Ann", "ann@example.com");
+    first["order_num"] = 1.into();
+    let mut second = signer("Bo", "bo@example.com");
+    second["order_num"] = 2.into();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "In order",
+        json!([first, second]),
+        json!({"is_signing_order": true}),
+    );
+    let d = send(&s, &t, &id);
+    // Only the first signer is mailed now.
+    s.wait_mails(1, |m| m.contains("To: ann@example.com"));
+
+    // Bo opens his link early: he is told whom he waits for, and cannot sign.
+    b.phone(375, 800);
+    b.goto(&link(&d, 1));
+    b.wait_for_text("It is not your turn yet: waiting for Ann Tester");
+    assert!(!b.has_control("Sign"));
+    b.assert_accessible("waiting");
+
+    // Ann draws her signature with a finger.
+    b.goto(&link(&d, 0));
+    b.wait_for_text("sign at the bottom");
+    b.click("Draw my signature");
+    b.draw("canvas.pad", Pointer::Touch);
+    b.click("Sign");
+    b.wait_for_text("You have signed. The others are still to sign");
+    // Now Bo is mailed his link, and signs with a pen.
+    let bo_mail = s.wait_mails(1, |m| m.contains("To: bo@example.com"));
+    assert!(bo_mail[0].contains(&link(&d, 1)), "{}", bo_mail[0]);
+    b.goto(&link(&d, 1));
+    b.wait_for_text("sign at the bottom");
+    b.click("Draw my signature");
+    // Signing with an empty pad is refused in the page.
+    b.click("Sign");
+    b.wait_for_text("Draw your signature in the box first");
+    b.draw("canvas.pad", Pointer::Pen);
+    b.click("Sign");
+    b.wait_for_text("You signed the document");
+    s.wait_status(&t, &id, "signed");
+    wait_until(30, "the signed PDF", || {
+        let v = s.get(&format!(
+            "/v1/recipient/{}",
+            link(&d, 1).rsplit('/').next().unwrap()
+        ));
+        let (_, v) = call(v);
+        (v["document"]["final_ready"] == true).then_some(())
+    });
+    // Neither had a signature field: both signatures are on the summary page.
+    let text = pdf_text(&s, &t, &id);
+    assert!(text.contains("Signatures"), "{text}");
+    assert!(
+        text.contains("Ann Tester (ann@example.com), signed"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Bo Tester (bo@example.com), signed"),
+        "{text}"
+    );
+}
+
+#[test]
+fn an_approver_approves_and_a_signer_rejects_with_a_reason() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Approve me",
+        json!([
+            {"first_name": "Al", "last_name": "Approver", "email": "al@example.com", "role": "approver"},
+            signer("Sue", "sue@example.com"),
+        ]),
+        json!({}),
+    );
+    let d = send(&s, &t, &id);
+    b.goto(&link(&d, 0));
+    b.wait_for_text("approve or reject it");
+    b.assert_accessible("approver");
+    b.click("Approve");
+    b.wait_for_text("You approved the document");
+    let (_, r) = s.get_as(&t, &format!("/v1/documents/{id}/recipients"));
+    assert_eq!(r["recipients"][0]["status"], "approved", "{r}");
+    assert!(s.events(&t, &id).iter().any(|e| e == "document.approved"));
+
+    b.goto(&link(&d, 1));
+    b.wait_for_text("sign at the bottom");
+    b.click("I do not agree");
+    b.fill("Reason", "The price is too high");
+    b.click("Reject");
+    b.wait_for_text("You rejected the document");
+    let (_, st) = s.get_as(&t, &format!("/v1/documents/{id}/status"));
+    assert_eq!(st["status"], "rejected");
+    assert_eq!(st["rejection_reason"], "The price is too high");
+    // Opening the link again: a page saying so, with the reason.
+    b.goto(&link(&d, 1));
+    b.wait_for_text("This document was rejected");
+    b.wait_for_text("The price is too high");
+    b.assert_accessible("rejected");
+}
+
+#[test]
+fn recalled_expired_and_unknown_links_show_a_page_saying_so() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Recall me",
+        json!([signer("Ann", "ann@example.com")]),
+        json!({}),
+    );
+    let d = send(&s, &t, &id);
+    let (status, _) = s.delete_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(status, 204);
+    b.goto(&link(&d, 0));
+    b.wait_for_text("This document was withdrawn");
+    b.assert_accessible("withdrawn");
+    let resp = s
+        .get(&link(&d, 0).replace(&s.base, ""))
+        .header("accept", "text/html")
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 410);
+
+    // Expired: its date moved to just ahead, then past.
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Expire me",
+        json!([signer("Ann", "ann@example.com")]),
+        json!({}),
+    );
+    let d = send(&s, &t, &id);
+    let soon = chrono::Utc::now() + chrono::Duration::seconds(2);
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/expiration"),
+        &json!({"expiration_date": soon.to_rfc3339()}),
+    );
+    assert_eq!(status, 200, "{body}");
+    s.wait_status(&t, &id, "expired");
+    b.goto(&link(&d, 0));
+    b.wait_for_text("This document has expired");
+
+    b.goto(&s.url("/s/this-is-not-a-link"));
+    b.wait_for_text("This link does not work");
+    b.assert_accessible("unknown link");
+}
