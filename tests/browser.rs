@@ -375,3 +375,136 @@ fn recalled_expired_and_unknown_links_show_a_page_saying_so() {
     b.wait_for_text("This link does not work");
     b.assert_accessible("unknown link");
 }
+
+#[test]
+fn an_sms_code_before_opening_and_a_lockout_after_five_wrong_codes() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let mut ann = signer("Ann", "ann@example.com");
+    ann["mobile"] = "+46701234567".into();
+    ann["verify_sms_open"] = true.into();
+    let mut bo = signer("Bo", "bo@example.com");
+    bo["mobile"] = "+46709876543".into();
+    bo["verify_sms_open"] = true.into();
+    let id = pdf_draft(&s, &t, "Guarded", json!([ann, bo]), json!({}));
+    let d = send(&s, &t, &id);
+
+    b.goto(&link(&d, 0));
+    b.wait_for_text("verify who you are before you open the document");
+    assert!(
+        !b.text("body").contains("Page 1"),
+        "no content before the check"
+    );
+    b.assert_accessible("verification");
+    b.click("Send code");
+    let code = s.wait_sms_code("+46701234567", 1);
+    b.fill("Verification code", &code);
+    b.click("Verify");
+    b.wait_for_text("sign at the bottom");
+    b.js("window.scrollTo(0, document.body.scrollHeight)", vec![]);
+    b.fill("Full name", "Ann Tester");
+    b.click("Sign");
+    b.wait_for_text("You have signed");
+    let (_, r) = s.get_as(&t, &format!("/v1/documents/{id}/recipients"));
+    assert_eq!(r["recipients"][0]["status"], "signed");
+
+    // Bo types five wrong codes: the link locks and the sender is mailed.
+    b.goto(&link(&d, 1));
+    b.click("Send code");
+    let right = s.wait_sms_code("+46709876543", 1);
+    let wrong = if right == "000000" {
+        "111111"
+    } else {
+        "000000"
+    };
+    for i in 1..=4 {
+        b.fill("Verification code", wrong);
+        b.click("Verify");
+        b.wait_for_text(&format!(
+            "{} {} left",
+            5 - i,
+            if i == 4 { "try" } else { "tries" }
+        ));
+    }
+    b.fill("Verification code", wrong);
+    b.click("Verify");
+    b.wait_for_text("This link is locked after too many wrong attempts");
+    b.assert_accessible("locked");
+    s.wait_mails(1, |m| {
+        m.contains("To: admin@example.com") && m.contains("was locked out of")
+    });
+    // The right code does not help any more.
+    let code_status = call(
+        s.post(&format!(
+            "/v1/recipient/{}/verify",
+            link(&d, 1).rsplit('/').next().unwrap()
+        ))
+        .json(&json!({"method": "sms", "code": right})),
+    );
+    assert_eq!(code_status.0, 403);
+}
+
+#[test]
+fn a_question_before_signing_and_an_eid_check_with_the_test_provider() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let rx = HttpsServer::start(|_| Canned::ok(Vec::new()));
+    let ca = rx.ca_file.display().to_string();
+    let s = Server::start(&[
+        "--eid-provider",
+        "test",
+        "--outbound-ca-file",
+        &ca,
+        "--outbound-allow-private",
+        "--webhook-retry-schedule",
+        "1s",
+    ]);
+    let t = s.admin_token();
+    subscribe(&s, &t, "document.signed", &rx.url("/hook"), json!({}));
+    let mut ann = signer("Ann", "ann@example.com");
+    for (k, v) in [
+        ("verify_qna_sign", json!(true)),
+        ("verify_qna_question", json!("The project's code name?")),
+        ("verify_qna_answer", json!("Blue Falcon")),
+        ("verify_eid", json!(true)),
+        ("verify_eid_type", json!("test")),
+    ] {
+        ann[k] = v;
+    }
+    let id = pdf_draft(&s, &t, "Checked", json!([ann]), json!({}));
+    let d = send(&s, &t, &id);
+    b.goto(&link(&d, 0));
+    b.wait_for_text("Verify your identity to sign");
+    b.wait_for_text("The project's code name?");
+    b.fill("Answer", "red fox");
+    b.click("Verify");
+    b.wait_for_text("the answer is wrong; 4 tries left");
+    b.fill("Answer", "  blue falcon ");
+    b.click("Verify");
+    // Then eID: off to the provider's page and back.
+    b.click("Verify with eID");
+    b.wait_for_text("Test eID provider");
+    b.fill("Name to verify", "Ann Verified");
+    b.click("Identify");
+    b.wait_for_text("sign at the bottom");
+    b.fill("Full name", "Ann Tester");
+    b.click("Sign");
+    b.wait_for_text("You signed the document");
+    let signed = wait_until(20, "document.signed delivered", || {
+        deliveries(&rx, "document.signed").pop()
+    });
+    let methods = signed["recipient"]["signing_methods"].as_array().unwrap();
+    let kinds: Vec<&str> = methods
+        .iter()
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["qna", "eid", "signature"], "{signed}");
+    assert_eq!(methods[1]["verified_name"], "Ann Verified");
+    let (_, doc) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(
+        doc["recipients"][0]["signing_methods"][1]["verified_name"],
+        "Ann Verified"
+    );
+}

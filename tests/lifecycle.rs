@@ -887,3 +887,53 @@ fn smtp_delivery_hard_bounces_and_sending_again() {
     s.wait_status(&t, &id, "sent");
     assert!(s.mails().is_empty(), "nothing went to the mail folder");
 }
+
+#[test]
+fn a_mobile_only_recipient_gets_the_link_through_the_sms_gateway_retried_until_it_takes_it() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let calls = std::sync::Arc::new(AtomicU32::new(0));
+    let seen = calls.clone();
+    // The gateway fails once (503), then takes the message.
+    let gw = HttpsServer::start(move |_| {
+        if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+            Canned::status(503)
+        } else {
+            Canned::ok(b"{}".to_vec())
+        }
+    });
+    let ca = gw.ca_file.display().to_string();
+    let url = gw.url("/sms");
+    let s = Server::start(&[
+        "--sms-gateway-url",
+        &url,
+        "--sms-gateway-token",
+        "gw-secret",
+        "--outbound-ca-file",
+        &ca,
+    ]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "By text",
+        json!([{"first_name": "Mo", "mobile": "+46700000001"}]),
+        json!({}),
+    );
+    let (status, b) = s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    assert_eq!(status, 200, "{b}");
+    s.wait_status(&t, &id, "sent");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let link = d["recipients"][0]["document_url"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let got = gw.wait_for("/sms", 2, 30);
+    for r in &got {
+        assert_eq!(r.method, "POST");
+        assert_eq!(r.headers["authorization"], "Bearer gw-secret");
+        let b = r.json();
+        assert_eq!(b["to"], "+46700000001");
+        assert!(b["text"].as_str().unwrap().contains(&link), "{b}");
+    }
+    assert!(s.sms().is_empty(), "the gateway, not the folder");
+}

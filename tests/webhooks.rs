@@ -178,7 +178,7 @@ fn deliveries_are_signed_and_carry_the_payload_of_their_event() {
         ("comment", json!({"text": "Nice"})),
         (
             "sign",
-            json!({"signing_method": "sms", "verified_name": "Sam Signer"}),
+            json!({"signature": {"type": "typed", "name": "Sam Signer"}}),
         ),
     ] {
         let (status, b) = recipient_post(&s, &one, act, body);
@@ -264,14 +264,11 @@ fn deliveries_are_signed_and_carry_the_payload_of_their_event() {
         r["ip_address"], "127.0.0.1",
         "the peer's address, not CLIENT_IP"
     );
+    // No identity check was set: the only method is the signature itself.
     let first_signer = rx.received("/document.partially_signed")[0].json();
     assert_eq!(
-        first_signer["recipient"]["signing_methods"][0]["type"],
-        "sms"
-    );
-    assert_eq!(
-        first_signer["recipient"]["signing_methods"][0]["verified_name"],
-        "Sam Signer"
+        first_signer["recipient"]["signing_methods"],
+        json!([{"type": "signature", "signed_at": first_signer["recipient"]["signing_methods"][0]["signed_at"], "verified_name": ""}])
     );
     let down = get("document.downloaded", 1);
     for k in ["id", "status", "download_url"] {

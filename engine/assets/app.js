@@ -204,6 +204,11 @@
     const r = me();
     const box = el("section", { class: "actions", "aria-label": "Your actions" });
     if (!open() || finished() || (view.waiting_for && view.waiting_for.length) || r.role === "cc") return box;
+    if ((r.role === "signer" || r.role === "approver") && ver().sign.length) {
+      box.append(gate("sign"));
+      box.append(rejectForm());
+      return box;
+    }
     if (r.role === "signer") box.append(signForm());
     if (r.role === "approver") {
       box.append(el("button", { type: "button", class: "primary", onclick: () => act("/approve", {}, "Approving…") }, "Approve"));
@@ -337,10 +342,77 @@
       }, "Print"));
   }
 
+  // ---------- identity checks ----------
+  const ver = () => view.verification || { open: [], sign: [], locked: false };
+
+  // The box that verifies the first pending check of `stage` (open or sign).
+  function gate(stage) {
+    const pending = ver()[stage];
+    const box = el("section", { class: "gate", "aria-labelledby": "gate-h" });
+    box.append(el("h2", { id: "gate-h", text: stage === "open" ? "Verify your identity to open the document" : "Verify your identity to sign" }));
+    if (ver().locked) {
+      box.append(el("p", { text: "This link is locked after too many wrong attempts. The sender has been told; contact them for help." }));
+      return box;
+    }
+    const c = pending[0];
+    const done = async () => { clearFail(); await refresh(); };
+    if (c.method === "sms" || c.method === "email") {
+      const where = c.method === "sms" ? "by text message to " + c.to : "by email to " + c.to;
+      const code = el("input", { id: "ver-code", type: "text", inputmode: "numeric", autocomplete: "one-time-code", maxlength: 6 });
+      const entry = el("div", { hidden: true },
+        el("label", { for: "ver-code", text: "Verification code" }), code,
+        el("button", {
+          type: "button", class: "primary",
+          onclick: async () => {
+            clearFail();
+            try { await call("/verify", { method: c.method, code: code.value, stage }); await done(); } catch (e) { fail(e); if (e.status === 403) await refresh(); }
+          },
+        }, "Verify"));
+      box.append(el("p", { text: "We send a 6-digit code " + where + ". It is valid for 10 minutes." }),
+        el("button", {
+          type: "button",
+          onclick: async (ev) => {
+            clearFail();
+            try {
+              await call("/verify/start", { method: c.method, stage });
+              entry.hidden = false; ev.target.textContent = "Send a new code"; code.focus();
+              say("The code is on its way " + where + ".");
+            } catch (e) { fail(e); }
+          },
+        }, "Send code"), entry);
+    } else if (c.method === "qna") {
+      const answer = el("input", { id: "ver-answer", type: "text", autocomplete: "off", maxlength: 200 });
+      box.append(el("p", { class: "question", text: c.question || "" }),
+        el("label", { for: "ver-answer", text: "Answer" }), answer,
+        el("button", {
+          type: "button", class: "primary",
+          onclick: async () => {
+            clearFail();
+            try { await call("/verify", { method: "qna", answer: answer.value, stage }); await done(); } catch (e) { fail(e); if (e.status === 403) await refresh(); }
+          },
+        }, "Verify"));
+    } else {
+      box.append(el("p", { text: "You will be sent to your eID provider" + (c.type ? " (" + c.type + ")" : "") + " and back here." }),
+        el("button", {
+          type: "button", class: "primary",
+          onclick: async () => {
+            clearFail();
+            try { const r = await call("/verify/start", { method: "eid", stage }); window.location.assign(r.redirect_url); } catch (e) { fail(e); }
+          },
+        }, "Verify with eID"));
+    }
+    return box;
+  }
+
   // ---------- the whole screen ----------
   let polling = null;
   function render() {
     inputs.clear();
+    if (ver().locked || ver().open.length) {
+      say(ver().locked ? "This link is locked." : "The sender asks you to verify who you are before you open the document.");
+      app.replaceChildren(next, alertBox, gate("open"));
+      return;
+    }
     say(whatNext());
     const done = finished() || doc().status === "signed";
     const parts = [next, alertBox];

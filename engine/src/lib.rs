@@ -120,6 +120,8 @@ pub struct Settings {
     pub can_convert_word: bool,
     /// How long an unused upload is kept (DESIGN.md §4: 48 h).
     pub upload_ttl_secs: u64,
+    /// The eID provider the host offers; empty when none.
+    pub eid_provider: String,
 }
 
 impl Default for Settings {
@@ -134,6 +136,7 @@ impl Default for Settings {
             base_url: "http://127.0.0.1:8080".into(),
             can_convert_word: false,
             upload_ttl_secs: 48 * 3600,
+            eid_provider: String::new(),
         }
     }
 }
@@ -178,6 +181,21 @@ pub struct Mail {
     pub tag: String,
 }
 
+/// A text message to send (mirrors `effects.sms`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sms {
+    pub to: String,
+    pub text: String,
+    pub tag: String,
+}
+
+/// Who an eID provider identified (mirrors `types.eid-identity`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EidIdentity {
+    pub name: String,
+    pub subject: String,
+}
+
 /// The job the host schedules when a tagged mail bounces for good (payload
 /// `{tag}\n{reason}`).
 pub const MAIL_BOUNCED_JOB: &str = "mail.bounced";
@@ -207,7 +225,12 @@ pub trait Platform {
     fn cancel_deliveries(&mut self, subscription_id: &str);
     fn schedule_job(&mut self, job: JobSpec) -> String;
     fn send_mail(&mut self, mail: Mail);
+    fn send_sms(&mut self, sms: Sms);
     fn settings(&mut self) -> Settings;
+    /// Starts an eID check; the URL to send the person's browser to.
+    fn eid_start(&mut self, session: &str, return_url: &str) -> Result<String, String>;
+    /// Finishes an eID check with the query the provider returned with.
+    fn eid_finish(&mut self, session: &str, query: &str) -> Result<EidIdentity, String>;
     fn hash_password(&mut self, password: &str) -> String;
     /// An empty `hash` must return false after doing the same work as a real check.
     fn verify_password(&mut self, password: &str, hash: &str) -> bool;

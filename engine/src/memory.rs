@@ -4,7 +4,7 @@
 
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::{BlobInfo, Delivery, Event, JobSpec, Mail, Platform, Settings};
+use crate::{BlobInfo, Delivery, EidIdentity, Event, JobSpec, Mail, Platform, Settings, Sms};
 use alloc::collections::BTreeMap;
 
 /// See the module documentation. Not for production: passwords are stored as
@@ -22,6 +22,9 @@ pub struct MemoryPlatform {
     pub deliveries: Vec<Delivery>,
     pub jobs: Vec<JobSpec>,
     pub mails: Vec<Mail>,
+    pub sms: Vec<Sms>,
+    /// eID sessions completed by a test: session → verified name.
+    pub eid_names: BTreeMap<String, String>,
     pub settings: Settings,
     pub now_ms: u64,
     counter: u64,
@@ -110,6 +113,31 @@ impl Platform for MemoryPlatform {
 
     fn send_mail(&mut self, mail: Mail) {
         self.mails.push(mail);
+    }
+
+    fn send_sms(&mut self, sms: Sms) {
+        self.sms.push(sms);
+    }
+
+    /// A stand-in provider: `{return_url}?eid={session}`; finishing succeeds when
+    /// `eid_names` holds a name for the session.
+    fn eid_start(&mut self, session: &str, return_url: &str) -> Result<String, String> {
+        if self.settings.eid_provider.is_empty() {
+            return Err("no eID provider".into());
+        }
+        Ok(format!(
+            "https://eid.test/start?session={session}&return={return_url}"
+        ))
+    }
+
+    fn eid_finish(&mut self, session: &str, _query: &str) -> Result<EidIdentity, String> {
+        self.eid_names
+            .get(session)
+            .map(|name| EidIdentity {
+                name: name.clone(),
+                subject: String::new(),
+            })
+            .ok_or_else(|| "the person was not identified".into())
     }
 
     fn settings(&mut self) -> Settings {

@@ -39,6 +39,16 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             docs::page::safety_headers(&mut resp.headers);
             Ok(resp)
         }
+        (_, ["v1", "eid", "return", session]) => only(method, "GET", || {
+            let (location, cookie) = docs::verify::eid_return(cx, req, session)?;
+            let mut resp = Response {
+                status: 303,
+                headers: vec![("location".into(), location), ("set-cookie".into(), cookie)],
+                body: Vec::new(),
+            };
+            docs::page::safety_headers(&mut resp.headers);
+            Ok(resp)
+        }),
         (Origin::Admin, ["admin", rest @ ..]) => admin::route(cx, req, rest),
         _ => Err(ApiError::not_found(
             "not_found",

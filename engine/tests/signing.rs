@@ -688,3 +688,604 @@ fn with_a_signing_order_the_next_signer_is_mailed_even_after_opening_early() {
     assert_eq!(s, 200);
     assert_eq!((mailed(&p, "b@y.se"), mailed(&p, "c@y.se")), (1, 1));
 }
+
+/// A recipient request carrying `cookie` (the verification session), as a browser sends it.
+fn with_cookie(
+    p: &mut MemoryPlatform,
+    method: &str,
+    path: &str,
+    b: Option<Value>,
+    cookie: &str,
+) -> esign_engine::Response {
+    let mut req = request(Origin::Http, method, path, b);
+    req.headers
+        .push(("origin".into(), "http://127.0.0.1:8080".into()));
+    if !cookie.is_empty() {
+        req.headers.push(("cookie".into(), cookie.into()));
+    }
+    handle(p, &req)
+}
+
+/// The `name=value` of a `Set-Cookie` header.
+fn cookie_of(resp: &esign_engine::Response) -> String {
+    header(resp, "set-cookie")
+        .expect("a session cookie")
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// The code in the last text message (or mail) to `to`.
+fn last_code(p: &MemoryPlatform, to: &str) -> String {
+    let text = p
+        .sms
+        .iter()
+        .rev()
+        .find(|m| m.to == to)
+        .map(|m| m.text.clone())
+        .or_else(|| {
+            p.mails
+                .iter()
+                .rev()
+                .find(|m| m.to == to)
+                .map(|m| m.body.clone())
+        })
+        .expect("a code was sent");
+    text.split_whitespace()
+        .find(|w| {
+            w.trim_end_matches('.').len() == 6
+                && w.trim_end_matches('.').chars().all(|c| c.is_ascii_digit())
+        })
+        .unwrap()
+        .trim_end_matches('.')
+        .to_string()
+}
+
+#[test]
+fn an_sms_code_guards_opening_and_five_wrong_codes_lock_the_link() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, _) = draft(
+        &mut p,
+        &t,
+        json!([{"email": "a@y.se", "mobile": "+46701234567", "verify_sms_open": true},
+               {"email": "b@y.se", "mobile": "+46709999999", "verify_sms": true, "verify_sms_open": true}]),
+        json!({}),
+    );
+    let (_, d) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
+    assert_eq!(d["recipients"][0]["verify_sms_open"], true);
+    assert_eq!(d["recipients"][0]["verify_sms_sign"], false);
+    let (_, sent) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    finish_render(&mut p, 3);
+    let a = secret_of(&sent, 0);
+    let base = format!("/v1/recipient/{a}");
+    // Before verifying: the view shows no content, and nothing else is allowed.
+    let (s, v) = recipient(&mut p, "GET", &base, None);
+    assert_eq!(s, 200);
+    assert_eq!(v["pages"], json!([]));
+    assert_eq!(v["verification"]["open"][0]["method"], "sms");
+    assert_eq!(v["verification"]["open"][0]["to"], "•••• •• 67");
+    for (m, path) in [
+        ("GET", "/pages/1"),
+        ("GET", "/download"),
+        ("GET", "/comments"),
+        ("POST", "/view"),
+        ("POST", "/sign"),
+    ] {
+        let (s, b) = recipient(
+            &mut p,
+            m,
+            &format!("{base}{path}"),
+            (m == "POST").then(|| json!({})),
+        );
+        assert_eq!(
+            (s, b["error"].as_str()),
+            (403, Some("verification_required")),
+            "{m} {path}"
+        );
+    }
+    // A code by SMS; a new one only after 30 s.
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("{base}/verify/start"),
+        Some(json!({"method": "sms"})),
+    );
+    assert_eq!(s, 200, "{r}");
+    assert_eq!(r["sent_to"], "•••• •• 67");
+    assert_eq!(p.sms.last().unwrap().to, "+46701234567");
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("{base}/verify/start"),
+        Some(json!({"method": "sms"})),
+    );
+    assert_eq!((s, r["error"].as_str()), (429, Some("too_many_requests")));
+    let code = last_code(&p, "+46701234567");
+    // A wrong code costs a try; the right one opens a session.
+    let wrong = if code == "000000" { "111111" } else { "000000" };
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("{base}/verify"),
+        Some(json!({"method": "sms", "code": wrong})),
+    );
+    assert_eq!(
+        (s, r["error"].as_str()),
+        (400, Some("verification_failed")),
+        "{r}"
+    );
+    assert!(r["description"].as_str().unwrap().contains("4 tries left"));
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/verify"),
+        Some(json!({"method": "sms", "code": code})),
+        "",
+    );
+    assert_eq!(resp.status, 200, "{}", body(&resp));
+    let set = header(&resp, "set-cookie").unwrap().to_string();
+    assert!(
+        set.contains("HttpOnly") && set.contains("SameSite=Lax") && set.contains("Path=/"),
+        "{set}"
+    );
+    let cookie = cookie_of(&resp);
+    // The code is used up.
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("{base}/verify"),
+        Some(json!({"method": "sms", "code": code})),
+    );
+    assert_eq!((s, r["error"].as_str()), (400, Some("no_code")));
+    let v = body(&with_cookie(&mut p, "GET", &base, None, &cookie));
+    assert_eq!(v["pages"].as_array().unwrap().len(), 3);
+    assert_eq!(v["verification"]["passed"], json!(["sms"]));
+    assert_eq!(
+        with_cookie(&mut p, "GET", &format!("{base}/pages/1"), None, &cookie).status,
+        200
+    );
+    // Another browser (no cookie) still cannot.
+    assert_eq!(
+        recipient(&mut p, "GET", &format!("{base}/pages/1"), None).0,
+        403
+    );
+    // Signing needs no check here: the session is enough.
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/sign"),
+        Some(json!({})),
+        &cookie,
+    );
+    assert_eq!(resp.status, 200, "{}", body(&resp));
+
+    // The second recipient gives five wrong codes: locked, and the sender is told.
+    let b = secret_of(&sent, 1);
+    let bbase = format!("/v1/recipient/{b}");
+    recipient(
+        &mut p,
+        "POST",
+        &format!("{bbase}/verify/start"),
+        Some(json!({"method": "sms"})),
+    );
+    let right = last_code(&p, "+46709999999");
+    let wrong = if right == "000000" {
+        "111111"
+    } else {
+        "000000"
+    };
+    let mails_before = p.mails.len();
+    for i in 1..=5 {
+        let (s, r) = recipient(
+            &mut p,
+            "POST",
+            &format!("{bbase}/verify"),
+            Some(json!({"method": "sms", "code": wrong})),
+        );
+        if i < 5 {
+            assert_eq!((s, r["error"].as_str()), (400, Some("verification_failed")));
+        } else {
+            assert_eq!((s, r["error"].as_str()), (403, Some("verification_locked")));
+        }
+    }
+    let notice = &p.mails[mails_before..];
+    assert_eq!(notice.len(), 1, "{notice:?}");
+    assert_eq!(notice[0].to, "a@x.se", "the sender");
+    assert!(notice[0].subject.contains("locked out"));
+    // Even the right code does not help now.
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("{bbase}/verify"),
+        Some(json!({"method": "sms", "code": right})),
+    );
+    assert_eq!((s, r["error"].as_str()), (403, Some("verification_locked")));
+    let (_, v) = recipient(&mut p, "GET", &bbase, None);
+    assert_eq!(v["verification"]["locked"], true);
+}
+
+#[test]
+fn codes_expire_and_a_recipient_without_a_mobile_gets_them_by_email() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, _) = draft(
+        &mut p,
+        &t,
+        json!([{"email": "e@y.se", "verify_sms": true}]),
+        json!({}),
+    );
+    let (_, sent) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    finish_render(&mut p, 3);
+    let base = format!("/v1/recipient/{}", secret_of(&sent, 0));
+    // Opening is free; signing needs the code (verify_sms alone: before signing).
+    let (_, v) = recipient(&mut p, "GET", &base, None);
+    assert_eq!(v["verification"]["open"], json!([]));
+    assert_eq!(v["verification"]["sign"][0]["method"], "email");
+    assert_eq!(v["verification"]["sign"][0]["to"], "e•••@y.se");
+    let (s, r) = recipient(&mut p, "POST", &format!("{base}/sign"), Some(json!({})));
+    assert_eq!(
+        (s, r["error"].as_str()),
+        (403, Some("verification_required"))
+    );
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("{base}/verify/start"),
+        Some(json!({"method": "email"})),
+    );
+    assert_eq!(s, 200, "{r}");
+    assert!(p.sms.is_empty(), "no SMS without a mobile number");
+    let code = last_code(&p, "e@y.se");
+    p.now_ms += 10 * 60 * 1000;
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("{base}/verify"),
+        Some(json!({"method": "email", "code": code})),
+    );
+    assert_eq!((s, r["error"].as_str()), (400, Some("code_expired")));
+    recipient(
+        &mut p,
+        "POST",
+        &format!("{base}/verify/start"),
+        Some(json!({"method": "email"})),
+    );
+    let code = last_code(&p, "e@y.se");
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/verify"),
+        Some(json!({"method": "email", "code": format!(" {code} ")})),
+        "",
+    );
+    assert_eq!(resp.status, 200, "{}", body(&resp));
+    let cookie = cookie_of(&resp);
+    // A pass for signing is fresh for 10 minutes only.
+    p.now_ms += 11 * 60 * 1000;
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/sign"),
+        Some(json!({})),
+        &cookie,
+    );
+    assert_eq!(resp.status, 403);
+    p.now_ms += 31_000;
+    recipient(
+        &mut p,
+        "POST",
+        &format!("{base}/verify/start"),
+        Some(json!({"method": "email"})),
+    );
+    let code = last_code(&p, "e@y.se");
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/verify"),
+        Some(json!({"method": "email", "code": code})),
+        &cookie,
+    );
+    assert_eq!(resp.status, 200);
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/sign"),
+        Some(json!({})),
+        &cookie,
+    );
+    assert_eq!(resp.status, 200, "{}", body(&resp));
+    let (_, d) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
+    assert_eq!(d["recipients"][0]["signing_methods"][0]["type"], "email");
+    assert_eq!(
+        d["recipients"][0]["signing_methods"][1]["type"],
+        "signature"
+    );
+}
+
+#[test]
+fn a_question_and_an_eid_check_before_signing_are_recorded_in_signing_methods() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    // eID needs a provider.
+    let (s, b) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"name": "x", "recipients": [{"email": "q@y.se", "verify_eid": true}]})),
+    );
+    assert_eq!((s, b["error"].as_str()), (400, Some("eid_unavailable")));
+    let (s, b) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(
+            json!({"name": "x", "recipients": [{"email": "q@y.se", "verify_qna": true, "verify_qna_question": "Pet?"}]}),
+        ),
+    );
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (400, Some("invalid_recipient")),
+        "{b}"
+    );
+    p.settings.eid_provider = "test".into();
+    let (id, _) = draft(
+        &mut p,
+        &t,
+        json!([{"email": "q@y.se", "verify_qna_sign": true, "verify_qna_question": "Your pet's name?",
+                "verify_qna_answer": "  Rex ", "verify_eid": true, "verify_eid_type": "bankid"}]),
+        json!({}),
+    );
+    let (_, d) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
+    assert_eq!(
+        d["recipients"][0]["verify_qna_question"],
+        "Your pet's name?"
+    );
+    assert!(
+        d["recipients"][0].get("verify_qna_answer").is_none(),
+        "never shown"
+    );
+    let (_, sent) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    finish_render(&mut p, 3);
+    let secret = secret_of(&sent, 0);
+    let base = format!("/v1/recipient/{secret}");
+    let (_, v) = recipient(&mut p, "GET", &base, None);
+    let methods: Vec<&str> = v["verification"]["sign"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["method"].as_str().unwrap())
+        .collect();
+    assert_eq!(methods, ["qna", "eid"]);
+    assert_eq!(v["verification"]["sign"][0]["question"], "Your pet's name?");
+    // The answer ignores case and surrounding spaces.
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("{base}/verify"),
+        Some(json!({"method": "qna", "answer": "cat"})),
+    );
+    assert_eq!((s, r["error"].as_str()), (400, Some("verification_failed")));
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/verify"),
+        Some(json!({"method": "qna", "answer": "REX"})),
+        "",
+    );
+    assert_eq!(resp.status, 200, "{}", body(&resp));
+    let cookie = cookie_of(&resp);
+    // eID still missing.
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/sign"),
+        Some(json!({})),
+        &cookie,
+    );
+    assert_eq!(resp.status, 403);
+    assert!(body(&resp)["description"].as_str().unwrap().contains("eid"));
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/verify/start"),
+        Some(json!({"method": "eid"})),
+        &cookie,
+    );
+    assert_eq!(resp.status, 200);
+    let redirect = body(&resp)["redirect_url"].as_str().unwrap().to_string();
+    let session = redirect
+        .split("session=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap()
+        .to_string();
+    // Coming back before the provider identified the person fails.
+    let back = format!("/v1/eid/return/{session}");
+    let resp = with_cookie(&mut p, "GET", &back, None, &cookie);
+    assert_eq!(resp.status, 400, "{}", body(&resp));
+    // A new start, identified this time.
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/verify/start"),
+        Some(json!({"method": "eid"})),
+        &cookie,
+    );
+    let redirect = body(&resp)["redirect_url"].as_str().unwrap().to_string();
+    let session = redirect
+        .split("session=")
+        .nth(1)
+        .unwrap()
+        .split('&')
+        .next()
+        .unwrap()
+        .to_string();
+    p.eid_names.insert(session.clone(), "Quinn Q".into());
+    let resp = with_cookie(
+        &mut p,
+        "GET",
+        &format!("/v1/eid/return/{session}"),
+        None,
+        &cookie,
+    );
+    assert_eq!(resp.status, 303, "{}", body(&resp));
+    assert_eq!(
+        header(&resp, "location"),
+        Some(format!("/s/{secret}").as_str())
+    );
+    assert_eq!(cookie_of(&resp), cookie, "the same session goes on");
+    // Used once.
+    assert_eq!(
+        with_cookie(
+            &mut p,
+            "GET",
+            &format!("/v1/eid/return/{session}"),
+            None,
+            &cookie
+        )
+        .status,
+        404
+    );
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/sign"),
+        Some(json!({})),
+        &cookie,
+    );
+    assert_eq!(resp.status, 200, "{}", body(&resp));
+    let ev = p
+        .events
+        .iter()
+        .rev()
+        .find(|e| e.kind == "document.signed")
+        .unwrap();
+    let payload: Value = serde_json::from_str(&ev.payload).unwrap();
+    let m = &payload["recipient"]["signing_methods"];
+    assert_eq!(m[0]["type"], "qna");
+    assert_eq!(m[1]["type"], "eid");
+    assert_eq!(m[1]["verified_name"], "Quinn Q");
+    assert!(m[1]["signed_at"].is_string());
+    // An eID check started and never finished, then the document is deleted: the
+    // erase forgets the checks, the sessions and the unfinished eID check.
+    p.now_ms += 20 * 60 * 1000;
+    let resp = with_cookie(
+        &mut p,
+        "POST",
+        &format!("{base}/verify/start"),
+        Some(json!({"method": "eid"})),
+        &cookie,
+    );
+    assert_eq!(resp.status, 400, "signed already: {}", body(&resp));
+    assert_eq!(body(&resp)["error"], "nothing_to_verify");
+    for _ in 0..2 {
+        api(&mut p, &t, "DELETE", &format!("/v1/documents/{id}"), None);
+    }
+    let erase = take_jobs(&mut p, "doc.erase").remove(0);
+    assert_eq!(run(&mut p, &erase, None), JobOutcome::Done);
+    let left: Vec<String> = p
+        .data
+        .keys()
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .filter(|k| k.contains(&id) || k.starts_with("reid/"))
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
+fn unfinished_eid_checks_are_forgotten_with_the_document() {
+    let mut p = bootstrapped();
+    p.settings.eid_provider = "test".into();
+    let t = token(&mut p);
+    let (id, _) = draft(
+        &mut p,
+        &t,
+        json!([{"email": "q@y.se", "verify_eid_open": true}]),
+        json!({}),
+    );
+    let (_, sent) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    finish_render(&mut p, 3);
+    let base = format!("/v1/recipient/{}", secret_of(&sent, 0));
+    for _ in 0..5 {
+        let (s, r) = recipient(
+            &mut p,
+            "POST",
+            &format!("{base}/verify/start"),
+            Some(json!({"method": "eid"})),
+        );
+        assert_eq!(s, 200, "{r}");
+    }
+    let pending = |p: &MemoryPlatform| p.data.keys().filter(|k| k.starts_with(b"reid/")).count();
+    assert_eq!(pending(&p), 3, "at most three unfinished checks are kept");
+    for _ in 0..2 {
+        api(&mut p, &t, "DELETE", &format!("/v1/documents/{id}"), None);
+    }
+    let erase = take_jobs(&mut p, "doc.erase").remove(0);
+    assert_eq!(run(&mut p, &erase, None), JobOutcome::Done);
+    assert_eq!(pending(&p), 0);
+}
+
+#[test]
+fn a_recipient_cannot_claim_a_verification_and_a_mobile_only_recipient_gets_an_sms() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, _) = draft(
+        &mut p,
+        &t,
+        json!([{"mobile": "+46700000001", "first_name": "Mo"}]),
+        json!({}),
+    );
+    let (_, sent) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    finish_render(&mut p, 3);
+    let link = sent["recipients"][0]["document_url"].as_str().unwrap();
+    let sms = p
+        .sms
+        .iter()
+        .find(|m| m.to == "+46700000001")
+        .expect("the link by SMS");
+    assert!(sms.text.contains(link), "{}", sms.text);
+    let base = format!("/v1/recipient/{}", secret_of(&sent, 0));
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("{base}/sign"),
+        Some(json!({"signing_method": "eid", "verified_name": "Somebody Else"})),
+    );
+    assert_eq!((s, r["error"].as_str()), (400, Some("unknown_field")));
+}

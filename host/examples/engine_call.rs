@@ -58,6 +58,15 @@ impl native::Platform for NativePlatform {
     fn send_mail(&mut self, _: native::Mail) {
         unreachable!("GET /v1/test sends nothing")
     }
+    fn send_sms(&mut self, _: native::Sms) {
+        unreachable!("GET /v1/test sends nothing")
+    }
+    fn eid_start(&mut self, _: &str, _: &str) -> Result<String, String> {
+        unreachable!("GET /v1/test verifies nobody")
+    }
+    fn eid_finish(&mut self, _: &str, _: &str) -> Result<native::EidIdentity, String> {
+        unreachable!("GET /v1/test verifies nobody")
+    }
     fn settings(&mut self) -> native::Settings {
         self.settings.clone()
     }
@@ -143,6 +152,7 @@ fn main() -> anyhow::Result<()> {
     let shared = || Shared {
         settings: settings.clone(),
         passwords: Passwords::new(),
+        eid: None,
     };
     let cache = dir.join("cache");
     let d = Dispatcher::new(
@@ -190,6 +200,7 @@ fn main() -> anyhow::Result<()> {
         base_url: settings.base_url.clone(),
         can_convert_word: false,
         upload_ttl_secs: settings.upload_ttl_secs,
+        eid_provider: String::new(),
     };
     let runtime = Runtime::new(EMBEDDED_ENGINE, Some(&cache), 8, shared())?;
 

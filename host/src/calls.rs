@@ -27,6 +27,8 @@ struct Inner {
     jobs_changed: Notify,
     /// Woken after a commit that queued mail.
     mail_queued: Notify,
+    /// Woken after a commit that queued text messages.
+    sms_queued: Notify,
     /// Woken after a commit that queued webhook deliveries.
     deliveries_queued: Notify,
 }
@@ -67,6 +69,7 @@ impl Dispatcher {
                 permits: Semaphore::new(max_concurrent),
                 jobs_changed: Notify::new(),
                 mail_queued: Notify::new(),
+                sms_queued: Notify::new(),
                 deliveries_queued: Notify::new(),
             }),
         }
@@ -94,6 +97,11 @@ impl Dispatcher {
     /// Resolves when a committed call queued mail.
     pub async fn mail_queued(&self) {
         self.inner.mail_queued.notified().await
+    }
+
+    /// Resolves when a committed call queued text messages.
+    pub async fn sms_queued(&self) {
+        self.inner.sms_queued.notified().await
     }
 
     /// Answers one request. The engine call runs inline on the current tokio worker: a
@@ -135,6 +143,9 @@ impl Dispatcher {
                     }
                     if state.queued_mail {
                         self.inner.mail_queued.notify_one();
+                    }
+                    if state.queued_sms {
+                        self.inner.sms_queued.notify_one();
                     }
                     if state.queued_deliveries {
                         self.inner.deliveries_queued.notify_one();
@@ -194,6 +205,7 @@ impl Dispatcher {
                     });
             let scheduled = result.is_ok() && state.scheduled_jobs;
             let mailed = result.is_ok() && state.queued_mail;
+            let texted = result.is_ok() && state.queued_sms;
             let delivering = result.is_ok() && state.queued_deliveries;
             let txn = match result {
                 Ok(outcome) => {
@@ -226,6 +238,9 @@ impl Dispatcher {
                     }
                     if mailed {
                         self.inner.mail_queued.notify_one();
+                    }
+                    if texted {
+                        self.inner.sms_queued.notify_one();
                     }
                     if delivering {
                         self.inner.deliveries_queued.notify_one();

@@ -15,6 +15,7 @@
 //! The `esign` binary (`main.rs`) wires these together behind its CLI.
 
 pub mod calls;
+pub mod eid;
 pub mod jobs;
 pub mod mail;
 pub mod office;
@@ -24,6 +25,7 @@ pub mod pdf;
 pub mod raster;
 pub mod runtime;
 pub mod server;
+pub mod sms;
 pub mod stamp;
 pub mod store;
 pub mod webhooks;

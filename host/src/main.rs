@@ -4,7 +4,7 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use esign::calls::Dispatcher;
-use esign::{jobs, mail, outbound, passwords, runtime, server, store, webhooks, work};
+use esign::{eid, jobs, mail, outbound, passwords, runtime, server, sms, store, webhooks, work};
 use runtime::{Faults, Origin, Request, Runtime, Settings, Shared};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -94,6 +94,20 @@ struct ServeArgs {
         default_value = "esign <no-reply@esign.local>"
     )]
     mail_from: String,
+    /// Where text messages are written (one file each) when no SMS gateway is given
+    /// [default: <data-dir>/sms].
+    #[arg(long, env = "ESIGN_SMS_DIR")]
+    sms_dir: Option<PathBuf>,
+    /// Send text messages through this HTTP gateway instead: a JSON POST `{"to", "text"}`.
+    #[arg(long, env = "ESIGN_SMS_GATEWAY_URL")]
+    sms_gateway_url: Option<String>,
+    /// Bearer token for the SMS gateway.
+    #[arg(long, env = "ESIGN_SMS_GATEWAY_TOKEN")]
+    sms_gateway_token: Option<String>,
+    /// The eID provider for identity checks (`test`: a stand-in for tests and demos
+    /// only); without one, `verify_eid` is refused.
+    #[arg(long, env = "ESIGN_EID_PROVIDER")]
+    eid_provider: Option<String>,
     /// How long an unused upload is kept, in seconds.
     #[arg(long, env = "ESIGN_UPLOAD_TTL_SECS", default_value_t = runtime::DEFAULT_UPLOAD_TTL_SECS)]
     upload_ttl_secs: u64,
@@ -267,7 +281,12 @@ fn main() {
 }
 
 /// Opens the store and loads the engine.
-fn open(args: &EngineArgs, settings: Settings, max_calls: u32) -> anyhow::Result<Dispatcher> {
+fn open(
+    args: &EngineArgs,
+    settings: Settings,
+    eid: Option<std::sync::Arc<dyn eid::Provider>>,
+    max_calls: u32,
+) -> anyhow::Result<Dispatcher> {
     let backend = store::sled::SledBackend::open(&args.data_dir)?;
     let store = store::Store::new(backend);
     let wasm = match &args.engine {
@@ -282,6 +301,7 @@ fn open(args: &EngineArgs, settings: Settings, max_calls: u32) -> anyhow::Result
     let shared = Shared {
         settings,
         passwords: passwords::Passwords::new(),
+        eid,
     };
     let runtime = Runtime::new(&wasm, Some(&cache), max_calls, shared)?;
     Ok(Dispatcher::new(runtime, store, max_calls as usize))
@@ -339,6 +359,24 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "LibreOffice (soffice) was not found: Word (.docx) files cannot be imported"
         ),
     }
+    let base_url = args
+        .base_url
+        .clone()
+        .unwrap_or_else(|| format!("{scheme}://{addr}"));
+    let eid_test = match args.eid_provider.as_deref() {
+        Some("test") => {
+            tracing::warn!(
+                "the test eID provider is on: anyone can claim any name (tests and demos only)"
+            );
+            Some(std::sync::Arc::new(eid::TestProvider::new(&base_url)))
+        }
+        _ => None,
+    };
+    let eid: Option<std::sync::Arc<dyn eid::Provider>> = match (&eid_test, &args.eid_provider) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(name)) => Some(eid::provider(name, &base_url)?),
+        (None, None) => None,
+    };
     let settings = Settings {
         can_convert_word: soffice.is_some(),
         upload_ttl_secs: args.upload_ttl_secs,
@@ -346,12 +384,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         login_max_failures: args.login_max_failures,
         login_lock_secs: args.login_lock_secs,
         token_min_interval_ms: args.token_min_interval_ms,
-        base_url: args
-            .base_url
-            .clone()
-            .unwrap_or_else(|| format!("{scheme}://{addr}")),
+        base_url,
+        eid_provider: eid
+            .as_ref()
+            .map(|p| p.name().to_string())
+            .unwrap_or_default(),
     };
-    let dispatcher = open(&args.engine, settings, args.max_concurrent_calls)?;
+    let dispatcher = open(&args.engine, settings, eid, args.max_concurrent_calls)?;
     bootstrap(&dispatcher)?;
     let outbound_config = outbound::OutboundConfig {
         ca_file: args.outbound_ca_file.clone(),
@@ -406,10 +445,31 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             ))
         }
     };
+    let sms_transport: std::sync::Arc<dyn mail::Transport> = match &args.sms_gateway_url {
+        Some(url) => {
+            let _guard = rt.enter();
+            tracing::info!("text messages go to the SMS gateway");
+            std::sync::Arc::new(sms::gateway::GatewayTransport::new(
+                url,
+                args.sms_gateway_token.clone(),
+                args.outbound_ca_file.as_deref(),
+                Duration::from_secs(15),
+            )?)
+        }
+        None => {
+            let dir = args
+                .sms_dir
+                .clone()
+                .unwrap_or_else(|| args.engine.data_dir.join("sms"));
+            tracing::info!("text messages go to {}", dir.display());
+            std::sync::Arc::new(sms::folder::FolderTransport::new(dir))
+        }
+    };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let front = server::FrontConfig {
         max_body_bytes: args.max_body_bytes,
         test_faults: args.test_faults,
+        eid_test,
     };
     if args.test_faults {
         tracing::warn!("test faults are on: requests may ask for injected failures");
@@ -417,7 +477,18 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     println!("esign listening on {scheme}://{addr}");
     rt.block_on(async {
         let jobs = tokio::spawn(jobs::run(dispatcher.clone(), work, stop_rx.clone()));
-        let mailer = tokio::spawn(mail::run(dispatcher.clone(), transport, stop_rx.clone()));
+        let mailer = tokio::spawn(mail::run(
+            dispatcher.clone(),
+            mail::Outbox::MAIL,
+            transport,
+            stop_rx.clone(),
+        ));
+        let texter = tokio::spawn(mail::run(
+            dispatcher.clone(),
+            mail::Outbox::SMS,
+            sms_transport,
+            stop_rx.clone(),
+        ));
         let deliverer = tokio::spawn(webhooks::run(
             dispatcher.clone(),
             webhook_client,
@@ -440,6 +511,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let _ = stop_tx.send(true);
         let _ = jobs.await;
         let _ = mailer.await;
+        let _ = texter.await;
         let _ = deliverer.await;
         anyhow::Ok(())
     })?;
@@ -509,7 +581,7 @@ fn entity_flags(body: &mut serde_json::Value, f: &EntityFlags) {
 }
 
 fn admin(args: AdminArgs) -> anyhow::Result<()> {
-    let d = open(&args.engine, runtime::default_settings(), 4)?;
+    let d = open(&args.engine, runtime::default_settings(), None, 4)?;
     use serde_json::json;
     let req = match args.command {
         AdminCommand::Entity(EntityCommand::Add {

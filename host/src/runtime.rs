@@ -49,6 +49,10 @@ pub mod keys {
     pub const MAIL: &[u8] = b"m/";
     /// Mail given up after repeated failures: `y/<id>`.
     pub const DEAD_MAIL: &[u8] = b"y/";
+    /// Outgoing text messages: `sms/<due ms, 8 bytes BE><id>` (rows like mail's).
+    pub const SMS: &[u8] = b"sms/";
+    /// Text messages given up: `smsx/<id>`.
+    pub const DEAD_SMS: &[u8] = b"smsx/";
     /// File contents: `b/<blob id>`.
     pub const BLOBS: &[u8] = b"b/";
     /// Webhook deliveries due: `w/<due ms, 8 bytes BE><delivery id>`.
@@ -130,6 +134,7 @@ pub fn default_settings() -> Settings {
         base_url: "http://127.0.0.1:8080".into(),
         can_convert_word: false,
         upload_ttl_secs: DEFAULT_UPLOAD_TTL_SECS,
+        eid_provider: String::new(),
     }
 }
 
@@ -140,6 +145,8 @@ pub const DEFAULT_UPLOAD_TTL_SECS: u64 = 48 * 3600;
 pub struct Shared {
     pub settings: Settings,
     pub passwords: Passwords,
+    /// The eID provider, when one is configured.
+    pub eid: Option<Arc<dyn crate::eid::Provider>>,
 }
 
 /// Test hooks a call may carry (only honoured when the server runs with test faults on).
@@ -164,6 +171,8 @@ pub struct CallState {
     pub scheduled_jobs: bool,
     /// Whether the call queued mail (the mail worker is woken after commit).
     pub queued_mail: bool,
+    /// Whether the call queued text messages (the SMS worker is woken after commit).
+    pub queued_sms: bool,
     /// Whether the call queued webhook deliveries (the delivery worker is woken).
     pub queued_deliveries: bool,
     /// What the engine said before it trapped (`host.log-error`).
@@ -346,6 +355,24 @@ impl effects::Host for CallState {
         self.queued_mail = true;
         Ok(())
     }
+
+    fn send_sms(&mut self, sms: effects::Sms) -> wasmtime::Result<()> {
+        let record = crate::mail::StoredMail {
+            id: random_id(),
+            to: sms.to,
+            subject: String::new(),
+            body: sms.text,
+            created_ms: now_ms(),
+            attempts: 0,
+            tag: sms.tag,
+        };
+        self.txn.put(
+            &keys::timed(keys::SMS, record.created_ms, &record.id),
+            &serde_json::to_vec(&record)?,
+        );
+        self.queued_sms = true;
+        Ok(())
+    }
 }
 
 impl host::Host for CallState {
@@ -370,6 +397,31 @@ impl host::Host for CallState {
     fn log_error(&mut self, message: String) -> wasmtime::Result<()> {
         self.engine_error = Some(message);
         Ok(())
+    }
+
+    fn eid_start(
+        &mut self,
+        session: String,
+        return_url: String,
+    ) -> wasmtime::Result<Result<String, String>> {
+        Ok(match &self.shared.eid {
+            Some(p) => p.start(&session, &return_url),
+            None => Err("no eID provider is configured".into()),
+        })
+    }
+
+    fn eid_finish(
+        &mut self,
+        session: String,
+        query: String,
+    ) -> wasmtime::Result<Result<types::EidIdentity, String>> {
+        Ok(match &self.shared.eid {
+            Some(p) => p.finish(&session, &query).map(|i| types::EidIdentity {
+                name: i.name,
+                subject: i.subject,
+            }),
+            None => Err("no eID provider is configured".into()),
+        })
     }
 }
 
@@ -476,6 +528,7 @@ impl Runtime {
             verified,
             scheduled_jobs: false,
             queued_mail: false,
+            queued_sms: false,
             queued_deliveries: false,
             engine_error: None,
         };

@@ -31,6 +31,8 @@ pub struct FrontConfig {
     pub max_body_bytes: usize,
     /// Honour `x-esign-test-fault` request headers (test builds of the suite only).
     pub test_faults: bool,
+    /// The built-in test eID provider, whose pages (`/eid/test/...`) this front serves.
+    pub eid_test: Option<Arc<crate::eid::TestProvider>>,
 }
 
 /// Builds a rustls acceptor from PEM files, offering h2 and http/1.1.
@@ -176,6 +178,16 @@ async fn respond(
                 &format!("could not read the body: {e}"),
             ),
             Ok(collected) => {
+                if let (Some(provider), Some(session)) =
+                    (&front.eid_test, parts.uri.path().strip_prefix("/eid/test/"))
+                {
+                    return to_hyper(test_eid(
+                        provider,
+                        parts.method.as_str(),
+                        session,
+                        &collected.to_bytes(),
+                    ));
+                }
                 let faults = if front.test_faults {
                     test_faults(&parts.headers)
                 } else {
@@ -236,6 +248,33 @@ async fn respond(
         started.elapsed()
     );
     to_hyper(resp)
+}
+
+/// The test eID provider's page (GET) and its form (POST), outside the engine: it
+/// stands for another site.
+fn test_eid(p: &crate::eid::TestProvider, method: &str, session: &str, body: &[u8]) -> Response {
+    let (status, headers, body) = match method {
+        "GET" => match p.page(session) {
+            Some(html) => (
+                200,
+                vec![("content-type".into(), "text/html; charset=utf-8".into())],
+                html.into_bytes(),
+            ),
+            None => (404, Vec::new(), b"unknown eID session".to_vec()),
+        },
+        "POST" => match p.complete(session, body) {
+            Some(back) => (303, vec![("location".into(), back)], Vec::new()),
+            None => (400, Vec::new(), b"type a name to verify".to_vec()),
+        },
+        _ => (405, vec![("allow".into(), "GET, POST".into())], Vec::new()),
+    };
+    let mut headers: Vec<(String, String)> = headers;
+    headers.push(("cache-control".into(), "no-store".into()));
+    Response {
+        status,
+        headers,
+        body,
+    }
 }
 
 /// Parses `x-esign-test-fault: trap-on-put=N` and `x-esign-test-fault: blobs-unavailable`.

@@ -823,3 +823,39 @@ impl Server {
         });
     }
 }
+
+impl Server {
+    /// The text messages written to the folder transport so far, oldest first.
+    pub fn sms(&self) -> Vec<String> {
+        let dir = self.data_dir.join("sms");
+        let mut names: Vec<PathBuf> = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
+        names.sort();
+        names
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect()
+    }
+
+    /// Waits (at most 20 s) for the `n`-th text message to `to`; returns its 6-digit code.
+    pub fn wait_sms_code(&self, to: &str, n: usize) -> String {
+        let texts = wait_until(20, &format!("text message #{n} to {to}"), || {
+            let mine: Vec<String> = self
+                .sms()
+                .into_iter()
+                .filter(|m| m.starts_with(&format!("To: {to}\n")))
+                .collect();
+            (mine.len() >= n).then_some(mine)
+        });
+        texts[n - 1]
+            .split(|c: char| !c.is_ascii_digit())
+            .find(|w| w.len() == 6)
+            .expect("a 6-digit code")
+            .to_string()
+    }
+}

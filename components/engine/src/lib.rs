@@ -160,6 +160,29 @@ impl core_engine::Platform for Imports {
         })
     }
 
+    fn send_sms(&mut self, m: core_engine::Sms) {
+        effects::send_sms(&effects::Sms {
+            to: m.to,
+            text: m.text,
+            tag: m.tag,
+        })
+    }
+
+    fn eid_start(&mut self, session: &str, return_url: &str) -> Result<String, String> {
+        host::eid_start(session, return_url)
+    }
+
+    fn eid_finish(
+        &mut self,
+        session: &str,
+        query: &str,
+    ) -> Result<core_engine::EidIdentity, String> {
+        host::eid_finish(session, query).map(|i| core_engine::EidIdentity {
+            name: i.name,
+            subject: i.subject,
+        })
+    }
+
     fn settings(&mut self) -> core_engine::Settings {
         let s = host::get_settings();
         core_engine::Settings {
@@ -170,6 +193,7 @@ impl core_engine::Platform for Imports {
             base_url: s.base_url,
             can_convert_word: s.can_convert_word,
             upload_ttl_secs: s.upload_ttl_secs,
+            eid_provider: s.eid_provider,
         }
     }
 

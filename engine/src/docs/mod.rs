@@ -23,6 +23,7 @@ pub mod recipient;
 pub mod signatures;
 pub mod templates;
 pub mod uploads;
+pub mod verify;
 
 use crate::auth::{Principal, authenticate};
 use crate::http::{ApiError, ApiResult};

@@ -6,7 +6,7 @@ use super::model::{Document, Recipient, Role};
 use crate::model::{User, user_key};
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::{Cx, Mail};
+use crate::{Cx, Mail, Sms};
 
 /// The recipient's personal link.
 pub fn document_url(cx: &mut Cx, secret: &str) -> String {
@@ -39,11 +39,17 @@ fn link_mail(
     intro: String,
     message: &str,
 ) {
-    if r.email.is_empty() {
-        return; // mobile-only recipients get SMS, which is not wired in this host
-    }
     let Some(secret) = &r.secret else { return };
     let url = document_url(cx, secret);
+    if r.email.is_empty() {
+        // A recipient with only a mobile number gets the link by SMS.
+        cx.p.send_sms(Sms {
+            to: r.mobile.clone(),
+            text: format!("{subject}: {url}"),
+            tag: format!("recipient:{}:{}", doc.id, r.id),
+        });
+        return;
+    }
     let mut body = format!(
         "Hello {},\n\n{intro}\n\nOpen it here to {}:\n{url}\n",
         r.fullname(),

@@ -125,11 +125,28 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
     } else {
         String::new()
     };
-    let recipients: Vec<Value> = doc
+    let mut recipients: Vec<Value> = doc
         .recipients
         .iter()
         .map(|r| recipient_json(cx, r, o.with_links))
         .collect();
+    // How each signed (identity checks passed, signature, initials), and, for those who
+    // may change the document, the identity checks set.
+    let sigs = super::signatures::load_all(cx, id);
+    for (v, r) in recipients.iter_mut().zip(&doc.recipients) {
+        v["signing_methods"] = sigs
+            .iter()
+            .find(|s| s.recipient_id == r.id)
+            .map(super::signatures::methods)
+            .unwrap_or_default()
+            .into();
+        if o.with_links
+            && let Some(c) = super::verify::load(cx, id, &r.id)
+            && let (Value::Object(m), Value::Object(set)) = (v, super::verify::settings_json(&c))
+        {
+            m.extend(set);
+        }
+    }
     let entity = cx.load::<Entity>(&entity_key(&doc.entity_id));
     let mut v = json!({
         "id": id,

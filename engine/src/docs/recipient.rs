@@ -8,7 +8,8 @@
 //! | `POST .../view` | first time: recipient and document `viewed`, `document.viewed` |
 //! | `POST .../review` | read every page: `reviewed`, `document.reviewed` |
 //! | `POST .../comment` (`text`) | `comment.created` and `document.commented` |
-//! | `POST .../sign` (`signing_method`?, `verified_name`?) | a signer signs: `document.partially_signed`, or `document.signed` when it completes the document |
+//! | `POST .../sign` (`signature`, `initials`, `fields`; see `signatures.rs`) | a signer signs: `document.partially_signed`, or `document.signed` when it completes the document |
+//! | `POST .../verify/start`, `POST .../verify`, `GET /v1/eid/return/{session}` | identity checks (see `verify.rs`) |
 //! | `POST .../approve` | an approver approves: `document.approved` (and `document.signed` when it completes the document) |
 //! | `POST .../reject` (`reason`?) | recipient and document `rejected`, `document.rejected` |
 //! | `GET .../download` | the PDF, `document.downloaded` |
@@ -25,6 +26,7 @@ use super::page;
 use super::read::{comment_json, current_pdf};
 use super::{
     Actor, client_of, emit_and_log, event_recipient, load_doc, notify, signatures, store_doc,
+    verify,
 };
 use crate::http::{ApiError, ApiResult, json};
 #[allow(unused_imports)]
@@ -101,14 +103,14 @@ pub fn page_route(cx: &mut Cx, req: &Request, secret: &str) -> Response {
         }
         Err(e) => e.into_response(),
         Ok((doc, i)) if html => {
-            let view = recipient_view(cx, &doc, i, secret);
+            let view = recipient_view(cx, &doc, i, secret, req);
             match page::unavailable(&view) {
                 Some(notice) => notice,
                 None => page::page(&view, doc.expiration_ms),
             }
         }
         Ok((doc, i)) => match check_available(&doc) {
-            Ok(()) => json(200, &recipient_view(cx, &doc, i, secret)),
+            Ok(()) => json(200, &recipient_view(cx, &doc, i, secret, req)),
             Err(e) => e.into_response(),
         },
     };
@@ -127,12 +129,37 @@ pub fn route(cx: &mut Cx, req: &Request, secret: &str, rest: &[&str]) -> ApiResu
     if m == "POST" {
         rate_limit(cx, &doc, i)?;
     }
+    // Identity checks: the view says what is still to verify; everything else but the
+    // verification itself waits for the checks set for opening.
+    let (_, st) = verify::status(cx, &doc, i, req);
     match (m, rest) {
-        ("GET", []) => Ok(json(200, &recipient_view(cx, &doc, i, secret))),
+        ("GET", []) => return Ok(json(200, &recipient_view(cx, &doc, i, secret, req))),
+        ("POST", ["verify", "start"]) => return Ok(json(200, &verify::start(cx, req, &doc, i)?)),
+        ("POST", ["verify"]) => {
+            let (body, cookie) = verify::verify(cx, req, &doc, i)?;
+            let mut resp = json(200, &body);
+            resp.headers.push(("set-cookie".into(), cookie));
+            return Ok(resp);
+        }
+        _ if st.locked => {
+            return Err(ApiError::forbidden(
+                "verification_locked",
+                "too many wrong attempts: this link is locked; ask the sender for help",
+            ));
+        }
+        _ if !st.open_pending.is_empty() => {
+            return Err(verify::required(verify::Stage::Open, &st.open_pending));
+        }
+        ("POST", ["sign" | "approve"]) if !st.sign_pending.is_empty() => {
+            return Err(verify::required(verify::Stage::Sign, &st.sign_pending));
+        }
+        _ => {}
+    }
+    match (m, rest) {
         ("POST", ["view"]) => act(cx, req, doc, i, Act::View),
         ("POST", ["review"]) => act(cx, req, doc, i, Act::Review),
         ("POST", ["comment"]) => comment(cx, req, doc, i),
-        ("POST", ["sign"]) => act(cx, req, doc, i, Act::Sign),
+        ("POST", ["sign"]) => act_verified(cx, req, doc, i, Act::Sign, &st.passes),
         ("POST", ["approve"]) => act(cx, req, doc, i, Act::Approve),
         ("POST", ["reject"]) => act(cx, req, doc, i, Act::Reject),
         ("POST", ["print"]) => act(cx, req, doc, i, Act::Print),
@@ -142,9 +169,11 @@ pub fn route(cx: &mut Cx, req: &Request, secret: &str, rest: &[&str]) -> ApiResu
         (_, [] | ["download"] | ["pages", _] | ["comments"]) => {
             Err(method_not_allowed(m, &["GET"]))
         }
-        (_, ["view" | "review" | "comment" | "sign" | "approve" | "reject" | "print"]) => {
-            Err(method_not_allowed(m, &["POST"]))
-        }
+        (
+            _,
+            ["view" | "review" | "comment" | "sign" | "approve" | "reject" | "print" | "verify"],
+        )
+        | (_, ["verify", "start"]) => Err(method_not_allowed(m, &["POST"])),
         _ => Err(ApiError::not_found("not_found", "no such endpoint")),
     }
 }
@@ -254,8 +283,28 @@ fn comments(cx: &mut Cx, doc: &Document) -> ApiResult<Response> {
     Ok(json(200, &json!({"comments": list})))
 }
 
-fn recipient_view(cx: &mut Cx, doc: &Document, i: usize, secret: &str) -> Value {
+fn recipient_view(cx: &mut Cx, doc: &Document, i: usize, secret: &str, req: &Request) -> Value {
     let r = &doc.recipients[i];
+    let (checks, st) = verify::status(cx, doc, i, req);
+    let verification = checks.as_ref().map(|c| verify::view_json(c, &st, r));
+    if !st.open_pending.is_empty() || st.locked {
+        // Nothing of the document's content before the checks for opening pass.
+        return json!({
+            "document": {
+                "id": doc.id, "name": doc.name, "status": doc.status.as_str(), "value": doc.value,
+                "sender_name": doc.sender.name, "sender_email": doc.sender.email,
+                "expiration_date": iso8601(doc.expiration_ms),
+                "rejection_reason": doc.rejection_reason,
+            },
+            "recipient": {"id": r.id, "fullname": r.fullname(), "role": r.role.as_str(), "status": r.status.as_str()},
+            "verification": verification,
+            "pages": [], "fields": [], "waiting_for": [],
+            "links": {
+                "api": format!("/v1/recipient/{secret}"),
+                "download": format!("/v1/recipient/{secret}/download"),
+            },
+        });
+    }
     let me = crate::util::normalize_email(&r.email);
     let fields = super::fields::load(cx, &doc.id);
     let images = super::pages::load(cx, &doc.id);
@@ -323,6 +372,7 @@ fn recipient_view(cx: &mut Cx, doc: &Document, i: usize, secret: &str) -> Value 
         "pages": pages,
         "fields": field_list,
         "waiting_for": waiting_for,
+        "verification": verification,
         "signature": mine.map(|s| json!({"type": s.signature.kind, "name": s.signature.text, "signed_at": iso8601(s.signed_ms)})),
         "links": {
             "api": format!("/v1/recipient/{secret}"),
@@ -398,8 +448,26 @@ fn check_turn(doc: &Document, i: usize) -> ApiResult<()> {
     Ok(())
 }
 
-fn act(cx: &mut Cx, req: &Request, mut doc: Document, i: usize, what: Act) -> ApiResult<Response> {
+fn act(cx: &mut Cx, req: &Request, doc: Document, i: usize, what: Act) -> ApiResult<Response> {
+    act_verified(cx, req, doc, i, what, &[])
+}
+
+/// An act, with the identity checks the request passed (recorded with a signature).
+fn act_verified(
+    cx: &mut Cx,
+    req: &Request,
+    mut doc: Document,
+    i: usize,
+    what: Act,
+    passes: &[verify::Pass],
+) -> ApiResult<Response> {
     let f = req.body_fields()?;
+    if f.has("signing_method") || f.has("verified_name") {
+        return Err(ApiError::bad_request(
+            "unknown_field",
+            "`signing_method` and `verified_name` are not given by the signer: they come from the identity checks passed",
+        ));
+    }
     let before = doc.clone();
     let actor = recipient_actor(&doc, i, req);
     let now = cx.now();
@@ -472,21 +540,14 @@ fn act(cx: &mut Cx, req: &Request, mut doc: Document, i: usize, what: Act) -> Ap
             }
             check_turn(&doc, i)?;
             if what == Act::Sign {
-                let given = signatures::read_sign_body(cx, &doc, &r, &f)?;
+                let given = signatures::read_sign_body(cx, &doc, &r, &f, passes)?;
                 signatures::store(cx, &doc, &given);
             }
-            let method = f
-                .optional_str("signing_method")?
-                .unwrap_or_else(|| "link".into());
-            let verified = f.optional_str("verified_name")?.unwrap_or_default();
             let rr = &mut doc.recipients[i];
             rr.status = done;
             rr.signed_ms = Some(now);
             rr.ip_address = actor.ip.clone();
             rr.viewed_ms.get_or_insert(now);
-            if what == Act::Sign {
-                rr.signing_method = Some((method, verified));
-            }
             finish_signature(cx, &mut doc, i, &actor, what == Act::Sign);
         }
         Act::Reject => {

@@ -47,6 +47,8 @@ pub struct Signature {
     pub signature: Mark,
     pub initials: Option<Mark>,
     pub signed_ms: u64,
+    /// The identity checks the signer had passed.
+    pub verified: Vec<super::verify::Pass>,
 }
 
 fn key(doc_id: &str, rid: &str) -> Vec<u8> {
@@ -197,7 +199,14 @@ pub struct Given {
 
 /// Reads the `sign` body of recipient `r`: their signature, initials and field values.
 /// Fails with 400 when a required field, the signature or the initials are missing.
-pub fn read_sign_body(cx: &mut Cx, doc: &Document, r: &Recipient, f: &Fields) -> ApiResult<Given> {
+/// `verified` are the identity checks the signer passed.
+pub fn read_sign_body(
+    cx: &mut Cx,
+    doc: &Document,
+    r: &Recipient,
+    f: &Fields,
+    verified: &[super::verify::Pass],
+) -> ApiResult<Given> {
     let mut all = fields::load(cx, &doc.id);
     // Values for this signer's own input fields.
     if let Some(v) = f.optional_json("fields")? {
@@ -298,6 +307,7 @@ pub fn read_sign_body(cx: &mut Cx, doc: &Document, r: &Recipient, f: &Fields) ->
             signature,
             initials,
             signed_ms: now,
+            verified: verified.to_vec(),
         },
         fields: all,
         new_blobs,
@@ -364,11 +374,12 @@ pub fn summary_blocks(doc: &Document, fields: &[Field], sigs: &[Signature]) -> V
     out
 }
 
-/// The `signing_methods` entries of a signature (GetAccept's `SigningMethod` types).
+/// The `signing_methods` entries of a signature (GetAccept's `SigningMethod` types):
+/// the identity checks passed, then the signature and the initials.
 pub fn methods(s: &Signature) -> Vec<Value> {
     let at = iso8601(s.signed_ms);
-    let mut out =
-        vec![serde_json::json!({"type": "signature", "signed_at": at, "verified_name": ""})];
+    let mut out = super::verify::methods(&s.verified);
+    out.push(serde_json::json!({"type": "signature", "signed_at": at, "verified_name": ""}));
     if s.initials.is_some() {
         out.push(serde_json::json!({"type": "initials", "signed_at": at, "verified_name": ""}));
     }

@@ -11,6 +11,9 @@
 //!
 //! Transports, one file each: [`folder::FolderTransport`] (the default: `.eml` files a
 //! person can open) and [`smtp::SmtpMailer`] (lettre, when `--smtp-url` is given).
+//!
+//! Text messages (`effects.send-sms`) are the same kind of row in their own table and
+//! go through the same worker ([`Outbox::SMS`]) to the transports of `crate::sms`.
 
 pub mod folder;
 pub mod smtp;
@@ -71,16 +74,42 @@ pub struct Pass {
     pub bounced: bool,
 }
 
-/// Delivers due mail until `shutdown` turns true.
+/// A table of outgoing messages and what is delivered from it.
+#[derive(Clone, Copy, Debug)]
+pub struct Outbox {
+    /// Due rows: `<prefix><due ms, 8 bytes BE><id>`.
+    pub table: &'static [u8],
+    /// Rows given up.
+    pub dead: &'static [u8],
+    /// For the log: `mail`, `sms`.
+    pub what: &'static str,
+}
+
+impl Outbox {
+    pub const MAIL: Outbox = Outbox {
+        table: keys::MAIL,
+        dead: keys::DEAD_MAIL,
+        what: "mail",
+    };
+    pub const SMS: Outbox = Outbox {
+        table: keys::SMS,
+        dead: keys::DEAD_SMS,
+        what: "sms",
+    };
+}
+
+/// Delivers due messages of `outbox` until `shutdown` turns true.
 pub async fn run(
     dispatcher: Dispatcher,
+    outbox: Outbox,
     transport: Arc<dyn Transport>,
     mut shutdown: watch::Receiver<bool>,
 ) {
     loop {
         let store = dispatcher.store().clone();
         let t = transport.clone();
-        let wait = match tokio::task::spawn_blocking(move || deliver_due(&store, &*t)).await {
+        let pass = tokio::task::spawn_blocking(move || deliver_due(&store, outbox, &*t)).await;
+        let wait = match pass {
             Ok(Ok(pass)) => {
                 if pass.bounced {
                     dispatcher.notify_jobs();
@@ -88,28 +117,39 @@ pub async fn run(
                 pass.wait
             }
             Ok(Err(e)) => {
-                tracing::error!("mail worker: {e:#}");
+                tracing::error!("{} worker: {e:#}", outbox.what);
                 Duration::from_secs(1)
             }
             Err(e) => {
-                tracing::error!("mail worker: {e}");
+                tracing::error!("{} worker: {e}", outbox.what);
                 Duration::from_secs(1)
+            }
+        };
+        let queued = async {
+            match outbox.what {
+                "sms" => dispatcher.sms_queued().await,
+                _ => dispatcher.mail_queued().await,
             }
         };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
-            _ = dispatcher.mail_queued() => {}
+            _ = queued => {}
             _ = shutdown.changed() => return,
         }
     }
 }
 
-/// Delivers every due mail.
-pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Result<Pass> {
+/// Delivers every due message of `outbox`.
+pub fn deliver_due(
+    store: &Arc<Store>,
+    outbox: Outbox,
+    transport: &dyn Transport,
+) -> anyhow::Result<Pass> {
     let mut bounced = false;
+    let what = outbox.what;
     loop {
-        let end = keys::timed(keys::MAIL, now_ms() + 1, "");
-        let due = store.scan_committed(keys::MAIL, &end, 64)?;
+        let end = keys::timed(outbox.table, now_ms() + 1, "");
+        let due = store.scan_committed(outbox.table, &end, 64)?;
         if due.is_empty() {
             break;
         }
@@ -121,11 +161,15 @@ pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Res
             }
             txn.delete(&key);
             match transport.send(&mail) {
-                Ok(()) => tracing::info!(id = mail.id, to = mail.to, "mail sent"),
+                Ok(()) => tracing::info!(id = mail.id, to = mail.to, "{what} sent"),
                 Err(Failure::Permanent(why)) => {
-                    tracing::warn!(id = mail.id, to = mail.to, "mail rejected for good: {why}");
+                    tracing::warn!(
+                        id = mail.id,
+                        to = mail.to,
+                        "{what} rejected for good: {why}"
+                    );
                     mail.attempts += 1;
-                    let mut dead = keys::DEAD_MAIL.to_vec();
+                    let mut dead = outbox.dead.to_vec();
                     dead.extend_from_slice(mail.id.as_bytes());
                     txn.put(&dead, &serde_json::to_vec(&mail)?);
                     if !mail.tag.is_empty() {
@@ -150,10 +194,10 @@ pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Res
                     tracing::error!(
                         id = mail.id,
                         to = mail.to,
-                        "mail given up after {MAX_ATTEMPTS} attempts: {e:#}"
+                        "{what} given up after {MAX_ATTEMPTS} attempts: {e:#}"
                     );
                     mail.attempts += 1;
-                    let mut dead = keys::DEAD_MAIL.to_vec();
+                    let mut dead = outbox.dead.to_vec();
                     dead.extend_from_slice(mail.id.as_bytes());
                     txn.put(&dead, &serde_json::to_vec(&mail)?);
                 }
@@ -164,11 +208,11 @@ pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Res
                         id = mail.id,
                         to = mail.to,
                         attempt = mail.attempts,
-                        "mail failed, retrying in {} s: {e:#}",
+                        "{what} failed, retrying in {} s: {e:#}",
                         delay / 1000
                     );
                     txn.put(
-                        &keys::timed(keys::MAIL, now_ms() + delay, &mail.id),
+                        &keys::timed(outbox.table, now_ms() + delay, &mail.id),
                         &serde_json::to_vec(&mail)?,
                     );
                 }
@@ -180,7 +224,7 @@ pub fn deliver_due(store: &Arc<Store>, transport: &dyn Transport) -> anyhow::Res
         }
     }
     Ok(Pass {
-        wait: keys::until_next_due(store, keys::MAIL, IDLE)?,
+        wait: keys::until_next_due(store, outbox.table, IDLE)?,
         bounced,
     })
 }
@@ -254,7 +298,7 @@ mod tests {
     #[test]
     fn delivered_mail_leaves_the_table() {
         let (store, t, dir) = setup(0, 0);
-        deliver_due(&store, &t).unwrap();
+        deliver_due(&store, Outbox::MAIL, &t).unwrap();
         assert_eq!(*t.sent.lock().unwrap(), ["m1"]);
         assert!(table(&store, keys::MAIL).is_empty());
         let _ = std::fs::remove_dir_all(dir);
@@ -263,7 +307,7 @@ mod tests {
     #[test]
     fn a_failed_delivery_is_kept_and_rescheduled_later() {
         let (store, t, dir) = setup(1, 0);
-        let wait = deliver_due(&store, &t).unwrap().wait;
+        let wait = deliver_due(&store, Outbox::MAIL, &t).unwrap().wait;
         let left = table(&store, keys::MAIL);
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].attempts, 1);
@@ -293,7 +337,7 @@ mod tests {
             &serde_json::to_vec(&mail).unwrap(),
         );
         txn.commit().unwrap();
-        let pass = deliver_due(&store, &t).unwrap();
+        let pass = deliver_due(&store, Outbox::MAIL, &t).unwrap();
         assert!(pass.bounced);
         assert!(table(&store, keys::MAIL).is_empty(), "not retried");
         assert_eq!(table(&store, keys::DEAD_MAIL).len(), 1);
@@ -309,7 +353,7 @@ mod tests {
     #[test]
     fn mail_is_given_up_into_the_dead_table_after_the_last_attempt() {
         let (store, t, dir) = setup(1, MAX_ATTEMPTS - 1);
-        deliver_due(&store, &t).unwrap();
+        deliver_due(&store, Outbox::MAIL, &t).unwrap();
         assert!(table(&store, keys::MAIL).is_empty());
         let dead = table(&store, keys::DEAD_MAIL);
         assert_eq!(dead.len(), 1);

@@ -1,0 +1,803 @@
+//! Identity checks per recipient (spec §1): a one-time code (by SMS to the recipient's
+//! mobile, or by email when they have none), a question and answer, or eID, each asked
+//! before opening the document and/or before signing, as the sender set them with
+//! GetAccept's names (`verify_sms[_open|_sign]`, `verify_qna[_question|_answer|_open|_sign]`,
+//! `verify_eid[_type|_open|_sign]`).
+//!
+//! Codes are 6 digits, valid 10 minutes, stored only as a salted SHA-256; answers are
+//! compared ignoring case and surrounding spaces, also stored hashed. Five wrong codes or
+//! answers in all lock the recipient out, and the sender is mailed.
+//!
+//! Passing a check starts (or extends) a verification session: a random token in an
+//! HttpOnly, SameSite=Lax cookie (Lax: it must come back with the eID provider's redirect)
+//! named after the link, stored only hashed. A check
+//! for opening is satisfied by any pass of it in the session; a check for signing needs
+//! a pass made for signing in the last 10 minutes. The passes become the
+//! `signing_methods` of the signature.
+//!
+//! Record: `rver/{document}/{recipient}` → [`Checks`]; `reid/{sha256 of eID session}` →
+//! `{document}/{recipient}/{stage}` while an eID check runs.
+
+use super::model::{Document, Recipient};
+use crate::http::{ApiError, ApiResult, Fields, member_text};
+use crate::model::prefix_range;
+#[allow(unused_imports)]
+use crate::prelude::*;
+use crate::util::{iso8601, new_secret, sha256_hex};
+use crate::{Cx, Mail, Request, Sms};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+/// How long a one-time code is valid.
+pub const CODE_TTL_MS: u64 = 10 * 60 * 1000;
+/// Wrong codes or answers (in all) before the recipient is locked out.
+pub const MAX_FAILURES: u32 = 5;
+/// Shortest wait between two codes, and most codes per recipient.
+const CODE_SPACING_MS: u64 = 30_000;
+const MAX_CODES: u32 = 10;
+/// How long a verification session lasts, and how fresh a pass for signing must be.
+const SESSION_TTL_MS: u64 = 12 * 3600 * 1000;
+const SIGN_PASS_TTL_MS: u64 = 10 * 60 * 1000;
+/// Sessions kept per recipient (the oldest is dropped).
+const MAX_SESSIONS: usize = 5;
+
+/// When a check is asked.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct When {
+    pub open: bool,
+    pub sign: bool,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+pub enum Stage {
+    Open,
+    Sign,
+}
+
+impl Stage {
+    fn as_str(self) -> &'static str {
+        match self {
+            Stage::Open => "open",
+            Stage::Sign => "sign",
+        }
+    }
+}
+
+/// A check passed in a session.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Pass {
+    /// `sms`, `email`, `qna` or `eid`.
+    pub kind: String,
+    pub stage: Stage,
+    pub at_ms: u64,
+    /// The name an eID provider verified.
+    pub verified_name: String,
+    /// Where a code was sent.
+    pub to: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Session {
+    pub token_hash: String,
+    pub expires_ms: u64,
+    pub passes: Vec<Pass>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Checks {
+    /// A one-time code, by SMS to the mobile number or else by email.
+    pub code: Option<When>,
+    /// Question, salted hash of the normalized answer, salt.
+    pub qna: Option<(When, String, String, String)>,
+    /// The eID type the sender asked for (`bankid`, ...; informational).
+    pub eid: Option<(When, String)>,
+    /// The current code: salted hash, salt, expiry, stage.
+    pub code_state: Option<(String, String, u64, Stage)>,
+    pub codes_sent: u32,
+    pub last_code_ms: u64,
+    pub failures: u32,
+    pub locked: bool,
+    pub sessions: Vec<Session>,
+    /// eID checks started and not returned yet (hashes of their sessions).
+    pub eid_pending: Vec<String>,
+}
+
+impl Checks {
+    fn kinds(&self) -> Vec<(&'static str, When)> {
+        let mut out = Vec::new();
+        if let Some(w) = self.code {
+            out.push(("code", w));
+        }
+        if let Some((w, ..)) = &self.qna {
+            out.push(("qna", *w));
+        }
+        if let Some((w, _)) = &self.eid {
+            out.push(("eid", *w));
+        }
+        out
+    }
+}
+
+fn key(doc_id: &str, rid: &str) -> Vec<u8> {
+    format!("rver/{doc_id}/{rid}").into_bytes()
+}
+
+pub fn load(cx: &mut Cx, doc_id: &str, rid: &str) -> Option<Checks> {
+    cx.load(&key(doc_id, rid))
+}
+
+fn save(cx: &mut Cx, doc_id: &str, rid: &str, c: &Checks) {
+    cx.save(&key(doc_id, rid), c);
+}
+
+/// Stores the checks a create request set for a recipient.
+pub fn save_new(cx: &mut Cx, doc_id: &str, rid: &str, c: &Checks) {
+    save(cx, doc_id, rid, c);
+}
+
+/// Forgets a deleted document's checks, sessions and unfinished eID checks.
+pub fn erase(cx: &mut Cx, doc_id: &str) {
+    let (start, end) = prefix_range(&format!("rver/{doc_id}/"));
+    for (k, v) in cx.p.scan(&start, &end, 10_000, false) {
+        let c: Checks = crate::model::decode(&v);
+        for h in &c.eid_pending {
+            cx.p.delete(&eid_key(h));
+        }
+        cx.p.delete(&k);
+    }
+}
+
+fn flag(o: &Map<String, Value>, path: &str, name: &str) -> ApiResult<bool> {
+    match o.get(name) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(Value::Number(n)) => Ok(n.as_f64() != Some(0.0)),
+        Some(Value::String(s)) => match s.trim() {
+            "1" | "true" => Ok(true),
+            "0" | "false" | "" => Ok(false),
+            _ => Err(ApiError::bad_request(
+                "invalid_recipient",
+                format!("`{path}.{name}` must be a boolean"),
+            )),
+        },
+        Some(_) => Err(ApiError::bad_request(
+            "invalid_recipient",
+            format!("`{path}.{name}` must be a boolean"),
+        )),
+    }
+}
+
+/// `verify_X` turns the check on; `verify_X_open` / `verify_X_sign` say when (either
+/// also turns it on). On without a when: before signing.
+fn when(o: &Map<String, Value>, path: &str, x: &str) -> ApiResult<Option<When>> {
+    let on = flag(o, path, &format!("verify_{x}"))?;
+    let open = flag(o, path, &format!("verify_{x}_open"))?;
+    let sign = flag(o, path, &format!("verify_{x}_sign"))?;
+    Ok(match (on || open || sign, open || sign) {
+        (false, _) => None,
+        (true, false) => Some(When {
+            open: false,
+            sign: true,
+        }),
+        (true, true) => Some(When { open, sign }),
+    })
+}
+
+fn normalize_answer(s: &str) -> String {
+    s.trim().to_lowercase()
+}
+
+/// The checks a recipient object of a create request asks for; `None` for none.
+pub fn parse(cx: &mut Cx, o: &Map<String, Value>, path: &str) -> ApiResult<Option<Checks>> {
+    let mut c = Checks {
+        code: when(o, path, "sms")?,
+        ..Checks::default()
+    };
+    if let Some(w) = when(o, path, "qna")? {
+        let question = member_text(o, "verify_qna_question");
+        let answer = member_text(o, "verify_qna_answer");
+        if question.is_empty() || normalize_answer(&answer).is_empty() {
+            return Err(ApiError::bad_request(
+                "invalid_recipient",
+                format!(
+                    "`{path}`: a question-and-answer check needs `verify_qna_question` and `verify_qna_answer`"
+                ),
+            ));
+        }
+        if question.chars().count() > 500 || answer.chars().count() > 200 {
+            return Err(ApiError::bad_request(
+                "invalid_recipient",
+                format!("`{path}`: the question (500) or the answer (200 characters) is too long"),
+            ));
+        }
+        let salt = new_secret(cx);
+        let hash = sha256_hex(format!("{salt}:{}", normalize_answer(&answer)).as_bytes());
+        c.qna = Some((w, question, hash, salt));
+    }
+    if let Some(w) = when(o, path, "eid")? {
+        if cx.settings().eid_provider.is_empty() {
+            return Err(ApiError::bad_request(
+                "eid_unavailable",
+                format!("`{path}.verify_eid`: this server has no eID provider configured"),
+            ));
+        }
+        c.eid = Some((w, member_text(o, "verify_eid_type")));
+    }
+    Ok((c.code.is_some() || c.qna.is_some() || c.eid.is_some()).then_some(c))
+}
+
+/// The settings as the API shows them on a recipient (the answer never).
+pub fn settings_json(c: &Checks) -> Value {
+    let w = |w: Option<When>| w.unwrap_or_default();
+    let (code, qna, eid) = (
+        w(c.code),
+        w(c.qna.as_ref().map(|q| q.0)),
+        w(c.eid.as_ref().map(|e| e.0)),
+    );
+    json!({
+        "verify_sms": c.code.is_some(), "verify_sms_open": code.open, "verify_sms_sign": code.sign,
+        "verify_qna": c.qna.is_some(), "verify_qna_open": qna.open, "verify_qna_sign": qna.sign,
+        "verify_qna_question": c.qna.as_ref().map(|q| q.1.clone()).unwrap_or_default(),
+        "verify_eid": c.eid.is_some(), "verify_eid_open": eid.open, "verify_eid_sign": eid.sign,
+        "verify_eid_type": c.eid.as_ref().map(|e| e.1.clone()).unwrap_or_default(),
+    })
+}
+
+/// The name of the verification cookie of the link `secret`.
+fn cookie_name(secret: &str) -> String {
+    format!("esv_{}", &sha256_hex(secret.as_bytes())[..16])
+}
+
+fn cookie_token(req: &Request, secret: &str) -> Option<String> {
+    let name = cookie_name(secret);
+    req.headers
+        .iter()
+        .filter(|(k, _)| k == "cookie")
+        .flat_map(|(_, v)| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+/// The session the request's cookie names, if it is live.
+fn session<'a>(c: &'a Checks, req: &Request, secret: &str, now: u64) -> Option<&'a Session> {
+    let hash = sha256_hex(cookie_token(req, secret)?.as_bytes());
+    c.sessions
+        .iter()
+        .find(|s| s.token_hash == hash && s.expires_ms > now)
+}
+
+fn code_kind(r: &Recipient) -> &'static str {
+    if r.mobile.is_empty() { "email" } else { "sms" }
+}
+
+/// Whether a pass satisfies check `kind` (`code` is passed as `sms` or `email`).
+fn satisfies(p: &Pass, kind: &str) -> bool {
+    match kind {
+        "code" => p.kind == "sms" || p.kind == "email",
+        k => p.kind == k,
+    }
+}
+
+/// What a request has verified, for a recipient with checks.
+pub struct Status {
+    /// Checks for opening still to pass.
+    pub open_pending: Vec<&'static str>,
+    /// Checks for signing still to pass (freshly).
+    pub sign_pending: Vec<&'static str>,
+    /// The passes of the request's session.
+    pub passes: Vec<Pass>,
+    pub locked: bool,
+}
+
+/// The state of the recipient's checks for this request (all passed when there are
+/// none).
+pub fn status(cx: &mut Cx, doc: &Document, i: usize, req: &Request) -> (Option<Checks>, Status) {
+    let r = &doc.recipients[i];
+    let secret = r.secret.clone().unwrap_or_default();
+    let now = cx.now();
+    let Some(c) = load(cx, &doc.id, &r.id) else {
+        return (
+            None,
+            Status {
+                open_pending: Vec::new(),
+                sign_pending: Vec::new(),
+                passes: Vec::new(),
+                locked: false,
+            },
+        );
+    };
+    let passes = session(&c, req, &secret, now)
+        .map(|s| s.passes.clone())
+        .unwrap_or_default();
+    let mut st = Status {
+        open_pending: Vec::new(),
+        sign_pending: Vec::new(),
+        passes,
+        locked: c.locked,
+    };
+    for (kind, w) in c.kinds() {
+        if w.open && !st.passes.iter().any(|p| satisfies(p, kind)) {
+            st.open_pending.push(kind);
+        }
+        let fresh = |p: &Pass| {
+            satisfies(p, kind) && p.stage == Stage::Sign && p.at_ms + SIGN_PASS_TTL_MS > now
+        };
+        if w.sign && !st.passes.iter().any(fresh) {
+            st.sign_pending.push(kind);
+        }
+    }
+    (Some(c), st)
+}
+
+/// How the page shows a pending check: where a code goes, the question, the eID type.
+fn describe(c: &Checks, r: &Recipient, kind: &str) -> Value {
+    match kind {
+        "code" if r.mobile.is_empty() => json!({"method": "email", "to": mask_email(&r.email)}),
+        "code" => json!({"method": "sms", "to": mask_phone(&r.mobile)}),
+        "qna" => json!({"method": "qna", "question": c.qna.as_ref().map(|q| q.1.clone())}),
+        _ => json!({"method": "eid", "type": c.eid.as_ref().map(|e| e.1.clone())}),
+    }
+}
+
+/// The `verification` member of the recipient view.
+pub fn view_json(c: &Checks, st: &Status, r: &Recipient) -> Value {
+    let list = |kinds: &[&'static str]| -> Vec<Value> {
+        kinds.iter().map(|k| describe(c, r, k)).collect()
+    };
+    json!({
+        "open": list(&st.open_pending),
+        "sign": list(&st.sign_pending),
+        "locked": st.locked,
+        "passed": st.passes.iter().map(|p| p.kind.clone()).collect::<Vec<_>>(),
+    })
+}
+
+/// 403 `verification_required` naming what is missing.
+pub fn required(stage: Stage, pending: &[&str]) -> ApiError {
+    ApiError::forbidden(
+        "verification_required",
+        format!(
+            "verify your identity before you {} ({})",
+            if stage == Stage::Open {
+                "open the document"
+            } else {
+                "sign"
+            },
+            pending.join(", ")
+        ),
+    )
+}
+
+fn locked_error() -> ApiError {
+    ApiError::forbidden(
+        "verification_locked",
+        "too many wrong attempts: this link is locked. The sender has been told; ask them for help",
+    )
+}
+
+fn mask_phone(p: &str) -> String {
+    let digits: Vec<char> = p.chars().filter(char::is_ascii_digit).collect();
+    let tail: String = digits[digits.len().saturating_sub(2)..].iter().collect();
+    format!("•••• •• {tail}")
+}
+
+fn mask_email(e: &str) -> String {
+    match e.split_once('@') {
+        Some((local, domain)) => {
+            format!("{}•••@{domain}", local.chars().next().unwrap_or('•'))
+        }
+        None => "•••".into(),
+    }
+}
+
+fn stage_of(f: &Fields, st: &Status, kind: &str) -> ApiResult<Stage> {
+    match f.optional_str("stage")?.as_deref() {
+        Some("open") => Ok(Stage::Open),
+        Some("sign") => Ok(Stage::Sign),
+        Some(other) => Err(ApiError::bad_request(
+            "invalid_field",
+            format!("`stage` must be open or sign, not {other:?}"),
+        )),
+        None if st.open_pending.contains(&kind) => Ok(Stage::Open),
+        None => Ok(Stage::Sign),
+    }
+}
+
+/// 400 unless check `kind` is still to pass at `stage` (and, for signing, the
+/// recipient can still sign): no codes are sent, and no tries spent, for nothing.
+fn check_pending(doc: &Document, i: usize, st: &Status, kind: &str, stage: Stage) -> ApiResult<()> {
+    let pending = match stage {
+        Stage::Open => &st.open_pending,
+        Stage::Sign => &st.sign_pending,
+    };
+    let can_sign = doc.status.is_active() && !doc.recipients[i].status.is_finished();
+    if pending.contains(&kind) && (stage == Stage::Open || can_sign) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(
+            "nothing_to_verify",
+            format!(
+                "there is no {kind} check to pass before you {}",
+                if stage == Stage::Open {
+                    "open the document"
+                } else {
+                    "sign"
+                }
+            ),
+        ))
+    }
+}
+
+fn method_kind(f: &Fields) -> ApiResult<&'static str> {
+    match f.required_str("method")?.as_str() {
+        "sms" | "email" | "code" => Ok("code"),
+        "qna" => Ok("qna"),
+        "eid" => Ok("eid"),
+        other => Err(ApiError::bad_request(
+            "invalid_field",
+            format!("`method` must be sms, email, qna or eid, not {other:?}"),
+        )),
+    }
+}
+
+/// `POST .../verify/start` (`method`, `stage`?): sends a code, or starts eID (answers
+/// `redirect_url`).
+pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<Value> {
+    let f = req.body_fields()?;
+    let kind = method_kind(&f)?;
+    let (Some(mut c), st) = status(cx, doc, i, req) else {
+        return Err(ApiError::bad_request(
+            "no_verification",
+            "no identity check is set for you",
+        ));
+    };
+    if c.locked {
+        return Err(locked_error());
+    }
+    if !c.kinds().iter().any(|(k, _)| *k == kind) {
+        return Err(ApiError::bad_request(
+            "no_verification",
+            format!("no {kind} check is set for you"),
+        ));
+    }
+    let stage = stage_of(&f, &st, kind)?;
+    check_pending(doc, i, &st, kind, stage)?;
+    let r = doc.recipients[i].clone();
+    let now = cx.now();
+    match kind {
+        "code" => {
+            if c.codes_sent >= MAX_CODES {
+                return Err(ApiError::new(
+                    429,
+                    "too_many_codes",
+                    "too many codes were sent for this link; ask the sender for help",
+                ));
+            }
+            if c.last_code_ms + CODE_SPACING_MS > now {
+                let wait = (c.last_code_ms + CODE_SPACING_MS - now).div_ceil(1000);
+                return Err(ApiError::new(
+                    429,
+                    "too_many_requests",
+                    format!("a code was just sent; you can ask for a new one in {wait} s"),
+                )
+                .with_header("retry-after", wait.to_string()));
+            }
+            let mut n = [0u8; 4];
+            cx.p.fill_random(&mut n);
+            let code = format!("{:06}", u32::from_le_bytes(n) % 1_000_000);
+            let salt = new_secret(cx);
+            let hash = sha256_hex(format!("{salt}:{code}").as_bytes());
+            c.code_state = Some((hash, salt, now + CODE_TTL_MS, stage));
+            c.codes_sent += 1;
+            c.last_code_ms = now;
+            let text = format!(
+                "Your esign code for \"{}\" is {code}. It is valid for 10 minutes. Do not share it.",
+                doc.name
+            );
+            let tag = format!("recipient:{}:{}", doc.id, r.id);
+            if code_kind(&r) == "sms" {
+                cx.p.send_sms(Sms {
+                    to: r.mobile.clone(),
+                    text,
+                    tag,
+                });
+            } else {
+                cx.p.send_mail(Mail {
+                    to: r.email.clone(),
+                    subject: format!("Your code for \"{}\"", doc.name),
+                    body: format!("Hello {},\n\n{text}\n", r.fullname()),
+                    tag,
+                });
+            }
+            save(cx, &doc.id, &r.id, &c);
+            let d = describe(&c, &r, "code");
+            Ok(json!({"method": d["method"], "sent_to": d["to"], "expires_in": CODE_TTL_MS / 1000}))
+        }
+        "eid" => {
+            let session = new_secret(cx);
+            let base = cx.settings().base_url.trim_end_matches('/').to_string();
+            let return_url = format!("{base}/v1/eid/return/{session}");
+            let redirect = cx.p.eid_start(&session, &return_url).map_err(|e| {
+                ApiError::new(503, "eid_unavailable", format!("eID cannot start: {e}"))
+            })?;
+            let target = format!("{}/{}/{}", doc.id, r.id, stage.as_str());
+            let hash = sha256_hex(session.as_bytes());
+            cx.p.put(&eid_key(&hash), target.as_bytes());
+            // A few unfinished checks are kept; an older one is dropped.
+            c.eid_pending.push(hash);
+            if c.eid_pending.len() > 3 {
+                let old = c.eid_pending.remove(0);
+                cx.p.delete(&eid_key(&old));
+            }
+            save(cx, &doc.id, &r.id, &c);
+            Ok(json!({"method": "eid", "redirect_url": redirect}))
+        }
+        _ => Err(ApiError::bad_request(
+            "invalid_field",
+            "a question needs no start: answer it with POST .../verify",
+        )),
+    }
+}
+
+fn eid_key(session_hash: &str) -> Vec<u8> {
+    format!("reid/{session_hash}").into_bytes()
+}
+
+/// A failed attempt: counted; the fifth locks the recipient out and tells the sender.
+fn failed(cx: &mut Cx, doc: &Document, r: &Recipient, mut c: Checks, what: &str) -> ApiError {
+    c.failures += 1;
+    if c.failures >= MAX_FAILURES {
+        c.locked = true;
+        c.code_state = None;
+        save(cx, &doc.id, &r.id, &c);
+        super::notify::owner_notice(
+            cx,
+            doc,
+            format!("{} was locked out of \"{}\"", r.fullname(), doc.name),
+            format!(
+                "{} ({}) gave {MAX_FAILURES} wrong identity answers or codes and can no longer open the document with their link.",
+                r.fullname(),
+                if r.email.is_empty() {
+                    &r.mobile
+                } else {
+                    &r.email
+                }
+            ),
+        );
+        return locked_error();
+    }
+    save(cx, &doc.id, &r.id, &c);
+    let left = MAX_FAILURES - c.failures;
+    ApiError::bad_request(
+        "verification_failed",
+        format!(
+            "the {what} is wrong; {left} {} left",
+            if left == 1 { "try" } else { "tries" }
+        ),
+    )
+}
+
+/// Records a pass in the request's session (a new one when it has none) and returns the
+/// `Set-Cookie` value that names the session.
+fn record_pass(
+    cx: &mut Cx,
+    c: &mut Checks,
+    req: Option<&Request>,
+    secret: &str,
+    pass: Pass,
+) -> String {
+    let now = cx.now();
+    c.sessions.retain(|s| s.expires_ms > now);
+    let existing = req.and_then(|req| {
+        let hash = sha256_hex(cookie_token(req, secret)?.as_bytes());
+        c.sessions.iter().position(|s| s.token_hash == hash)
+    });
+    let token = match existing {
+        Some(i) => {
+            c.sessions[i]
+                .passes
+                .retain(|p| p.kind != pass.kind || p.stage != pass.stage);
+            c.sessions[i].passes.push(pass);
+            c.sessions[i].expires_ms = now + SESSION_TTL_MS;
+            cookie_token(req.expect("a session was found"), secret).unwrap_or_default()
+        }
+        None => {
+            let token = new_secret(cx);
+            c.sessions.push(Session {
+                token_hash: sha256_hex(token.as_bytes()),
+                expires_ms: now + SESSION_TTL_MS,
+                passes: vec![pass],
+            });
+            if c.sessions.len() > MAX_SESSIONS {
+                c.sessions.remove(0);
+            }
+            token
+        }
+    };
+    let secure = if cx.settings().base_url.starts_with("https://") {
+        "; Secure"
+    } else {
+        ""
+    };
+    format!(
+        "{}={token}; Path=/; HttpOnly; SameSite=Lax; Max-Age={}{secure}",
+        cookie_name(secret),
+        SESSION_TTL_MS / 1000
+    )
+}
+
+/// `POST .../verify` (`method` sms|email|qna, `code` or `answer`, `stage`?): checks
+/// it; on success answers `Set-Cookie` with the session.
+pub fn verify(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<(Value, String)> {
+    let f = req.body_fields()?;
+    let kind = method_kind(&f)?;
+    let (Some(mut c), st) = status(cx, doc, i, req) else {
+        return Err(ApiError::bad_request(
+            "no_verification",
+            "no identity check is set for you",
+        ));
+    };
+    if c.locked {
+        return Err(locked_error());
+    }
+    let r = doc.recipients[i].clone();
+    let secret = r.secret.clone().unwrap_or_default();
+    let now = cx.now();
+    let stage = stage_of(&f, &st, kind)?;
+    check_pending(doc, i, &st, kind, stage)?;
+    let pass_kind = match kind {
+        "code" => {
+            let given: String = f
+                .required_str("code")?
+                .chars()
+                .filter(|ch| !ch.is_whitespace())
+                .collect();
+            let Some((hash, salt, expires, _)) = c.code_state.clone() else {
+                return Err(ApiError::bad_request(
+                    "no_code",
+                    "ask for a code first (POST .../verify/start)",
+                ));
+            };
+            if expires <= now {
+                c.code_state = None;
+                save(cx, &doc.id, &r.id, &c);
+                return Err(ApiError::bad_request(
+                    "code_expired",
+                    "the code has expired; ask for a new one",
+                ));
+            }
+            if sha256_hex(format!("{salt}:{given}").as_bytes()) != hash {
+                return Err(failed(cx, doc, &r, c, "code"));
+            }
+            c.code_state = None;
+            code_kind(&r)
+        }
+        "qna" => {
+            let Some((_, _, hash, salt)) = c.qna.clone() else {
+                return Err(ApiError::bad_request(
+                    "no_verification",
+                    "no question is set for you",
+                ));
+            };
+            let answer = normalize_answer(&f.required_str("answer")?);
+            if sha256_hex(format!("{salt}:{answer}").as_bytes()) != hash {
+                return Err(failed(cx, doc, &r, c, "answer"));
+            }
+            "qna"
+        }
+        _ => {
+            return Err(ApiError::bad_request(
+                "invalid_field",
+                "eID is verified by the provider: start it with POST .../verify/start",
+            ));
+        }
+    };
+    let to = match pass_kind {
+        "sms" => r.mobile.clone(),
+        "email" => r.email.clone(),
+        _ => String::new(),
+    };
+    let cookie = record_pass(
+        cx,
+        &mut c,
+        Some(req),
+        &secret,
+        Pass {
+            kind: pass_kind.into(),
+            stage,
+            at_ms: now,
+            verified_name: String::new(),
+            to,
+        },
+    );
+    save(cx, &doc.id, &r.id, &c);
+    Ok((
+        json!({"verified": pass_kind, "stage": stage.as_str()}),
+        cookie,
+    ))
+}
+
+/// `GET /v1/eid/return/{session}?...`: the provider sent the person back. On success
+/// the pass is recorded and the browser goes back to the page with its session cookie.
+pub fn eid_return(cx: &mut Cx, req: &Request, session: &str) -> ApiResult<(String, String)> {
+    let k = eid_key(&sha256_hex(session.as_bytes()));
+    let target =
+        cx.p.get(&k)
+            .and_then(|v| String::from_utf8(v).ok())
+            .ok_or_else(|| {
+                ApiError::not_found(
+                    "eid_session_not_found",
+                    "this eID check is unknown or finished",
+                )
+            })?;
+    let mut parts = target.split('/');
+    let (Some(doc_id), Some(rid), Some(stage)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(ApiError::not_found(
+            "eid_session_not_found",
+            "this eID check is unknown",
+        ));
+    };
+    let doc = super::load_doc(cx, doc_id)
+        .ok_or_else(|| ApiError::not_found("eid_session_not_found", "the document is gone"))?;
+    let r = doc
+        .recipient(rid)
+        .cloned()
+        .ok_or_else(|| ApiError::not_found("eid_session_not_found", "the recipient is gone"))?;
+    let secret = r.secret.clone().unwrap_or_default();
+    let mut c = load(cx, doc_id, rid).ok_or_else(|| {
+        ApiError::not_found("eid_session_not_found", "no eID check is set for you")
+    })?;
+    cx.p.delete(&k);
+    let hash = sha256_hex(session.as_bytes());
+    c.eid_pending.retain(|h| *h != hash);
+    if c.locked {
+        save(cx, doc_id, rid, &c);
+        return Err(locked_error());
+    }
+    let identity = match cx.p.eid_finish(session, &req.query) {
+        Ok(i) => i,
+        Err(e) => {
+            save(cx, doc_id, rid, &c);
+            return Err(ApiError::bad_request(
+                "eid_failed",
+                format!("eID did not identify you: {e}"),
+            ));
+        }
+    };
+    let now = cx.now();
+    let stage = if stage == "open" {
+        Stage::Open
+    } else {
+        Stage::Sign
+    };
+    let cookie = record_pass(
+        cx,
+        &mut c,
+        Some(req),
+        &secret,
+        Pass {
+            kind: "eid".into(),
+            stage,
+            at_ms: now,
+            verified_name: identity.name,
+            to: String::new(),
+        },
+    );
+    save(cx, doc_id, rid, &c);
+    Ok((format!("/s/{secret}"), cookie))
+}
+
+/// The `signing_methods` entries of the passes a signature was made with.
+pub fn methods(passes: &[Pass]) -> Vec<Value> {
+    passes
+        .iter()
+        .map(|p| {
+            let mut m = json!({"type": p.kind, "signed_at": iso8601(p.at_ms), "verified_name": p.verified_name});
+            if p.kind == "sms" {
+                m["verified_phone"] = p.to.clone().into();
+            }
+            m
+        })
+        .collect()
+}
