@@ -3,16 +3,18 @@
 # server returning the same JSON, at concurrency 1 and 64 (wrk, from one run), then the
 # engine-call micro-benchmark, then the document benchmarks (list at 1 000 and 100 000
 # documents; create from a 20-page PDF and send), then webhook deliveries per second and
-# commit-to-first-attempt latency. Release build. Loopback only.
+# commit-to-first-attempt latency, then the signing page in headless Chromium (bytes
+# before the first page is visible, opening a link to signed). Release build. Loopback
+# only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${BENCH_DURATION:-10s}
 
-if ! command -v wrk >/dev/null; then
-    echo "installing wrk (Debian package)"
-    apt-get update -qq && apt-get install -y -qq wrk >/dev/null
+if ! command -v wrk >/dev/null || ! command -v chromedriver >/dev/null; then
+    echo "installing wrk, chromium and chromium-driver (Debian packages)"
+    apt-get update -qq && apt-get install -y -qq wrk chromium chromium-driver >/dev/null
 fi
-cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench
+cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench
 
 WORK=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"; }
@@ -75,3 +77,5 @@ echo
 target/release/examples/docs_bench "$ESIGN" bench@example.com bench-password
 echo
 ESIGN_BIN=target/release/esign target/release/examples/webhook_bench
+echo
+target/release/examples/signing_bench "$ESIGN" bench@example.com bench-password

@@ -303,11 +303,17 @@ fn an_approver_approves_and_a_signer_rejects_with_a_reason() {
     b.goto(&link(&d, 0));
     b.wait_for_text("approve or reject it");
     b.assert_accessible("approver");
-    b.click("Approve");
+    // From the keyboard alone: Tab to the button, Enter.
+    b.keyboard_activate("Approve", 60);
     b.wait_for_text("You approved the document");
     let (_, r) = s.get_as(&t, &format!("/v1/documents/{id}/recipients"));
     assert_eq!(r["recipients"][0]["status"], "approved", "{r}");
     assert!(s.events(&t, &id).iter().any(|e| e == "document.approved"));
+    // Print and download from the page.
+    b.click("Print");
+    s.wait_until_event(&t, &id, "document.printed");
+    b.click("Download");
+    s.wait_until_event(&t, &id, "document.downloaded");
 
     b.goto(&link(&d, 1));
     b.wait_for_text("sign at the bottom");

@@ -1289,3 +1289,135 @@ fn a_recipient_cannot_claim_a_verification_and_a_mobile_only_recipient_gets_an_s
     );
     assert_eq!((s, r["error"].as_str()), (400, Some("unknown_field")));
 }
+
+/// A template from a 2-page PDF with a `Client` signer role and `page_fields`, imported
+/// (pages of 595 x 842); its id and the answer to the create.
+fn template(p: &mut MemoryPlatform, t: &str, page_fields: Value) -> (u16, Value) {
+    let (s, b) = api(
+        p,
+        t,
+        "POST",
+        "/v1/templates",
+        Some(
+            json!({"name": "Tpl", "file_content": "JVBERi0xLjQKZmFrZQ==", "file_name": "t.pdf",
+                    "roles": [{"role_name": "Client", "role": "signer"}, {"role_name": "Boss", "role": "approver"}],
+                    "page_fields": page_fields}),
+        ),
+    );
+    if s != 200 {
+        return (s, b);
+    }
+    let job = take_jobs(p, "template.import").remove(0);
+    let blob = p.blobs.keys().last().unwrap().clone();
+    let a4 = PageSize {
+        width: 595.0,
+        height: 842.0,
+    };
+    let outcome = WorkOutcome::Import(vec![Ok(ImportedFile {
+        blob,
+        size: 13,
+        sha256: "00".repeat(32),
+        pages: vec![a4, a4],
+        placeholders: vec![],
+        downloaded: None,
+    })]);
+    assert_eq!(run(p, &job, Some(outcome)), JobOutcome::Done);
+    let id = b["id"].as_str().unwrap();
+    api(p, t, "GET", &format!("/v1/templates/{id}"), None)
+}
+
+#[test]
+fn fields_placed_on_a_template_go_to_the_recipient_in_their_role() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    // Shape and roles are checked at once.
+    for (f, code) in [
+        (
+            json!({"field_type": "signature", "page_num": 1, "role_name": "Nobody", "field_left": 1, "field_top": 1, "field_width": 10, "field_height": 10}),
+            "invalid_field",
+        ),
+        (
+            json!({"field_type": "signature", "page_num": 1, "role_name": "Boss", "field_left": 1, "field_top": 1, "field_width": 10, "field_height": 10}),
+            "invalid_field",
+        ),
+        (
+            json!({"field_type": "signature", "page_num": 1, "field_left": 1, "field_top": 1, "field_width": 10, "field_height": 10}),
+            "missing_field",
+        ),
+        (
+            json!({"field_type": "text", "page_num": 0, "field_left": 1, "field_top": 1, "field_width": 10, "field_height": 10}),
+            "invalid_page",
+        ),
+        (
+            json!({"field_type": "text", "page_num": 1, "field_left": -1, "field_top": 1, "field_width": 10, "field_height": 10}),
+            "invalid_position",
+        ),
+    ] {
+        let (s, b) = template(&mut p, &t, json!([f]));
+        assert_eq!((s, b["error"].as_str().unwrap_or("")), (400, code), "{b}");
+    }
+    // Pages are checked when the file is imported: a field off the pages fails it.
+    let (s, tpl) = template(
+        &mut p,
+        &t,
+        json!([{"field_type": "text", "page_num": 3, "field_left": 1, "field_top": 1, "field_width": 10, "field_height": 10}]),
+    );
+    assert_eq!(s, 200);
+    assert_eq!(tpl["status"], "failed", "{tpl}");
+    assert!(tpl["failure"].as_str().unwrap().contains("page 3"), "{tpl}");
+    let (s, tpl) = template(
+        &mut p,
+        &t,
+        json!([{"field_type": "signature", "page_num": 2, "role_name": "Client", "field_left": 72, "field_top": 700, "field_width": 200, "field_height": 50},
+               {"field_type": "text", "page_num": 1, "field_left": 72, "field_top": 40, "field_width": 200, "field_height": 20, "field_value": "Ref 7"}]),
+    );
+    assert_eq!(s, 200);
+    assert_eq!(tpl["status"], "ready", "{tpl}");
+    assert_eq!(tpl["page_fields"].as_array().unwrap().len(), 2);
+    let tid = tpl["id"].as_str().unwrap();
+    let (s, doc) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"template_id": tid, "recipients": [
+            {"email": "c@y.se", "role_name": "Client"}, {"email": "b@y.se", "role_name": "Boss"}]})),
+    );
+    assert_eq!(s, 200, "{doc}");
+    let id = doc["id"].as_str().unwrap();
+    let client = doc["recipients"][0]["id"].as_str().unwrap();
+    let (_, list) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{id}/fields"),
+        None,
+    );
+    let fields = list["fields"].as_array().unwrap();
+    assert_eq!(fields.len(), 2, "{list}");
+    assert_eq!(fields[0]["field_type"], "signature");
+    assert_eq!(fields[0]["recipient_id"], client);
+    assert_eq!(fields[0]["page_num"], 2);
+    assert_eq!(fields[1]["field_value"], "Ref 7");
+    // A document whose recipients leave the role empty gets the sender's field only.
+    let (_, doc2) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"template_id": tid, "recipients": [{"email": "x@y.se"}]})),
+    );
+    let id2 = doc2["id"].as_str().unwrap();
+    let (_, list2) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{id2}/fields"),
+        None,
+    );
+    assert_eq!(list2["fields"].as_array().unwrap().len(), 1);
+    assert_ne!(
+        list2["fields"][0]["field_id"], fields[1]["field_id"],
+        "ids are per document"
+    );
+}

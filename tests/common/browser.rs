@@ -258,6 +258,36 @@ impl Browser {
         .unwrap_or_else(|e| panic!("clicking {name:?} failed: {e}"));
     }
 
+    /// Presses Tab (at most `max` times) until the focused control's name is `name`,
+    /// then Enter: the control works from the keyboard and is in the tab order.
+    pub fn keyboard_activate(&self, name: &str, max: usize) {
+        const TAB: &str = "\u{E004}";
+        const ENTER: &str = "\u{E007}";
+        let focused = || {
+            self.js(
+                "const e = document.activeElement;                 return e ? (e.getAttribute('aria-label') || e.innerText || '').trim() : '';",
+                vec![],
+            )
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+        };
+        let mut seen = Vec::new();
+        for _ in 0..max {
+            if focused() == name {
+                let c = self.c();
+                self.block(async move { c.active_element().await?.send_keys(ENTER).await })
+                    .unwrap();
+                return;
+            }
+            let c = self.c();
+            self.block(async move { c.active_element().await?.send_keys(TAB).await })
+                .unwrap();
+            seen.push(focused());
+        }
+        panic!("{name:?} not reached with Tab in {max} presses; focus went through {seen:?}");
+    }
+
     /// Whether a control named `name` is on the page now.
     pub fn has_control(&self, name: &str) -> bool {
         let c = self.c();

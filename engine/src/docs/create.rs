@@ -625,6 +625,8 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
             }
             Ok(fields) => {
                 doc.custom_fields = fields;
+                let placed = templates::fields_for(cx, t, &recipients);
+                super::fields::save(cx, &id, &placed);
                 let fill: Vec<(String, String)> = doc
                     .custom_fields
                     .iter()

@@ -372,12 +372,87 @@ fn page_of(doc: &Document, o: &Map<String, Value>, path: &str) -> ApiResult<(u32
     Ok((n as u32, *w, *h))
 }
 
-/// Reads and checks one field object; `path` names it in errors (`fields[2]`).
+/// Reads and checks one field object of a document; `path` names it in errors
+/// (`fields[2]`).
 fn parse_field(
     cx: &mut Cx,
     doc: &Document,
     o: &Map<String, Value>,
     path: &str,
+) -> ApiResult<Field> {
+    let (page_num, pw, ph) = page_of(doc, o, path)?;
+    let mut field = parse_shape(cx, o, path, page_num)?;
+    check_fit(&field, pw, ph, path)?;
+    let recipient_id = member_text(o, "recipient_id");
+    if recipient_id.is_empty() {
+        needs_signer(&field, path, "recipient_id")?;
+    } else {
+        let r = doc.recipient(&recipient_id).ok_or_else(|| {
+            ApiError::bad_request(
+                "invalid_recipient",
+                format!(
+                    "`{}`: the document has no recipient {recipient_id:?}",
+                    name_of(path, "recipient_id")
+                ),
+            )
+        })?;
+        if r.role != Role::Signer {
+            return Err(ApiError::bad_request(
+                "invalid_recipient",
+                format!(
+                    "`{}`: only signers fill fields; {recipient_id} is {}",
+                    name_of(path, "recipient_id"),
+                    r.role.as_str()
+                ),
+            ));
+        }
+    }
+    field.recipient_id = recipient_id;
+    Ok(field)
+}
+
+/// 400 for a signature or initials field with no signer (`member` names who).
+pub fn needs_signer(field: &Field, path: &str, member: &str) -> ApiResult<()> {
+    if field.kind.is_input() {
+        return Ok(());
+    }
+    Err(ApiError::bad_request(
+        "missing_field",
+        format!(
+            "a {} field needs the `{}` of the signer who signs it",
+            field.kind.as_str(),
+            name_of(path, member)
+        ),
+    ))
+}
+
+/// 400 unless the field's box lies on its page (`pw` x `ph` points).
+pub fn check_fit(f: &Field, pw: f32, ph: f32, path: &str) -> ApiResult<()> {
+    // Half a point of slack for rounding in the caller's arithmetic.
+    if f.left + f.width > pw + 0.5 || f.top + f.height > ph + 0.5 {
+        return Err(ApiError::bad_request(
+            "invalid_position",
+            format!(
+                "the field{} does not fit on page {} ({pw} x {ph} points)",
+                if path.is_empty() {
+                    String::new()
+                } else {
+                    format!(" `{path}`")
+                },
+                f.page_num
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The parts of a field object that need no document: type, box, label, value, and
+/// whether it is required; no recipient yet.
+pub fn parse_shape(
+    cx: &mut Cx,
+    o: &Map<String, Value>,
+    path: &str,
+    page_num: u32,
 ) -> ApiResult<Field> {
     let kind_text = member_text(o, "field_type");
     if kind_text.is_empty() {
@@ -416,54 +491,6 @@ fn parse_field(
             ),
         ));
     }
-    let (page_num, pw, ph) = page_of(doc, o, path)?;
-    // Half a point of slack for rounding in the caller's arithmetic.
-    if left + width > pw + 0.5 || top + height > ph + 0.5 {
-        return Err(ApiError::bad_request(
-            "invalid_position",
-            format!(
-                "the field{} does not fit on page {page_num} ({pw} x {ph} points)",
-                if path.is_empty() {
-                    String::new()
-                } else {
-                    format!(" `{path}`")
-                }
-            ),
-        ));
-    }
-    let recipient_id = member_text(o, "recipient_id");
-    if recipient_id.is_empty() {
-        if !kind.is_input() {
-            return Err(ApiError::bad_request(
-                "missing_field",
-                format!(
-                    "a {} field needs the `{}` of the signer who signs it",
-                    kind.as_str(),
-                    name_of(path, "recipient_id")
-                ),
-            ));
-        }
-    } else {
-        let r = doc.recipient(&recipient_id).ok_or_else(|| {
-            ApiError::bad_request(
-                "invalid_recipient",
-                format!(
-                    "`{}`: the document has no recipient {recipient_id:?}",
-                    name_of(path, "recipient_id")
-                ),
-            )
-        })?;
-        if r.role != Role::Signer {
-            return Err(ApiError::bad_request(
-                "invalid_recipient",
-                format!(
-                    "`{}`: only signers fill fields; {recipient_id} is {}",
-                    name_of(path, "recipient_id"),
-                    r.role.as_str()
-                ),
-            ));
-        }
-    }
     let required = boolean(o, path, "is_required")?.unwrap_or(!kind.is_input());
     let label = text(o, path, "field_label", MAX_LABEL)?;
     let value = text(o, path, "field_value", MAX_VALUE)?;
@@ -482,11 +509,32 @@ fn parse_field(
         top,
         width,
         height,
-        recipient_id,
+        recipient_id: String::new(),
         required,
         label,
         value,
     })
+}
+
+/// A template's `page_num`: a whole number from 1 (its pages are known only once the
+/// template's file is imported).
+pub fn page_num_of(o: &Map<String, Value>, path: &str) -> ApiResult<u32> {
+    let n = number(o, path, "page_num")?.ok_or_else(|| {
+        ApiError::bad_request(
+            "missing_field",
+            format!("the field `{}` is required", name_of(path, "page_num")),
+        )
+    })?;
+    if n < 1.0 || n as u32 as f32 != n {
+        return Err(ApiError::bad_request(
+            "invalid_page",
+            format!(
+                "`{}` must be a page number from 1",
+                name_of(path, "page_num")
+            ),
+        ));
+    }
+    Ok(n as u32)
 }
 
 /// A field as the API shows it (GetAccept's `Field`, plus the position).

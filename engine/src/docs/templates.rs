@@ -5,6 +5,11 @@
 //!
 //! A Word template's `{{name}}` placeholders become its text fields (unless declared
 //! with another type); creating a document with `custom_fields` fills them in.
+//!
+//! `page_fields` are fields placed on the template's pages (the fields API's names,
+//! `page_num`, and `role_name` instead of `recipient_id`); each document created from
+//! the template gets them, for the recipient in that role. They are kept beside the
+//! template (`tfld/{id}`) and checked against its pages when its file is imported.
 
 use super::blobs;
 use super::model::{CustomField, DocFile, Role, hex};
@@ -118,7 +123,9 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         (_, []) => Err(method_not_allowed(m, &["GET", "POST"])),
         ("GET", [id]) => {
             let t = find(cx, &pr, id)?;
-            Ok(json(200, &template_json(&t)))
+            let mut out = template_json(&t);
+            out["page_fields"] = page_fields_json(&page_fields(cx, &t.id));
+            Ok(json(200, &out))
         }
         ("DELETE", [id]) => {
             let mut t = find(cx, &pr, id)?;
@@ -287,6 +294,7 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let name = f.required_str("name")?;
     let mut fields = parse_fields(&f)?;
     let roles = parse_roles(&f)?;
+    let page_fields = parse_page_fields(cx, &f, &roles)?;
     // Everything is checked before anything is written.
     enum Source {
         Upload(uploads::Upload),
@@ -389,6 +397,9 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
         created_ms: now,
     };
     cx.save(&template_key(&id), &t);
+    if !page_fields.is_empty() {
+        cx.save(&page_fields_key(&id), &page_fields);
+    }
     cx.p.put(&entity_index_key(&t.entity_id, now, &id), b"");
     cx.p.schedule_job(JobSpec {
         kind: IMPORT_JOB.into(),
@@ -401,7 +412,100 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
             fill,
         }])),
     });
-    Ok(json(200, &template_json(&t)))
+    let mut out = template_json(&t);
+    out["page_fields"] = page_fields_json(&page_fields);
+    Ok(json(200, &out))
+}
+
+/// A template's fields on its pages: (role name or empty for the sender's, field).
+pub type PageFields = Vec<(String, super::fields::Field)>;
+
+fn page_fields_key(id: &str) -> Vec<u8> {
+    format!("tfld/{id}").into_bytes()
+}
+
+pub fn page_fields(cx: &mut Cx, id: &str) -> PageFields {
+    cx.load(&page_fields_key(id)).unwrap_or_default()
+}
+
+fn page_fields_json(fields: &PageFields) -> Value {
+    fields
+        .iter()
+        .map(|(role, f)| {
+            json!({"field_type": f.kind.as_str(), "page_num": f.page_num, "role_name": role,
+                   "field_left": f.left, "field_top": f.top, "field_width": f.width,
+                   "field_height": f.height, "is_required": f.required,
+                   "field_label": f.label, "field_value": f.value})
+        })
+        .collect()
+}
+
+/// `page_fields`: checked for shape and roles now, against the pages at import.
+fn parse_page_fields(cx: &mut Cx, f: &Fields, roles: &[TemplateRole]) -> ApiResult<PageFields> {
+    let given = f.objects("page_fields")?;
+    if given.len() > super::fields::MAX_FIELDS {
+        return Err(ApiError::bad_request(
+            "too_many_fields",
+            format!(
+                "a template can have at most {} page fields",
+                super::fields::MAX_FIELDS
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for (path, o) in given {
+        let page = super::fields::page_num_of(o, &path)?;
+        let field = super::fields::parse_shape(cx, o, &path, page)?;
+        let role_name = member_text(o, "role_name");
+        if role_name.is_empty() {
+            super::fields::needs_signer(&field, &path, "role_name")?;
+        } else {
+            match roles.iter().find(|r| r.role_name == role_name) {
+                None => {
+                    return Err(ApiError::bad_request(
+                        "invalid_field",
+                        format!(
+                            "`{path}.role_name` {role_name:?} is not one of the template's roles"
+                        ),
+                    ));
+                }
+                Some(r) if r.role != Role::Signer => {
+                    return Err(ApiError::bad_request(
+                        "invalid_field",
+                        format!(
+                            "`{path}.role_name`: only signers fill fields; {role_name:?} is {}",
+                            r.role.as_str()
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        out.push((role_name, field));
+    }
+    Ok(out)
+}
+
+/// The template's page fields for a document whose recipients are `recipients`: each
+/// with the id of the recipient in its role (fields of a role nobody has are left out),
+/// and a new id.
+pub fn fields_for(
+    cx: &mut Cx,
+    t: &Template,
+    recipients: &[super::model::Recipient],
+) -> Vec<super::fields::Field> {
+    let mut out = Vec::new();
+    for (role, mut field) in page_fields(cx, &t.id) {
+        if !role.is_empty() {
+            match recipients.iter().find(|r| r.role_name == role) {
+                Some(r) => field.recipient_id = r.id.clone(),
+                None => continue,
+            }
+        }
+        field.id = new_id(cx);
+        out.push(field);
+    }
+    out
 }
 
 /// Field defaults, for a Word template's base rendering.
@@ -447,6 +551,24 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
                     pages: file.pages.iter().map(|p| (p.width, p.height)).collect(),
                 });
                 t.status = TemplateStatus::Ready;
+                // The page fields must lie on the pages the file turned out to have.
+                for (i, (_, field)) in page_fields(cx, &id).iter().enumerate() {
+                    let path = format!("page_fields[{i}]");
+                    let fit = match file.pages.get(field.page_num as usize - 1) {
+                        Some(p) => super::fields::check_fit(field, p.width, p.height, &path)
+                            .map_err(|e| e.description),
+                        None => Err(format!(
+                            "`{path}` is on page {}, but the file has {} pages",
+                            field.page_num,
+                            file.pages.len()
+                        )),
+                    };
+                    if let Err(why) = fit {
+                        t.status = TemplateStatus::Failed;
+                        t.failure = Some(why);
+                        break;
+                    }
+                }
             }
             Some(Err(f)) => {
                 t.status = TemplateStatus::Failed;
