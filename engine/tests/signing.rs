@@ -78,6 +78,16 @@ fn finish_render(p: &mut MemoryPlatform, pages: u32) -> esign_engine::RenderOrde
     order
 }
 
+/// A draft (see [`draft`]) sent and rendered (3 pages); its id and the send answer,
+/// which has the recipients' links.
+fn sent_doc(p: &mut MemoryPlatform, t: &str, recipients: Value, extra: Value) -> (String, Value) {
+    let (id, _) = draft(p, t, recipients, extra);
+    let (s, sent) = api(p, t, "POST", &format!("/v1/documents/{id}/send"), None);
+    assert_eq!(s, 200, "{sent}");
+    finish_render(p, 3);
+    (id, sent)
+}
+
 fn secret_of(doc: &Value, i: usize) -> String {
     doc["recipients"][i]["document_url"]
         .as_str()
@@ -499,20 +509,12 @@ fn page_get(p: &mut MemoryPlatform, path: &str, accept: &str) -> esign_engine::R
 fn the_link_serves_a_page_to_browsers_and_json_to_clients() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (id, _) = draft(
+    let (id, sent) = sent_doc(
         &mut p,
         &t,
         json!([{"email": "s@x.se"}]),
         json!({"value": 1250.5}),
     );
-    let (_, sent) = api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/send"),
-        None,
-    );
-    finish_render(&mut p, 3);
     let secret = secret_of(&sent, 0);
     let path = format!("/s/{secret}");
     let html = page_get(&mut p, &path, "text/html,application/xhtml+xml,*/*;q=0.8");
@@ -577,15 +579,7 @@ fn the_link_serves_a_page_to_browsers_and_json_to_clients() {
 fn cross_site_posts_are_refused_and_acts_are_rate_limited() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (id, _) = draft(&mut p, &t, json!([{"email": "s@x.se"}]), json!({}));
-    let (_, sent) = api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/send"),
-        None,
-    );
-    finish_render(&mut p, 3);
+    let (_, sent) = sent_doc(&mut p, &t, json!([{"email": "s@x.se"}]), json!({}));
     let secret = secret_of(&sent, 0);
     let comment = format!("/v1/recipient/{secret}/comment");
     let mut req = request(Origin::Http, "POST", &comment, Some(json!({"text": "hi"})));
@@ -628,21 +622,13 @@ fn cross_site_posts_are_refused_and_acts_are_rate_limited() {
 fn with_a_signing_order_the_next_signer_is_mailed_even_after_opening_early() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (id, _) = draft(
+    let (_, sent) = sent_doc(
         &mut p,
         &t,
         json!([{"email": "a@y.se", "order_num": 1}, {"email": "b@y.se", "order_num": 2},
                {"email": "c@y.se", "order_num": 2}]),
         json!({"is_signing_order": true}),
     );
-    let (_, sent) = api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/send"),
-        None,
-    );
-    finish_render(&mut p, 3);
     let mailed = |p: &MemoryPlatform, to: &str| p.mails.iter().filter(|m| m.to == to).count();
     assert_eq!(mailed(&p, "a@y.se"), 1);
     assert_eq!(mailed(&p, "b@y.se"), 0, "not their turn");
@@ -746,27 +732,24 @@ fn last_code(p: &MemoryPlatform, to: &str) -> String {
 fn an_sms_code_guards_opening_and_five_wrong_codes_lock_the_link() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (id, _) = draft(
+    let (id, sent) = sent_doc(
         &mut p,
         &t,
         json!([{"email": "a@y.se", "mobile": "+46701234567", "verify_sms_open": true},
                {"email": "b@y.se", "mobile": "+46709999999", "verify_sms": true, "verify_sms_open": true}]),
-        json!({}),
+        json!({"value": 4321}),
     );
     let (_, d) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
     assert_eq!(d["recipients"][0]["verify_sms_open"], true);
     assert_eq!(d["recipients"][0]["verify_sms_sign"], false);
-    let (_, sent) = api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/send"),
-        None,
-    );
-    finish_render(&mut p, 3);
     let a = secret_of(&sent, 0);
     let base = format!("/v1/recipient/{a}");
-    // Before verifying: the view shows no content, and nothing else is allowed.
+    // Before verifying: the page and the view show no content, and nothing else is
+    // allowed.
+    let html = page_get(&mut p, &format!("/s/{a}"), "text/html");
+    let text = String::from_utf8(html.body).unwrap();
+    assert!(text.contains("<h1>Contract</h1>"), "who sent what is shown");
+    assert!(!text.contains("4,321") && !text.contains("Pages"), "{text}");
     let (s, v) = recipient(&mut p, "GET", &base, None);
     assert_eq!(s, 200);
     assert_eq!(v["pages"], json!([]));
@@ -916,20 +899,12 @@ fn an_sms_code_guards_opening_and_five_wrong_codes_lock_the_link() {
 fn codes_expire_and_a_recipient_without_a_mobile_gets_them_by_email() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (id, _) = draft(
+    let (id, sent) = sent_doc(
         &mut p,
         &t,
         json!([{"email": "e@y.se", "verify_sms": true}]),
         json!({}),
     );
-    let (_, sent) = api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/send"),
-        None,
-    );
-    finish_render(&mut p, 3);
     let base = format!("/v1/recipient/{}", secret_of(&sent, 0));
     // Opening is free; signing needs the code (verify_sms alone: before signing).
     let (_, v) = recipient(&mut p, "GET", &base, None);
@@ -1044,7 +1019,7 @@ fn a_question_and_an_eid_check_before_signing_are_recorded_in_signing_methods() 
         "{b}"
     );
     p.settings.eid_provider = "test".into();
-    let (id, _) = draft(
+    let (id, sent) = sent_doc(
         &mut p,
         &t,
         json!([{"email": "q@y.se", "verify_qna_sign": true, "verify_qna_question": "Your pet's name?",
@@ -1060,14 +1035,6 @@ fn a_question_and_an_eid_check_before_signing_are_recorded_in_signing_methods() 
         d["recipients"][0].get("verify_qna_answer").is_none(),
         "never shown"
     );
-    let (_, sent) = api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/send"),
-        None,
-    );
-    finish_render(&mut p, 3);
     let secret = secret_of(&sent, 0);
     let base = format!("/v1/recipient/{secret}");
     let (_, v) = recipient(&mut p, "GET", &base, None);
@@ -1221,20 +1188,12 @@ fn unfinished_eid_checks_are_forgotten_with_the_document() {
     let mut p = bootstrapped();
     p.settings.eid_provider = "test".into();
     let t = token(&mut p);
-    let (id, _) = draft(
+    let (id, sent) = sent_doc(
         &mut p,
         &t,
         json!([{"email": "q@y.se", "verify_eid_open": true}]),
         json!({}),
     );
-    let (_, sent) = api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/send"),
-        None,
-    );
-    finish_render(&mut p, 3);
     let base = format!("/v1/recipient/{}", secret_of(&sent, 0));
     for _ in 0..5 {
         let (s, r) = recipient(
@@ -1259,20 +1218,12 @@ fn unfinished_eid_checks_are_forgotten_with_the_document() {
 fn a_recipient_cannot_claim_a_verification_and_a_mobile_only_recipient_gets_an_sms() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (id, _) = draft(
+    let (_, sent) = sent_doc(
         &mut p,
         &t,
         json!([{"mobile": "+46700000001", "first_name": "Mo"}]),
         json!({}),
     );
-    let (_, sent) = api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/send"),
-        None,
-    );
-    finish_render(&mut p, 3);
     let link = sent["recipients"][0]["document_url"].as_str().unwrap();
     let sms = p
         .sms

@@ -343,19 +343,7 @@ impl Server {
 
     /// The mail written to the folder transport so far, oldest first, as text.
     pub fn mails(&self) -> Vec<String> {
-        let dir = self.data_dir.join("mail");
-        let mut names: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "eml"))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        names.sort();
-        names
-            .iter()
-            .map(|p| std::fs::read_to_string(p).unwrap())
-            .collect()
+        read_folder(&self.data_dir.join("mail"), "eml")
     }
 
     /// Waits (at most 20 s) until at least `n` mails match `pred`; returns them.
@@ -827,19 +815,7 @@ impl Server {
 impl Server {
     /// The text messages written to the folder transport so far, oldest first.
     pub fn sms(&self) -> Vec<String> {
-        let dir = self.data_dir.join("sms");
-        let mut names: Vec<PathBuf> = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "txt"))
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        names.sort();
-        names
-            .iter()
-            .map(|p| std::fs::read_to_string(p).unwrap())
-            .collect()
+        read_folder(&self.data_dir.join("sms"), "txt")
     }
 
     /// Waits (at most 20 s) for the `n`-th text message to `to`; returns its 6-digit code.
@@ -858,4 +834,21 @@ impl Server {
             .expect("a 6-digit code")
             .to_string()
     }
+}
+
+/// The contents of the files ending in `.ext` in `dir`, by name (the folder transports
+/// name them by time, so oldest first); none when the folder does not exist yet.
+fn read_folder(dir: &Path, ext: &str) -> Vec<String> {
+    let mut names: Vec<PathBuf> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == ext))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    names.sort();
+    names
+        .iter()
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect()
 }

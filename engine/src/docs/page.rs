@@ -214,8 +214,17 @@ pub fn page(view: &Value, expiration_ms: u64) -> Response {
         esc(&s(&d["sender_name"])),
         esc(&s(&d["sender_email"]))
     );
+    // Before the identity checks for opening pass, only who sent what.
+    let gated = view["verification"]["open"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty())
+        || view["verification"]["locked"] == true;
     facts.push_str("<dl class=\"facts\">");
-    let value = money(d["value"].as_f64().unwrap_or(0.0));
+    let value = if gated {
+        String::new()
+    } else {
+        money(d["value"].as_f64().unwrap_or(0.0))
+    };
     if !value.is_empty() {
         facts.push_str(&format!(
             "<div><dt>Value</dt><dd>{}</dd></div>",
@@ -228,10 +237,13 @@ pub fn page(view: &Value, expiration_ms: u64) -> Response {
         esc(&date),
         esc(date.get(..10).unwrap_or(&date))
     ));
-    facts.push_str(&format!(
-        "<div><dt>Pages</dt><dd>{}</dd></div></dl>",
-        view["pages"].as_array().map_or(0, Vec::len)
-    ));
+    if !gated {
+        facts.push_str(&format!(
+            "<div><dt>Pages</dt><dd>{}</dd></div>",
+            view["pages"].as_array().map_or(0, Vec::len)
+        ));
+    }
+    facts.push_str("</dl>");
     // `<` inside the JSON would end the script element: escape it (JSON allows \u003c).
     let data = serde_json::to_string(view)
         .unwrap_or_default()

@@ -291,7 +291,7 @@ fn recipient_view(cx: &mut Cx, doc: &Document, i: usize, secret: &str, req: &Req
         // Nothing of the document's content before the checks for opening pass.
         return json!({
             "document": {
-                "id": doc.id, "name": doc.name, "status": doc.status.as_str(), "value": doc.value,
+                "id": doc.id, "name": doc.name, "status": doc.status.as_str(),
                 "sender_name": doc.sender.name, "sender_email": doc.sender.email,
                 "expiration_date": iso8601(doc.expiration_ms),
                 "rejection_reason": doc.rejection_reason,

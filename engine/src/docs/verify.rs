@@ -441,12 +441,21 @@ fn method_kind(f: &Fields) -> ApiResult<&'static str> {
     }
 }
 
-/// `POST .../verify/start` (`method`, `stage`?): sends a code, or starts eID (answers
-/// `redirect_url`).
-pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<Value> {
+/// A verification request read and checked: its body, the check it is for (`code`,
+/// `qna`, `eid`), the recipient's checks, and the stage.
+struct Begun {
+    f: Fields,
+    kind: &'static str,
+    c: Checks,
+    stage: Stage,
+}
+
+/// What `start` and `verify` check first: the recipient has checks, is not locked out,
+/// has this one, and still has it to pass at the stage.
+fn begin(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<Begun> {
     let f = req.body_fields()?;
     let kind = method_kind(&f)?;
-    let (Some(mut c), st) = status(cx, doc, i, req) else {
+    let (Some(c), st) = status(cx, doc, i, req) else {
         return Err(ApiError::bad_request(
             "no_verification",
             "no identity check is set for you",
@@ -463,6 +472,15 @@ pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<
     }
     let stage = stage_of(&f, &st, kind)?;
     check_pending(doc, i, &st, kind, stage)?;
+    Ok(Begun { f, kind, c, stage })
+}
+
+/// `POST .../verify/start` (`method`, `stage`?): sends a code, or starts eID (answers
+/// `redirect_url`).
+pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<Value> {
+    let Begun {
+        kind, mut c, stage, ..
+    } = begin(cx, req, doc, i)?;
     let r = doc.recipients[i].clone();
     let now = cx.now();
     match kind {
@@ -630,22 +648,15 @@ fn record_pass(
 /// `POST .../verify` (`method` sms|email|qna, `code` or `answer`, `stage`?): checks
 /// it; on success answers `Set-Cookie` with the session.
 pub fn verify(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<(Value, String)> {
-    let f = req.body_fields()?;
-    let kind = method_kind(&f)?;
-    let (Some(mut c), st) = status(cx, doc, i, req) else {
-        return Err(ApiError::bad_request(
-            "no_verification",
-            "no identity check is set for you",
-        ));
-    };
-    if c.locked {
-        return Err(locked_error());
-    }
+    let Begun {
+        f,
+        kind,
+        mut c,
+        stage,
+    } = begin(cx, req, doc, i)?;
     let r = doc.recipients[i].clone();
     let secret = r.secret.clone().unwrap_or_default();
     let now = cx.now();
-    let stage = stage_of(&f, &st, kind)?;
-    check_pending(doc, i, &st, kind, stage)?;
     let pass_kind = match kind {
         "code" => {
             let given: String = f
