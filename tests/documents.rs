@@ -393,11 +393,14 @@ fn update_accepts_the_properties_of_the_status() {
     assert_eq!(d["value"], 7.0);
 }
 
-/// Creates `n` drafts named `prefix-i` with values `i`.
+/// Creates `n` drafts named `prefix-i` with values `i`, each in a later millisecond than
+/// the one before (two in the same millisecond have no defined order, and a fast
+/// machine makes several per millisecond).
 fn drafts(s: &Server, t: &str, prefix: &str, n: usize) -> Vec<String> {
     (0..n)
         .map(|i| {
             let d = s.create_doc(t, &json!({"name": format!("{prefix}-{i:03}"), "value": i}));
+            std::thread::sleep(std::time::Duration::from_millis(2));
             d["id"].as_str().unwrap().to_string()
         })
         .collect()

@@ -124,11 +124,12 @@ fn tls_with_alpn_h2() {
 #[test]
 fn plain_http_off_loopback_is_refused_before_binding() {
     let dir = fresh_dir("refuse");
-    let out = Command::new(esign_bin())
-        .args(["serve", "--listen", "0.0.0.0:0", "--data-dir"])
-        .arg(&dir)
-        .output()
-        .unwrap();
+    let out = output_within(
+        Command::new(esign_bin())
+            .args(["serve", "--listen", "0.0.0.0:0", "--data-dir"])
+            .arg(&dir),
+        60,
+    );
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("refusing to serve plain HTTP"), "{stderr}");
@@ -144,13 +145,14 @@ fn serve_runs_another_engine_build_given_with_engine() {
 
     let dir = fresh_dir("bad-engine");
     std::fs::write(dir.join("bad.wasm"), b"not wasm").unwrap();
-    let out = Command::new(esign_bin())
-        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
-        .arg(&dir)
-        .arg("--engine")
-        .arg(dir.join("bad.wasm"))
-        .output()
-        .unwrap();
+    let out = output_within(
+        Command::new(esign_bin())
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(&dir)
+            .arg("--engine")
+            .arg(dir.join("bad.wasm")),
+        60,
+    );
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("engine component"), "{stderr}");

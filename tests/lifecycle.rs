@@ -460,7 +460,8 @@ fn expiration_date_changes_and_documents_expire() {
     assert_eq!(assert_error(status, &body, 400), "invalid_field");
     s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
     s.wait_status(&t, &id, "sent");
-    let soon = chrono::Utc::now() + chrono::Duration::seconds(2);
+    // Wide enough that a busy machine still sends it before that time.
+    let soon = chrono::Utc::now() + chrono::Duration::seconds(6);
     let (status, body) = s.post_json(
         &t,
         &path,
@@ -736,7 +737,8 @@ fn delete_recalls_then_removes_with_owner_and_admin_rules() {
 fn scheduled_sending_waits_survives_a_restart_and_runs_once() {
     let mut s = Server::start(&[]);
     let t = s.admin_token();
-    let at = chrono::Utc::now() + chrono::Duration::seconds(3);
+    // Wide enough for the import and a restart on a busy machine before it is due.
+    let at = chrono::Utc::now() + chrono::Duration::seconds(12);
     let id = pdf_draft(
         &s,
         &t,

@@ -1047,13 +1047,13 @@ mod tests {
         if !soffice_available() {
             return;
         }
+        // The conversion itself takes seconds: being told "killed" is the proof that the
+        // timeout ended it (how long that took is no test's business on a busy machine).
         let docx = sample_docx(&["slow"]);
-        let started = Instant::now();
         let result = convert_docx_to_pdf(&docx, "soffice", Duration::from_millis(100));
         assert!(
             matches!(result, Err(ConvertError::Failed(ref m)) if m.contains("killed")),
             "{result:?}"
         );
-        assert!(started.elapsed() < Duration::from_secs(5));
     }
 }

@@ -1318,7 +1318,7 @@ mod tests {
     }
 
     #[test]
-    fn timing_render_and_inspect_of_20_pages() {
+    fn render_and_inspect_of_20_pages() {
         let src = sample_pdf(20);
         let appendix = vec![
             Block::Heading("Pricing".into()),
@@ -1351,8 +1351,8 @@ mod tests {
             out.page_count,
             out.pdf.len()
         );
+        // Printed only: speed is `just bench`'s business (docs_bench renders 20 pages),
+        // never a test's, which runs on loaded machines too.
         assert_eq!(out.page_count, 22);
-        // Generous bounds: this also runs in unoptimized debug builds.
-        assert!(inspect_ms < 200.0 && render_ms < 1000.0);
     }
 }

@@ -225,18 +225,57 @@ impl Server {
     }
 }
 
+/// Runs `cmd` to its end and returns what it printed; kills it and fails the test when
+/// it runs longer than `secs` (a command that should stop must never hang the suite).
+pub fn output_within(cmd: &mut Command, secs: u64) -> std::process::Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let pipe = |r: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut buf);
+            }
+            buf
+        })
+    };
+    let out = pipe(child.stdout.take().map(|s| Box::new(s) as _));
+    let err = pipe(child.stderr.take().map(|s| Box::new(s) as _));
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{cmd:?} did not finish within {secs} s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    std::process::Output {
+        status,
+        stdout: out.join().unwrap(),
+        stderr: err.join().unwrap(),
+    }
+}
+
 /// Runs `esign admin --data-dir DIR args...`; (success, stdout, stderr).
 pub fn run_admin(data_dir: &Path, args: &[&str]) -> (bool, String, String) {
-    let out = Command::new(esign_bin())
-        .arg("admin")
-        .arg("--data-dir")
-        .arg(data_dir)
-        .arg("--compile-cache")
-        .arg(compile_cache())
-        .args(args)
-        .env("ESIGN_LOG", "warn")
-        .output()
-        .unwrap();
+    let out = output_within(
+        Command::new(esign_bin())
+            .arg("admin")
+            .arg("--data-dir")
+            .arg(data_dir)
+            .arg("--compile-cache")
+            .arg(compile_cache())
+            .args(args)
+            .env("ESIGN_LOG", "warn"),
+        120,
+    );
     (
         out.status.success(),
         String::from_utf8_lossy(&out.stdout).into_owned(),
