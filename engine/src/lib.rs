@@ -38,6 +38,7 @@ mod hooks;
 mod http;
 pub mod memory;
 mod model;
+mod recipients;
 mod router;
 mod util;
 pub mod work;

@@ -4,7 +4,7 @@
 use crate::http::{ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::{Cx, Origin, Request, Response, admin, auth, docs, hooks};
+use crate::{Cx, Origin, Request, Response, admin, auth, docs, hooks, recipients};
 
 /// Dispatches one request.
 pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
@@ -28,25 +28,26 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         (_, ["v1", "subscriptions", rest @ ..]) => hooks::route(cx, req, rest),
         // The signing page's assets, and the page behind each recipient's mailed link.
         (_, ["s", "_", name]) => only(method, "GET", || {
-            docs::page::asset(name).ok_or_else(|| ApiError::not_found("not_found", "no such asset"))
+            recipients::page::asset(name)
+                .ok_or_else(|| ApiError::not_found("not_found", "no such asset"))
         }),
-        (_, ["s", secret]) => Ok(docs::recipient::page_route(cx, req, secret)),
+        (_, ["s", secret]) => Ok(recipients::page_route(cx, req, secret)),
         (_, ["v1", "recipient", secret, rest @ ..]) => {
-            let mut resp = match docs::recipient::route(cx, req, secret, rest) {
+            let mut resp = match recipients::route(cx, req, secret, rest) {
                 Ok(r) => r,
                 Err(e) => e.into_response(),
             };
-            docs::page::safety_headers(&mut resp.headers);
+            recipients::page::safety_headers(&mut resp.headers);
             Ok(resp)
         }
         (_, ["v1", "eid", "return", session]) => only(method, "GET", || {
-            let (location, cookie) = docs::verify::eid_return(cx, req, session)?;
+            let (location, cookie) = recipients::verify::eid_return(cx, req, session)?;
             let mut resp = Response {
                 status: 303,
                 headers: vec![("location".into(), location), ("set-cookie".into(), cookie)],
                 body: Vec::new(),
             };
-            docs::page::safety_headers(&mut resp.headers);
+            recipients::page::safety_headers(&mut resp.headers);
             Ok(resp)
         }),
         (Origin::Admin, ["admin", rest @ ..]) => admin::route(cx, req, rest),

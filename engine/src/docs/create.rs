@@ -441,7 +441,7 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     let mut recipients = parse_recipients(cx, &f, template.as_ref())?;
     let mut checks = Vec::new();
     for ((path, o), r) in f.objects("recipients")?.into_iter().zip(&recipients) {
-        if let Some(c) = super::verify::parse(cx, o, &path)? {
+        if let Some(c) = crate::recipients::verify::parse(cx, o, &path)? {
             checks.push((r.id.clone(), c));
         }
     }
@@ -563,7 +563,7 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     // Every 400 is behind us: from here on the document exists, whatever the answer.
     doc.unique_id = new_unique_id(cx, &id);
     for (rid, c) in &checks {
-        super::verify::save_new(cx, &id, rid, c);
+        crate::recipients::verify::save_new(cx, &id, rid, c);
     }
     for mut u in used {
         uploads::touch(cx, &mut u);

@@ -407,8 +407,8 @@ pub fn erase(cx: &mut Cx, job: &Job) -> JobOutcome {
     super::fields::erase(cx, &e.doc_id);
     super::signatures::erase(cx, &e.doc_id);
     super::pages::erase(cx, &e.doc_id);
-    super::recipient::erase(cx, &e.doc_id);
-    super::verify::erase(cx, &e.doc_id);
+    crate::recipients::erase(cx, &e.doc_id);
+    crate::recipients::verify::erase(cx, &e.doc_id);
     for (start, end) in [log_prefix(&e.doc_id), comments_prefix(&e.doc_id)] {
         loop {
             let batch = cx.p.scan(&start, &end, 500, false);

@@ -875,7 +875,7 @@ pub fn manually_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> Ap
             v["signing_methods"] = json!([{"type": "manual", "signed_at": iso8601(signed_at), "verified_name": ""}]);
             v
         }),
-        "recipients": super::recipient::recipients_summary(&doc),
+        "recipients": crate::recipients::recipients_summary(&doc),
     });
     emit_and_log(
         cx,

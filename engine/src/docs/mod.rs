@@ -14,16 +14,13 @@ pub mod lifecycle;
 pub mod list;
 pub mod model;
 pub mod notify;
-pub mod page;
 pub mod pages;
 pub mod pricing;
 pub mod products;
 pub mod read;
-pub mod recipient;
 pub mod signatures;
 pub mod templates;
 pub mod uploads;
-pub mod verify;
 
 use crate::auth::{Principal, authenticate};
 use crate::http::{ApiError, ApiResult};

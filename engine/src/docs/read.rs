@@ -141,8 +141,9 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
             .unwrap_or_default()
             .into();
         if o.with_links
-            && let Some(c) = super::verify::load(cx, id, &r.id)
-            && let (Value::Object(m), Value::Object(set)) = (v, super::verify::settings_json(&c))
+            && let Some(c) = crate::recipients::verify::load(cx, id, &r.id)
+            && let (Value::Object(m), Value::Object(set)) =
+                (v, crate::recipients::verify::settings_json(&c))
         {
             m.extend(set);
         }

@@ -48,7 +48,7 @@ pub struct Signature {
     pub initials: Option<Mark>,
     pub signed_ms: u64,
     /// The identity checks the signer had passed.
-    pub verified: Vec<super::verify::Pass>,
+    pub verified: Vec<crate::recipients::verify::Pass>,
 }
 
 fn key(doc_id: &str, rid: &str) -> Vec<u8> {
@@ -205,7 +205,7 @@ pub fn read_sign_body(
     doc: &Document,
     r: &Recipient,
     f: &Fields,
-    verified: &[super::verify::Pass],
+    verified: &[crate::recipients::verify::Pass],
 ) -> ApiResult<Given> {
     let mut all = fields::load(cx, &doc.id);
     // Values for this signer's own input fields.
@@ -378,7 +378,7 @@ pub fn summary_blocks(doc: &Document, fields: &[Field], sigs: &[Signature]) -> V
 /// the identity checks passed, then the signature and the initials.
 pub fn methods(s: &Signature) -> Vec<Value> {
     let at = iso8601(s.signed_ms);
-    let mut out = super::verify::methods(&s.verified);
+    let mut out = crate::recipients::verify::methods(&s.verified);
     out.push(serde_json::json!({"type": "signature", "signed_at": at, "verified_name": ""}));
     if s.initials.is_some() {
         out.push(serde_json::json!({"type": "initials", "signed_at": at, "verified_name": ""}));

@@ -18,7 +18,7 @@
 //! Record: `rver/{document}/{recipient}` → [`Checks`]; `reid/{sha256 of eID session}` →
 //! `{document}/{recipient}/{stage}` while an eID check runs.
 
-use super::model::{Document, Recipient};
+use crate::docs::model::{Document, Recipient};
 use crate::http::{ApiError, ApiResult, Fields, member_text};
 use crate::model::prefix_range;
 #[allow(unused_imports)]
@@ -569,7 +569,7 @@ fn failed(cx: &mut Cx, doc: &Document, r: &Recipient, mut c: Checks, what: &str)
         c.locked = true;
         c.code_state = None;
         save(cx, &doc.id, &r.id, &c);
-        super::notify::owner_notice(
+        crate::docs::notify::owner_notice(
             cx,
             doc,
             format!("{} was locked out of \"{}\"", r.fullname(), doc.name),
@@ -749,7 +749,7 @@ pub fn eid_return(cx: &mut Cx, req: &Request, session: &str) -> ApiResult<(Strin
             "this eID check is unknown",
         ));
     };
-    let doc = super::load_doc(cx, doc_id)
+    let doc = crate::docs::load_doc(cx, doc_id)
         .ok_or_else(|| ApiError::not_found("eid_session_not_found", "the document is gone"))?;
     let r = doc
         .recipient(rid)
