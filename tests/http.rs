@@ -138,10 +138,39 @@ fn plain_http_off_loopback_is_refused_before_binding() {
 
 #[test]
 fn serve_runs_another_engine_build_given_with_engine() {
-    let wasm = env!("ESIGN_ENGINE_WASM");
-    let s = Server::start(&["--engine", wasm]);
+    // Another build, told apart from the embedded one by a custom section appended to
+    // it (valid in a component, ignored by the engine): a host that ignored --engine
+    // would report the embedded component's hash.
+    let embedded = std::fs::read(env!("ESIGN_ENGINE_WASM")).unwrap();
+    let mut other = embedded.clone();
+    let (name, payload) = (b"esign-test", b"another build");
+    other.push(0); // custom section
+    other.push((1 + name.len() + payload.len()) as u8);
+    other.push(name.len() as u8);
+    other.extend_from_slice(name);
+    other.extend_from_slice(payload);
+    let dir = fresh_dir("other-engine");
+    let path = dir.join("other.wasm");
+    std::fs::write(&path, &other).unwrap();
+    let s = Server::start(&["--engine", path.to_str().unwrap()]);
     let token = s.admin_token();
     assert_eq!(s.get_as(&token, "/v1/test").0, 200);
+    let line = s
+        .banner
+        .iter()
+        .find(|l| l.starts_with("engine component: "))
+        .expect("the start-up line naming the engine");
+    assert!(line.contains(&esign::runtime::sha256_hex(&other)), "{line}");
+    assert!(!line.contains(&esign::runtime::sha256_hex(&embedded)));
+    let plain = Server::start(&[]);
+    assert!(
+        plain.banner.iter().any(|l| l.contains(&format!(
+            "embedded (sha256 {})",
+            esign::runtime::sha256_hex(&embedded)
+        ))),
+        "{:?}",
+        plain.banner
+    );
 
     let dir = fresh_dir("bad-engine");
     std::fs::write(dir.join("bad.wasm"), b"not wasm").unwrap();
@@ -156,5 +185,42 @@ fn serve_runs_another_engine_build_given_with_engine() {
     assert!(!out.status.success());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("engine component"), "{stderr}");
+    // A missing file: the same clear refusal, naming it.
+    let out = output_within(
+        Command::new(esign_bin())
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(&dir)
+            .arg("--engine")
+            .arg(dir.join("missing.wasm")),
+        60,
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("reading the engine component") && stderr.contains("missing.wasm"),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_server_without_test_faults_ignores_the_fault_header() {
+    let mut s = Server::start_with(&["--token-min-interval-ms", "0"], &[]);
+    s.stop();
+    s.test_faults = false;
+    s.launch();
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .header("x-esign-test-fault", "trap-on-put=1")
+            .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
+    );
+    assert_eq!(status, 200, "the header did nothing: {body}");
+    // The same request to a server with test faults on traps (so the header is real).
+    let f = Server::start(&[]);
+    let (status, _) = call(
+        f.post("/v1/auth")
+            .header("x-esign-test-fault", "trap-on-put=1")
+            .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
+    );
+    assert_eq!(status, 500);
 }

@@ -93,6 +93,10 @@ fn purge_job_forgets_expired_tokens_only() {
     let mut p = bootstrapped();
     login(&mut p, "password1");
     let job = p.jobs.last().unwrap().clone();
+    // A second token, issued a day later: still live when the first one is purged.
+    p.now_ms += 24 * 3600 * 1000;
+    login(&mut p, "password1");
+    let live = p.jobs.last().unwrap().clone();
     let job = Job {
         id: "1".into(),
         kind: job.kind,
@@ -102,14 +106,29 @@ fn purge_job_forgets_expired_tokens_only() {
     };
     let tokens = |p: &MemoryPlatform| p.data.keys().filter(|k| k.starts_with(b"tok/")).count();
     assert!(matches!(run_job(&mut p, &job), JobOutcome::RetryAt(_)));
-    assert_eq!(tokens(&p), 1);
-    p.now_ms += 5_184_000 * 1000;
+    assert_eq!(tokens(&p), 2);
+    p.now_ms += 5_184_000 * 1000 - 24 * 3600 * 1000;
     assert!(
         matches!(run_job(&mut p, &job), JobOutcome::RetryAt(_)),
         "kept a week after expiry"
     );
-    assert_eq!(tokens(&p), 1);
-    p.now_ms += 7 * 24 * 3600 * 1000;
+    assert_eq!(tokens(&p), 2);
+    // Seven and a half days after the first expired, six and a half after the second:
+    // only the first is past its week.
+    p.now_ms += (7 * 24 + 12) * 3600 * 1000;
     assert_eq!(run_job(&mut p, &job), JobOutcome::Done);
-    assert_eq!(tokens(&p), 0);
+    assert_eq!(
+        tokens(&p),
+        1,
+        "the live token survives the purge of the other"
+    );
+    let live = Job {
+        id: "2".into(),
+        kind: live.kind,
+        payload: live.payload,
+        attempt: 1,
+        outcome: None,
+    };
+    assert!(matches!(run_job(&mut p, &live), JobOutcome::RetryAt(_)));
+    assert_eq!(tokens(&p), 1);
 }

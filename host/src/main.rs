@@ -280,13 +280,13 @@ fn main() {
     }
 }
 
-/// Opens the store and loads the engine.
+/// Opens the store and loads the engine; also returns the SHA-256 of the component.
 fn open(
     args: &EngineArgs,
     settings: Settings,
     eid: Option<std::sync::Arc<dyn eid::Provider>>,
     max_calls: u32,
-) -> anyhow::Result<Dispatcher> {
+) -> anyhow::Result<(Dispatcher, String)> {
     let backend = store::sled::SledBackend::open(&args.data_dir)?;
     let store = store::Store::new(backend);
     let wasm = match &args.engine {
@@ -303,8 +303,9 @@ fn open(
         passwords: passwords::Passwords::new(),
         eid,
     };
+    let sha = runtime::sha256_hex(&wasm);
     let runtime = Runtime::new(&wasm, Some(&cache), max_calls, shared)?;
-    Ok(Dispatcher::new(runtime, store, max_calls as usize))
+    Ok((Dispatcher::new(runtime, store, max_calls as usize), sha))
 }
 
 /// A request from the local administrator.
@@ -390,7 +391,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .map(|p| p.name().to_string())
             .unwrap_or_default(),
     };
-    let dispatcher = open(&args.engine, settings, eid, args.max_concurrent_calls)?;
+    let (dispatcher, engine_sha) = open(&args.engine, settings, eid, args.max_concurrent_calls)?;
+    println!(
+        "engine component: {} (sha256 {engine_sha})",
+        args.engine
+            .engine
+            .as_ref()
+            .map_or("embedded".to_string(), |p| p.display().to_string())
+    );
     bootstrap(&dispatcher)?;
     let outbound_config = outbound::OutboundConfig {
         ca_file: args.outbound_ca_file.clone(),
@@ -581,7 +589,7 @@ fn entity_flags(body: &mut serde_json::Value, f: &EntityFlags) {
 }
 
 fn admin(args: AdminArgs) -> anyhow::Result<()> {
-    let d = open(&args.engine, runtime::default_settings(), None, 4)?;
+    let (d, _) = open(&args.engine, runtime::default_settings(), None, 4)?;
     use serde_json::json;
     let req = match args.command {
         AdminCommand::Entity(EntityCommand::Add {

@@ -42,6 +42,9 @@ pub struct Server {
     pub env: Vec<(String, String)>,
     /// What the server printed on stdout up to "listening".
     pub banner: Vec<String>,
+    /// Whether the server honours `x-esign-test-fault` headers (`--test-faults`; on by
+    /// default in the suite).
+    pub test_faults: bool,
     child: Option<Child>,
     client: Client,
 }
@@ -65,6 +68,7 @@ impl Server {
                 ("ESIGN_ADMIN_PASSWORD".into(), ADMIN_PASSWORD.into()),
             ],
             banner: Vec::new(),
+            test_faults: true,
             child: None,
             client: client(),
         };
@@ -89,7 +93,7 @@ impl Server {
             .arg(&self.data_dir)
             .arg("--compile-cache")
             .arg(compile_cache())
-            .arg("--test-faults")
+            .args(self.test_faults.then_some("--test-faults"))
             .args(&self.args)
             .env_remove("ESIGN_ADMIN_PASSWORD")
             .env("ESIGN_LOG", "warn")
