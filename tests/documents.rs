@@ -487,12 +487,27 @@ fn list_filters_sorts_and_pages() {
     );
     let (_, drafts_only) = s.get_as(&t, "/v1/documents?filter=draft&limit=200");
     assert_eq!(drafts_only.as_array().unwrap().len(), 103);
-    for nothing in ["nonsense", "signed", "recalled", "archive", "expired,foo"] {
+    // Recall one: sent, then deleted once.
+    let sent = s.create_doc(
+        &t,
+        &json!({"name": "recall-me", "recipients": [signer("r@example.com")]}),
+    );
+    let rid = sent["id"].as_str().unwrap();
+    let (status, body) = s.post_json(&t, &format!("/v1/documents/{rid}/send"), &json!({}));
+    assert_eq!(status, 200, "{body}");
+    s.wait_status(&t, rid, "sent");
+    assert_eq!(s.delete_as(&t, &format!("/v1/documents/{rid}")).0, 204);
+    let (_, recalled) = s.get_as(&t, "/v1/documents?filter=recalled");
+    assert_eq!(names(&recalled), ["recall-me"]);
+    let (_, drafts_only) = s.get_as(&t, "/v1/documents?filter=draft&limit=200");
+    assert_eq!(drafts_only.as_array().unwrap().len(), 103, "not a draft");
+    for nothing in ["nonsense", "signed", "archive", "expired,foo"] {
         let (status, list) = s.get_as(&t, &format!("/v1/documents?filter={nothing}"));
         assert_eq!((status, list), (200, json!([])), "{nothing}");
     }
     let (_, by_status) = s.get_as(&t, "/v1/documents?sort_by=status&sort_order=desc&limit=2");
-    assert_eq!(by_status[0]["status"], "lost");
+    assert_eq!(by_status[0]["status"], "recalled");
+    assert_eq!(by_status[1]["status"], "lost");
 }
 
 #[test]

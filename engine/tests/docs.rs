@@ -370,11 +370,8 @@ fn a_sealed_document_expires_and_a_revision_respects_the_signing_order() {
     let out = rendered(&mut p, "d");
     run(&mut p, &render, Some(out));
     assert_eq!(status(&mut p, &t, &id), "sealed");
-    assert_eq!(
-        take_jobs(&mut p, "doc.expire").len(),
-        1,
-        "sealing schedules the expiry"
-    );
+    let expire = take_jobs(&mut p, "doc.expire");
+    assert_eq!(expire.len(), 1, "sealing schedules the expiry");
     let (s, _) = api(
         &mut p,
         &t,
@@ -388,6 +385,79 @@ fn a_sealed_document_expires_and_a_revision_respects_the_signing_order() {
     run(&mut p, &render, Some(out));
     let to: Vec<&str> = p.mails.iter().map(|m| m.to.as_str()).collect();
     assert_eq!(to, ["first@x.se"], "only the first in the signing order");
+    // At its time the expiry job expires it: status, event, and the owner is told.
+    let (_, d) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
+    let at = esign_engine::parse_time(d["expiration_date"].as_str().unwrap()).unwrap();
+    assert_eq!(expire[0].run_at_ms, at, "due at the expiration date");
+    p.now_ms = at;
+    let mails_before = p.mails.len();
+    assert_eq!(run(&mut p, &expire[0], None), JobOutcome::Done);
+    assert_eq!(status(&mut p, &t, &id), "expired");
+    assert!(
+        p.events.iter().any(|e| e.kind == "document.expired"),
+        "the event"
+    );
+    let mailed: Vec<&str> = p.mails[mails_before..]
+        .iter()
+        .map(|m| m.subject.as_str())
+        .collect();
+    assert!(
+        mailed.iter().any(|s| s.contains("expired")),
+        "a mail says so: {mailed:?}"
+    );
+}
+
+#[test]
+fn a_blob_shared_by_two_documents_lives_until_the_last_one_lets_go() {
+    let (mut p, t, upload, blob) = with_upload();
+    let mut ids = Vec::new();
+    for name in ["one", "two"] {
+        let id = create(&mut p, &t, json!({"name": name, "file_ids": upload}));
+        let import = take_jobs(&mut p, "doc.import").remove(0);
+        assert_eq!(
+            run(&mut p, &import, Some(one_page(&blob))),
+            JobOutcome::Done
+        );
+        ids.push(id);
+    }
+    // The first document is deleted and erased; the upload expires.
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "DELETE",
+        &format!("/v1/documents/{}", ids[0]),
+        None,
+    );
+    assert_eq!(s, 204);
+    let erase = take_jobs(&mut p, "doc.erase").remove(0);
+    assert_eq!(run(&mut p, &erase, None), JobOutcome::Done);
+    let expire = take_jobs(&mut p, "upload.expire");
+    assert!(!expire.is_empty(), "the upload's expiry is scheduled");
+    p.now_ms += 49 * 3600 * 1000;
+    for j in &expire {
+        run(&mut p, j, None);
+    }
+    // The other document still has its file.
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{}/download", ids[1]),
+        None,
+    );
+    assert_eq!(s, 200, "the second document keeps the shared file");
+    assert!(p.blobs.contains_key(&blob));
+    // When it goes too, so does the file.
+    api(
+        &mut p,
+        &t,
+        "DELETE",
+        &format!("/v1/documents/{}", ids[1]),
+        None,
+    );
+    let erase = take_jobs(&mut p, "doc.erase").remove(0);
+    assert_eq!(run(&mut p, &erase, None), JobOutcome::Done);
+    assert!(!p.blobs.contains_key(&blob), "the last owner let go");
 }
 
 #[test]

@@ -395,6 +395,15 @@ pub fn expire(cx: &mut Cx, job: &Job) -> JobOutcome {
         detail,
         json!({}),
     );
+    notify::owner_notice(
+        cx,
+        &doc,
+        format!("\"{}\" has expired", doc.name),
+        format!(
+            "It expired on {} before everyone had finished with it. A new expiration date brings it back.",
+            iso8601(doc.expiration_ms)
+        ),
+    );
     store_doc(cx, Some(&before), &mut doc);
     JobOutcome::Done
 }
