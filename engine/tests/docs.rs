@@ -184,7 +184,6 @@ fn an_expiry_job_for_a_moved_date_does_nothing() {
 
 #[test]
 fn a_deleted_draft_is_erased_in_the_background() {
-    use esign_engine::ImportedFile;
     let mut p = bootstrapped();
     let t = token(&mut p);
     let id = create(
@@ -194,18 +193,10 @@ fn a_deleted_draft_is_erased_in_the_background() {
     );
     let blob = p.blobs.keys().next().unwrap().clone();
     let import = take_jobs(&mut p, "doc.import").remove(0);
-    let outcome = WorkOutcome::Import(vec![Ok(ImportedFile {
-        blob: blob.clone(),
-        size: 13,
-        sha256: "00".repeat(32),
-        pages: vec![esign_engine::PageSize {
-            width: 595.0,
-            height: 842.0,
-        }],
-        placeholders: vec![],
-        downloaded: None,
-    })]);
-    assert_eq!(run(&mut p, &import, Some(outcome)), JobOutcome::Done);
+    assert_eq!(
+        run(&mut p, &import, Some(one_page(&blob))),
+        JobOutcome::Done
+    );
     assert_eq!(status(&mut p, &t, &id), "draft");
     api(
         &mut p,
@@ -218,12 +209,7 @@ fn a_deleted_draft_is_erased_in_the_background() {
     assert_eq!(s, 204);
     let erase = take_jobs(&mut p, "doc.erase").remove(0);
     assert_eq!(run(&mut p, &erase, None), JobOutcome::Done);
-    let left: Vec<String> = p
-        .data
-        .keys()
-        .map(|k| String::from_utf8_lossy(k).into_owned())
-        .filter(|k| k.contains(&id) || k.contains(&blob))
-        .collect();
+    let left = keys_containing(&p, &[&id, &blob]);
     assert!(left.is_empty(), "left behind: {left:?}");
     assert!(p.blobs.is_empty(), "the file's bytes are gone");
 }
@@ -246,17 +232,7 @@ fn with_upload() -> (MemoryPlatform, String, String, String) {
 }
 
 fn one_page(blob: &str) -> WorkOutcome {
-    WorkOutcome::Import(vec![Ok(esign_engine::ImportedFile {
-        blob: blob.into(),
-        size: 13,
-        sha256: "00".repeat(32),
-        pages: vec![esign_engine::PageSize {
-            width: 595.0,
-            height: 842.0,
-        }],
-        placeholders: vec![],
-        downloaded: None,
-    })])
+    imported_pages(blob, 1)
 }
 
 #[test]

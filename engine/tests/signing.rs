@@ -7,8 +7,8 @@ mod common;
 use common::*;
 use esign_engine::memory::MemoryPlatform;
 use esign_engine::{
-    Block, ImportedFile, JobOutcome, Origin, PageImage, PageSize, RenderedFile, StampContent,
-    WorkOrder, WorkOutcome, handle,
+    Block, JobOutcome, Origin, PageImage, RenderedFile, StampContent, WorkOrder, WorkOutcome,
+    handle,
 };
 use serde_json::{Value, json};
 
@@ -26,19 +26,10 @@ fn draft(p: &mut MemoryPlatform, t: &str, recipients: Value, extra: Value) -> (S
     let id = doc["id"].as_str().unwrap().to_string();
     let blob = p.blobs.keys().next().unwrap().clone();
     let import = take_jobs(p, "doc.import").remove(0);
-    let a4 = PageSize {
-        width: 595.0,
-        height: 842.0,
-    };
-    let outcome = WorkOutcome::Import(vec![Ok(ImportedFile {
-        blob,
-        size: 13,
-        sha256: "00".repeat(32),
-        pages: vec![a4, a4],
-        placeholders: vec![],
-        downloaded: None,
-    })]);
-    assert_eq!(run(p, &import, Some(outcome)), JobOutcome::Done);
+    assert_eq!(
+        run(p, &import, Some(imported_pages(&blob, 2))),
+        JobOutcome::Done
+    );
     let (s, doc) = api(p, t, "GET", &format!("/v1/documents/{id}"), None);
     assert_eq!(s, 200);
     assert_eq!(doc["status"], "draft");
@@ -482,12 +473,7 @@ fn a_signer_fills_required_fields_and_signs_and_the_render_stamps_them() {
     assert_eq!(s, 204);
     let erase = take_jobs(&mut p, "doc.erase").remove(0);
     assert_eq!(run(&mut p, &erase, None), JobOutcome::Done);
-    let left: Vec<String> = p
-        .data
-        .keys()
-        .map(|k| String::from_utf8_lossy(k).into_owned())
-        .filter(|k| k.contains(&id))
-        .collect();
+    let left = keys_containing(&p, &[&id]);
     assert!(left.is_empty(), "left behind: {left:?}");
     assert!(p.blobs.is_empty(), "left blobs: {:?}", p.blobs.keys());
 }
@@ -1174,12 +1160,7 @@ fn a_question_and_an_eid_check_before_signing_are_recorded_in_signing_methods() 
     }
     let erase = take_jobs(&mut p, "doc.erase").remove(0);
     assert_eq!(run(&mut p, &erase, None), JobOutcome::Done);
-    let left: Vec<String> = p
-        .data
-        .keys()
-        .map(|k| String::from_utf8_lossy(k).into_owned())
-        .filter(|k| k.contains(&id) || k.starts_with("reid/"))
-        .collect();
+    let left = keys_containing(&p, &[&id, "reid/"]);
     assert!(left.is_empty(), "left behind: {left:?}");
 }
 
@@ -1260,19 +1241,10 @@ fn template(p: &mut MemoryPlatform, t: &str, page_fields: Value) -> (u16, Value)
     }
     let job = take_jobs(p, "template.import").remove(0);
     let blob = p.blobs.keys().last().unwrap().clone();
-    let a4 = PageSize {
-        width: 595.0,
-        height: 842.0,
-    };
-    let outcome = WorkOutcome::Import(vec![Ok(ImportedFile {
-        blob,
-        size: 13,
-        sha256: "00".repeat(32),
-        pages: vec![a4, a4],
-        placeholders: vec![],
-        downloaded: None,
-    })]);
-    assert_eq!(run(p, &job, Some(outcome)), JobOutcome::Done);
+    assert_eq!(
+        run(p, &job, Some(imported_pages(&blob, 2))),
+        JobOutcome::Done
+    );
     let id = b["id"].as_str().unwrap();
     api(p, t, "GET", &format!("/v1/templates/{id}"), None)
 }

@@ -95,3 +95,28 @@ pub fn run(p: &mut MemoryPlatform, spec: &JobSpec, outcome: Option<WorkOutcome>)
         },
     )
 }
+
+/// The outcome of an import job that made `blob` a PDF of `pages` A4 pages.
+pub fn imported_pages(blob: &str, pages: usize) -> WorkOutcome {
+    let a4 = esign_engine::PageSize {
+        width: 595.0,
+        height: 842.0,
+    };
+    WorkOutcome::Import(vec![Ok(esign_engine::ImportedFile {
+        blob: blob.into(),
+        size: 13,
+        sha256: "00".repeat(32),
+        pages: vec![a4; pages],
+        placeholders: vec![],
+        downloaded: None,
+    })])
+}
+
+/// The stored keys that contain any of `needles` (what an erase left behind).
+pub fn keys_containing(p: &MemoryPlatform, needles: &[&str]) -> Vec<String> {
+    p.data
+        .keys()
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .filter(|k| needles.iter().any(|n| k.contains(n)))
+        .collect()
+}
