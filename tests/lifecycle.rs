@@ -294,7 +294,7 @@ fn send_to_recipients_in_batches() {
         "invalid_status",
         "a draft cannot take batches"
     );
-    s.post_json(&t, &format!("/v1/documents/{id}/seal"), &json!({}));
+    s.act_ok(&t, &id, "seal");
     s.wait_status(&t, &id, "sealed");
     let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
     let rid = |i: usize| d["recipients"][i]["id"].as_str().unwrap().to_string();
@@ -303,7 +303,11 @@ fn send_to_recipients_in_batches() {
     // One invalid id rejects the whole request.
     let (status, body) = s.post_json(&t, &path, &json!({"recipient_ids": [rid(0), "nope"]}));
     assert_eq!(assert_error(status, &body, 400), "invalid_recipient");
-    assert_eq!(s.wait_status(&t, &id, "sealed")["status"], "sealed");
+    assert_eq!(
+        s.status_of(&t, &id),
+        "sealed",
+        "the refused batch changed nothing"
+    );
     // First batch: the sealed document becomes sent; only the listed recipient is mailed.
     let (status, body) = s.post_json(&t, &path, &json!({"recipient_ids": [rid(0)]}));
     assert_eq!(status, 204, "{body}");
@@ -343,7 +347,7 @@ fn send_to_recipients_in_batches() {
         json!([signer("o@example.com")]),
         json!({"is_signing_order": true}),
     );
-    s.post_json(&t, &format!("/v1/documents/{ordered}/seal"), &json!({}));
+    s.act_ok(&t, &ordered, "seal");
     s.wait_status(&t, &ordered, "sealed");
     let (_, od) = s.get_as(&t, &format!("/v1/documents/{ordered}"));
     let (status, body) = s.post_json(
@@ -372,7 +376,7 @@ fn forward_adds_a_cc_or_transfers_signing_rights() {
         "invalid_status",
         "drafts are not forwarded"
     );
-    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.act_ok(&t, &id, "send");
     s.wait_status(&t, &id, "sent");
     let (status, body) = s.post_json(&t, &path, &json!({}));
     assert_eq!(assert_error(status, &body, 400), "missing_field");
@@ -458,7 +462,7 @@ fn expiration_date_changes_and_documents_expire() {
         &json!({"expiration_date": "2001-01-01T00:00:00Z"}),
     );
     assert_eq!(assert_error(status, &body, 400), "invalid_field");
-    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.act_ok(&t, &id, "send");
     s.wait_status(&t, &id, "sent");
     // Wide enough that a busy machine still sends it before that time.
     let soon = chrono::Utc::now() + chrono::Duration::seconds(6);
@@ -500,7 +504,7 @@ fn manual_signing_rules() {
         "invalid_status",
         "not for drafts"
     );
-    s.post_json(&t, &format!("/v1/documents/{draft}/send"), &json!({}));
+    s.act_ok(&t, &draft, "send");
     s.wait_status(&t, &draft, "sent");
     let (status, body) = s.post_json(&peer, &path, &json!({}));
     assert_eq!(
@@ -510,11 +514,7 @@ fn manual_signing_rules() {
     );
     let (status, body) = s.post_json(&t, &path, &json!({"file_id": "aaaaaaaaaaaaaaaa"}));
     assert_eq!(assert_error(status, &body, 404), "file_not_found");
-    assert_eq!(
-        s.wait_status(&t, &draft, "sent")["status"],
-        "sent",
-        "unchanged"
-    );
+    assert_eq!(s.status_of(&t, &draft), "sent", "unchanged");
     let (status, body) = s.post_json(&t, &path, &json!({}));
     assert_eq!((status, body), (200, Value::Null), "200 without body");
     s.wait_status(&t, &draft, "signedwithoutverification");
@@ -532,7 +532,7 @@ fn manual_signing_rules() {
         json!([signer("m@example.com")]),
         json!({}),
     );
-    s.post_json(&t, &format!("/v1/documents/{other}/send"), &json!({}));
+    s.act_ok(&t, &other, "send");
     s.wait_status(&t, &other, "sent");
     let signed_pdf = esign::pdf::sample_pdf(3);
     let (_, up) = s.post_json(
@@ -590,7 +590,7 @@ fn revisions_rules() {
         "not_revisable",
         "a draft is not sealed or sent"
     );
-    s.post_json(&t, &format!("/v1/documents/{id}/seal"), &json!({}));
+    s.act_ok(&t, &id, "seal");
     s.wait_status(&t, &id, "sealed");
     let (status, body) = s.post_json(&t, &path, &json!({"message": 5}));
     assert_eq!(assert_error(status, &body, 400), "invalid_field");
@@ -623,7 +623,7 @@ fn revisions_rules() {
         json!([signer(ADMIN_EMAIL), signer("other@example.com")]),
         json!({"is_selfsign": true}),
     );
-    s.post_json(&t, &format!("/v1/documents/{own}/seal"), &json!({}));
+    s.act_ok(&t, &own, "seal");
     s.wait_status(&t, &own, "sealed");
     let (_, d) = s.get_as(&t, &format!("/v1/documents/{own}"));
     assert_eq!(d["recipients"][0]["status"], "signed", "self-signed first");
@@ -637,7 +637,7 @@ fn revisions_rules() {
         json!([{"email": "c@example.com", "role": "cc"}]),
         json!({}),
     );
-    s.post_json(&t, &format!("/v1/documents/{cc}/seal"), &json!({}));
+    s.act_ok(&t, &cc, "seal");
     s.wait_status(&t, &cc, "sealed");
     let (status, body) = s.post_json(&t, &format!("/v1/documents/{cc}/revisions"), &json!({}));
     assert_eq!(status, 204, "no signing: no requirement: {body}");
@@ -657,7 +657,7 @@ fn reminders_go_to_waiting_recipients() {
     let path = format!("/v1/documents/{id}/reminders");
     let (status, body) = s.post_json(&t, &path, &json!({}));
     assert_eq!(assert_error(status, &body, 400), "invalid_status");
-    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.act_ok(&t, &id, "send");
     s.wait_status(&t, &id, "sent");
     let (status, body) = s.post_json(&t, &path, &json!({"message": "Friendly nudge"}));
     assert_eq!(status, 204, "{body}");
@@ -699,7 +699,7 @@ fn delete_recalls_then_removes_with_owner_and_admin_rules() {
         json!([signer("r@example.com")]),
         json!({}),
     );
-    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.act_ok(&t, &id, "send");
     s.wait_status(&t, &id, "sent");
     assert_eq!(s.delete_as(&t, &format!("/v1/documents/{id}")).0, 204);
     s.wait_status(&t, &id, "recalled");
@@ -809,7 +809,7 @@ fn pricing_tables_and_products() {
         &json!({"pricing_tables": [{"sections": [{"rows": [{"price": "x"}]}]}]}),
     );
     assert_eq!(assert_error(status, &body, 400), "invalid_field");
-    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.act_ok(&t, &id, "send");
     s.wait_status(&t, &id, "sent");
     assert!(pdf_text(&s, &t, &id).contains("Widget 2 x 10.00"));
     // A sent document's tables can change: visible at once, and in the PDF once rendered.
@@ -857,7 +857,7 @@ fn smtp_delivery_hard_bounces_and_sending_again() {
         json!([signer("ok@example.com"), signer("bounce@example.com")]),
         json!({}),
     );
-    s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    s.act_ok(&t, &id, "send");
     let mail = smtp.wait_for("ok@example.com");
     assert!(mail.contains("Bouncy"), "{mail}");
     // The rejected address makes the recipient and the document hard-bounced.

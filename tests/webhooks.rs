@@ -616,22 +616,23 @@ fn no_event_is_lost_when_the_host_is_killed() {
     ]);
     let t = s.admin_token();
     subscribe(&s, &t, "document.created", &rx.url("/all"), json!({}));
-    let created = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     std::thread::scope(|scope| {
         for w in 0..4 {
-            let (s, t, created) = (&s, &t, created.clone());
+            let (s, t) = (&s, &t);
             scope.spawn(move || {
                 for i in 0..250 {
                     s.create_doc(t, &json!({"name": format!("d{w}-{i}")}));
-                    created.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 }
             });
         }
     });
+    // Exactly 1 000 documents (and so 1 000 document.created events) are committed.
+    let (_, last) = s.get_as(&t, "/v1/documents?offset=999&limit=1");
+    let (_, past) = s.get_as(&t, "/v1/documents?offset=1000&limit=1");
     assert_eq!(
-        created.load(std::sync::atomic::Ordering::SeqCst),
-        1000,
-        "1 000 events committed"
+        (last.as_array().map(Vec::len), past.as_array().map(Vec::len)),
+        (Some(1), Some(0)),
+        "1 000 documents"
     );
     let before = rx.received("/all").len();
     assert!(

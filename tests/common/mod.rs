@@ -895,3 +895,22 @@ fn read_folder(dir: &Path, ext: &str) -> Vec<String> {
         .map(|p| std::fs::read_to_string(p).unwrap())
         .collect()
 }
+
+impl Server {
+    /// The document's status now (no waiting: for checking that something did not
+    /// change it).
+    pub fn status_of(&self, token: &str, id: &str) -> String {
+        let (code, body) = self.get_as(token, &format!("/v1/documents/{id}/status"));
+        assert_eq!(code, 200, "status of {id}: {body}");
+        body["status"].as_str().unwrap_or("").to_string()
+    }
+
+    /// `POST /v1/documents/{id}/{act}` (`send`, `seal`) with an empty body; asserts 200,
+    /// showing the error body otherwise, and returns the answer.
+    pub fn act_ok(&self, token: &str, id: &str, act: &str) -> Value {
+        let (status, body) =
+            self.post_json(token, &format!("/v1/documents/{id}/{act}"), &json!({}));
+        assert_eq!(status, 200, "{act} {id}: {body}");
+        body
+    }
+}
