@@ -487,13 +487,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let jobs = tokio::spawn(jobs::run(dispatcher.clone(), work, stop_rx.clone()));
         let mailer = tokio::spawn(mail::run(
             dispatcher.clone(),
-            mail::Outbox::MAIL,
+            mail::Outbox::Mail,
             transport,
             stop_rx.clone(),
         ));
         let texter = tokio::spawn(mail::run(
             dispatcher.clone(),
-            mail::Outbox::SMS,
+            mail::Outbox::Sms,
             sms_transport,
             stop_rx.clone(),
         ));

@@ -563,7 +563,7 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     // Every 400 is behind us: from here on the document exists, whatever the answer.
     doc.unique_id = new_unique_id(cx, &id);
     for (rid, c) in &checks {
-        crate::recipients::verify::save_new(cx, &id, rid, c);
+        crate::recipients::verify::save(cx, &id, rid, c);
     }
     for mut u in used {
         uploads::touch(cx, &mut u);

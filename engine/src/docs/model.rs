@@ -204,7 +204,8 @@ pub struct Recipient {
     pub secret: Option<String>,
     pub sent_ms: Option<u64>,
     pub signed_ms: Option<u64>,
-    /// How the recipient signed (`sms`, `eid`, `link`, ...), with the verified name.
+    /// Unused since identity checks record their passes with the signature (`dsig/`);
+    /// kept so stored records keep their encoding.
     pub signing_method: Option<(String, String)>,
     /// The address the recipient signed, approved or rejected from.
     pub ip_address: String,

@@ -178,16 +178,19 @@ pub(super) fn act_verified(
                 ));
             }
             check_turn(&doc, i)?;
-            if what == Act::Sign {
+            let given = if what == Act::Sign {
                 let given = signatures::read_sign_body(cx, &doc, &r, &f, passes)?;
                 signatures::store(cx, &doc, &given);
-            }
+                Some(given.signature)
+            } else {
+                None
+            };
             let rr = &mut doc.recipients[i];
             rr.status = done;
             rr.signed_ms = Some(now);
             rr.ip_address = actor.ip.clone();
             rr.viewed_ms.get_or_insert(now);
-            finish_signature(cx, &mut doc, i, &actor, what == Act::Sign);
+            finish_signature(cx, &mut doc, i, &actor, given.as_ref());
         }
         Act::Reject => {
             check_open(&doc)?;
@@ -249,27 +252,25 @@ pub(super) fn act_verified(
     ))
 }
 
-/// After a signature or approval: `document.signed` when the document is complete (and
+/// After a signature (`signature`, just stored) or an approval (`None`): `document.signed` when the document is complete (and
 /// the PDF is rendered again with the signatures), else `document.partially_signed` /
 /// `document.approved`, and with a signing order the next group is invited.
-fn finish_signature(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor, signed: bool) {
+fn finish_signature(
+    cx: &mut Cx,
+    doc: &mut Document,
+    i: usize,
+    actor: &Actor,
+    signature: Option<&signatures::Signature>,
+) {
     let now = cx.now();
+    let signed = signature.is_some();
     let r = doc.recipients[i].clone();
     let mut rj = event_recipient(&r);
     rj["ip_address"] = r.ip_address.clone().into();
-    let mut methods = match &r.signing_method {
-        Some((kind, name)) => {
-            vec![json!({"type": kind, "signed_at": iso8601(now), "verified_name": name})]
-        }
-        None => Vec::new(),
-    };
-    if signed {
-        let sigs = signatures::load_all(cx, &doc.id);
-        if let Some(s) = sigs.iter().find(|s| s.recipient_id == r.id) {
-            methods.extend(signatures::methods(s));
-        }
-    }
-    rj["signing_methods"] = methods.into();
+    rj["signing_methods"] = signature
+        .map(signatures::methods)
+        .unwrap_or_default()
+        .into();
     if !signed {
         let extra = json!({"recipient": rj.clone()});
         emit_and_log(

@@ -101,10 +101,7 @@ pub fn page_route(cx: &mut Cx, req: &Request, secret: &str) -> Response {
         return r;
     }
     let mut resp = match by_secret(cx, secret) {
-        Err(e) if html => {
-            let _ = e;
-            page::link_not_found()
-        }
+        Err(_) if html => page::link_not_found(),
         Err(e) => e.into_response(),
         Ok((doc, i)) if html => {
             let view = recipient_view(cx, &doc, i, secret, req);

@@ -126,13 +126,9 @@ pub fn load(cx: &mut Cx, doc_id: &str, rid: &str) -> Option<Checks> {
     cx.load(&key(doc_id, rid))
 }
 
-fn save(cx: &mut Cx, doc_id: &str, rid: &str, c: &Checks) {
+/// Stores a recipient's checks (those a create request set, or their new state).
+pub fn save(cx: &mut Cx, doc_id: &str, rid: &str, c: &Checks) {
     cx.save(&key(doc_id, rid), c);
-}
-
-/// Stores the checks a create request set for a recipient.
-pub fn save_new(cx: &mut Cx, doc_id: &str, rid: &str, c: &Checks) {
-    save(cx, doc_id, rid, c);
 }
 
 /// Forgets a deleted document's checks, sessions and unfinished eID checks.

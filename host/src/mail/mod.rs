@@ -13,7 +13,7 @@
 //! person can open) and [`smtp::SmtpMailer`] (lettre, when `--smtp-url` is given).
 //!
 //! Text messages (`effects.send-sms`) are the same kind of row in their own table and
-//! go through the same worker ([`Outbox::SMS`]) to the transports of `crate::sms`.
+//! go through the same worker ([`Outbox::Sms`]) to the transports of `crate::sms`.
 
 pub mod folder;
 pub mod smtp;
@@ -74,28 +74,45 @@ pub struct Pass {
     pub bounced: bool,
 }
 
-/// A table of outgoing messages and what is delivered from it.
-#[derive(Clone, Copy, Debug)]
-pub struct Outbox {
-    /// Due rows: `<prefix><due ms, 8 bytes BE><id>`.
-    pub table: &'static [u8],
-    /// Rows given up.
-    pub dead: &'static [u8],
-    /// For the log: `mail`, `sms`.
-    pub what: &'static str,
+/// A table of outgoing messages: mail, or text messages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outbox {
+    Mail,
+    Sms,
 }
 
 impl Outbox {
-    pub const MAIL: Outbox = Outbox {
-        table: keys::MAIL,
-        dead: keys::DEAD_MAIL,
-        what: "mail",
-    };
-    pub const SMS: Outbox = Outbox {
-        table: keys::SMS,
-        dead: keys::DEAD_SMS,
-        what: "sms",
-    };
+    /// Due rows: `<prefix><due ms, 8 bytes BE><id>`.
+    pub fn table(self) -> &'static [u8] {
+        match self {
+            Outbox::Mail => keys::MAIL,
+            Outbox::Sms => keys::SMS,
+        }
+    }
+
+    /// Rows given up.
+    pub fn dead(self) -> &'static [u8] {
+        match self {
+            Outbox::Mail => keys::DEAD_MAIL,
+            Outbox::Sms => keys::DEAD_SMS,
+        }
+    }
+
+    /// For the log.
+    pub fn what(self) -> &'static str {
+        match self {
+            Outbox::Mail => "mail",
+            Outbox::Sms => "sms",
+        }
+    }
+
+    /// Resolves when a committed call queued a message of this outbox.
+    async fn queued(self, d: &Dispatcher) {
+        match self {
+            Outbox::Mail => d.mail_queued().await,
+            Outbox::Sms => d.sms_queued().await,
+        }
+    }
 }
 
 /// Delivers due messages of `outbox` until `shutdown` turns true.
@@ -117,23 +134,17 @@ pub async fn run(
                 pass.wait
             }
             Ok(Err(e)) => {
-                tracing::error!("{} worker: {e:#}", outbox.what);
+                tracing::error!("{} worker: {e:#}", outbox.what());
                 Duration::from_secs(1)
             }
             Err(e) => {
-                tracing::error!("{} worker: {e}", outbox.what);
+                tracing::error!("{} worker: {e}", outbox.what());
                 Duration::from_secs(1)
-            }
-        };
-        let queued = async {
-            match outbox.what {
-                "sms" => dispatcher.sms_queued().await,
-                _ => dispatcher.mail_queued().await,
             }
         };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
-            _ = queued => {}
+            _ = outbox.queued(&dispatcher) => {}
             _ = shutdown.changed() => return,
         }
     }
@@ -146,10 +157,10 @@ pub fn deliver_due(
     transport: &dyn Transport,
 ) -> anyhow::Result<Pass> {
     let mut bounced = false;
-    let what = outbox.what;
+    let what = outbox.what();
     loop {
-        let end = keys::timed(outbox.table, now_ms() + 1, "");
-        let due = store.scan_committed(outbox.table, &end, 64)?;
+        let end = keys::timed(outbox.table(), now_ms() + 1, "");
+        let due = store.scan_committed(outbox.table(), &end, 64)?;
         if due.is_empty() {
             break;
         }
@@ -169,7 +180,7 @@ pub fn deliver_due(
                         "{what} rejected for good: {why}"
                     );
                     mail.attempts += 1;
-                    let mut dead = outbox.dead.to_vec();
+                    let mut dead = outbox.dead().to_vec();
                     dead.extend_from_slice(mail.id.as_bytes());
                     txn.put(&dead, &serde_json::to_vec(&mail)?);
                     if !mail.tag.is_empty() {
@@ -197,7 +208,7 @@ pub fn deliver_due(
                         "{what} given up after {MAX_ATTEMPTS} attempts: {e:#}"
                     );
                     mail.attempts += 1;
-                    let mut dead = outbox.dead.to_vec();
+                    let mut dead = outbox.dead().to_vec();
                     dead.extend_from_slice(mail.id.as_bytes());
                     txn.put(&dead, &serde_json::to_vec(&mail)?);
                 }
@@ -212,7 +223,7 @@ pub fn deliver_due(
                         delay / 1000
                     );
                     txn.put(
-                        &keys::timed(outbox.table, now_ms() + delay, &mail.id),
+                        &keys::timed(outbox.table(), now_ms() + delay, &mail.id),
                         &serde_json::to_vec(&mail)?,
                     );
                 }
@@ -224,7 +235,7 @@ pub fn deliver_due(
         }
     }
     Ok(Pass {
-        wait: keys::until_next_due(store, outbox.table, IDLE)?,
+        wait: keys::until_next_due(store, outbox.table(), IDLE)?,
         bounced,
     })
 }
@@ -298,7 +309,7 @@ mod tests {
     #[test]
     fn delivered_mail_leaves_the_table() {
         let (store, t, dir) = setup(0, 0);
-        deliver_due(&store, Outbox::MAIL, &t).unwrap();
+        deliver_due(&store, Outbox::Mail, &t).unwrap();
         assert_eq!(*t.sent.lock().unwrap(), ["m1"]);
         assert!(table(&store, keys::MAIL).is_empty());
         let _ = std::fs::remove_dir_all(dir);
@@ -307,7 +318,7 @@ mod tests {
     #[test]
     fn a_failed_delivery_is_kept_and_rescheduled_later() {
         let (store, t, dir) = setup(1, 0);
-        let wait = deliver_due(&store, Outbox::MAIL, &t).unwrap().wait;
+        let wait = deliver_due(&store, Outbox::Mail, &t).unwrap().wait;
         let left = table(&store, keys::MAIL);
         assert_eq!(left.len(), 1);
         assert_eq!(left[0].attempts, 1);
@@ -337,7 +348,7 @@ mod tests {
             &serde_json::to_vec(&mail).unwrap(),
         );
         txn.commit().unwrap();
-        let pass = deliver_due(&store, Outbox::MAIL, &t).unwrap();
+        let pass = deliver_due(&store, Outbox::Mail, &t).unwrap();
         assert!(pass.bounced);
         assert!(table(&store, keys::MAIL).is_empty(), "not retried");
         assert_eq!(table(&store, keys::DEAD_MAIL).len(), 1);
@@ -353,7 +364,7 @@ mod tests {
     #[test]
     fn mail_is_given_up_into_the_dead_table_after_the_last_attempt() {
         let (store, t, dir) = setup(1, MAX_ATTEMPTS - 1);
-        deliver_due(&store, Outbox::MAIL, &t).unwrap();
+        deliver_due(&store, Outbox::Mail, &t).unwrap();
         assert!(table(&store, keys::MAIL).is_empty());
         let dead = table(&store, keys::DEAD_MAIL);
         assert_eq!(dead.len(), 1);
