@@ -533,7 +533,8 @@ fn manual_signing_rules() {
         "invalid_status",
         "already signed"
     );
-    // With an uploaded signed file: signed, and that file is the download.
+    // With an uploaded signed file: signed, and that file (with the audit certificate,
+    // sealed) is the download.
     let other = pdf_draft(
         &s,
         &t,
@@ -556,14 +557,13 @@ fn manual_signing_rules() {
     );
     assert_eq!(status, 200);
     s.wait_status(&t, &other, "signed");
-    let bytes = s
-        .get(&format!("/v1/documents/{other}/download"))
-        .bearer_auth(&t)
-        .send()
-        .unwrap()
-        .bytes()
-        .unwrap();
-    assert_eq!(bytes.as_ref(), signed_pdf.as_slice());
+    let text = pdf_text(&s, &t, &other);
+    let upload_text = esign::pdf::extract_text(&signed_pdf).unwrap();
+    assert!(text.starts_with(&upload_text), "{text}");
+    assert!(text.contains("Audit certificate"), "{text}");
+    assert!(text.contains("Marked as signed by the sender"), "{text}");
+    let (_, detail) = s.get_as(&t, &format!("/v1/documents/{other}"));
+    assert_eq!(detail["evidence"]["status"], "sealed", "{detail}");
     let (_, latest) = s.get_as(&t, "/v1/documents/latest?filter=signed");
     assert_eq!(latest["id"], other);
     let (_, won) = s.get_as(

@@ -192,11 +192,18 @@ fn deliveries_are_signed_and_carry_the_payload_of_their_event() {
     );
     assert_eq!(status, 200, "{b}");
     assert_eq!(b["status"], "signed");
-    let pdf = s
-        .get(&format!("/v1/recipient/{two}/download"))
-        .send()
-        .unwrap();
-    assert_eq!(pdf.status(), 200);
+    // The sealed file is handed out once it is sealed (409 `sealing` until then).
+    wait_until(60, "the sealed PDF", || {
+        let pdf = s
+            .get(&format!("/v1/recipient/{two}/download"))
+            .send()
+            .unwrap();
+        match pdf.status().as_u16() {
+            200 => Some(()),
+            409 => None,
+            other => panic!("download answered {other}"),
+        }
+    });
     assert_eq!(recipient_post(&s, &two, "print", json!({})).0, 200);
     assert_eq!(
         call(s.post(&format!("/v1/documents/{id}/lost")).bearer_auth(&t)).0,

@@ -43,6 +43,8 @@ mod router;
 mod util;
 pub mod work;
 
+/// The audit trail's hash chain (RFC 8785 canonical JSON, entry encoding), for tests and tools.
+pub use docs::trail;
 pub use http::ApiError;
 /// RFC 3339 formatting and parsing of milliseconds since the epoch, as the API uses them.
 pub use util::{iso8601, parse_time};
@@ -123,6 +125,8 @@ pub struct Settings {
     pub upload_ttl_secs: u64,
     /// The eID provider the host offers; empty when none.
     pub eid_provider: String,
+    /// The PEM certificate (chain) final PDFs are signed with.
+    pub signing_certificate: String,
 }
 
 impl Default for Settings {
@@ -138,6 +142,7 @@ impl Default for Settings {
             can_convert_word: false,
             upload_ttl_secs: 48 * 3600,
             eid_provider: String::new(),
+            signing_certificate: String::new(),
         }
     }
 }
@@ -232,6 +237,8 @@ pub trait Platform {
     fn eid_start(&mut self, session: &str, return_url: &str) -> Result<String, String>;
     /// Finishes an eID check with the query the provider returned with.
     fn eid_finish(&mut self, session: &str, query: &str) -> Result<EidIdentity, String>;
+    /// Checks the signature of a PDF.
+    fn verify_pdf(&mut self, data: &[u8]) -> PdfCheck;
     fn hash_password(&mut self, password: &str) -> String;
     /// An empty `hash` must return false after doing the same work as a real check.
     fn verify_password(&mut self, password: &str, hash: &str) -> bool;

@@ -18,6 +18,10 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             only(method, "GET", || auth::refresh_entity(cx, req, entity))
         }
         (_, ["v1", "test"]) => only(method, "GET", || auth::test(cx, req)),
+        (_, ["v1", "signing-certificate"]) => {
+            only(method, "GET", || docs::evidence::signing_certificate(cx))
+        }
+        (_, ["v1", "verify"]) => only(method, "POST", || docs::evidence::verify(cx, req)),
         (_, ["v1", "users", "me"]) => only(method, "GET", || auth::me(cx, req)),
         (_, ["v1", "revoke"]) => only(method, "GET", || auth::revoke(cx, req)),
         (_, ["v1", "documents", rest @ ..]) => docs::route(cx, req, rest),

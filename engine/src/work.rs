@@ -113,6 +113,40 @@ pub struct RenderOrder {
     pub stamps: Vec<Stamp>,
     pub appendix: Vec<Block>,
     pub summary: Vec<Block>,
+    pub seal: Option<SealOrder>,
+}
+
+/// Mirrors `types.seal-order`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SealOrder {
+    pub document_id: String,
+    pub log_head: String,
+}
+
+/// Mirrors `types.seal-info`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SealInfo {
+    pub signer: String,
+    pub certificate_sha256: String,
+    pub signed_at_ms: u64,
+    pub timestamp_ms: Option<u64>,
+}
+
+/// Mirrors `types.pdf-check`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct PdfCheck {
+    pub signed: bool,
+    pub valid: bool,
+    pub whole_file: bool,
+    pub signer: String,
+    pub certificate_sha256: String,
+    pub by_this_service: bool,
+    pub signed_at_ms: Option<u64>,
+    pub timestamp_ms: Option<u64>,
+    pub timestamp_valid: bool,
+    pub document_id: String,
+    pub log_head: String,
+    pub problems: Vec<String>,
 }
 
 /// Mirrors `types.rendered-file`.
@@ -124,6 +158,7 @@ pub struct RenderedFile {
     pub content_sha256: String,
     pub page_count: u32,
     pub page_images: Vec<PageImage>,
+    pub seal: Option<SealInfo>,
 }
 
 /// Mirrors `types.blob-info`.

@@ -18,6 +18,7 @@ fn rendered(p: &mut MemoryPlatform, tag: &str) -> WorkOutcome {
         content_sha256: tag.repeat(64 / tag.len()),
         page_count: 2,
         page_images: vec![],
+        seal: None,
     }))
 }
 

@@ -6,99 +6,10 @@ mod common;
 
 use common::*;
 use esign_engine::memory::MemoryPlatform;
-use esign_engine::{
-    Block, JobOutcome, Origin, PageImage, RenderedFile, StampContent, WorkOrder, WorkOutcome,
-    handle,
-};
+use esign_engine::{Block, JobOutcome, Origin, StampContent, handle};
 use serde_json::{Value, json};
 
 const PNG_1X1: &str = "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
-
-/// A draft with two 595 x 842 pages and `recipients`, imported; its id and detail.
-fn draft(p: &mut MemoryPlatform, t: &str, recipients: Value, extra: Value) -> (String, Value) {
-    let mut body = json!({"name": "Contract", "file_content": "JVBERi0xLjQKZmFrZQ==",
-                          "file_name": "c.pdf", "recipients": recipients});
-    for (k, v) in extra.as_object().unwrap() {
-        body[k] = v.clone();
-    }
-    let (s, doc) = api(p, t, "POST", "/v1/documents", Some(body));
-    assert_eq!(s, 200, "{doc}");
-    let id = doc["id"].as_str().unwrap().to_string();
-    let blob = p.blobs.keys().next().unwrap().clone();
-    let import = take_jobs(p, "doc.import").remove(0);
-    assert_eq!(
-        run(p, &import, Some(imported_pages(&blob, 2))),
-        JobOutcome::Done
-    );
-    let (s, doc) = api(p, t, "GET", &format!("/v1/documents/{id}"), None);
-    assert_eq!(s, 200);
-    assert_eq!(doc["status"], "draft");
-    (id, doc)
-}
-
-/// Runs the pending render with a fake PDF of `pages` pages and page images.
-fn finish_render(p: &mut MemoryPlatform, pages: u32) -> esign_engine::RenderOrder {
-    let job = take_jobs(p, "doc.render").remove(0);
-    let Some(WorkOrder::Render(order)) = job.work.clone() else {
-        panic!("a render job carries a render order")
-    };
-    let n = p.blobs.len();
-    let pdf = format!("pdf-{n}");
-    p.blobs.insert(pdf.clone(), b"%PDF-fake".to_vec());
-    let images: Vec<PageImage> = (1..=pages)
-        .map(|i| {
-            let id = format!("img-{n}-{i}");
-            p.blobs.insert(id.clone(), b"\x89PNGfake".to_vec());
-            PageImage {
-                blob: id,
-                size: 8,
-                width: 1000,
-                height: 1414,
-            }
-        })
-        .collect();
-    let outcome = WorkOutcome::Render(Ok(RenderedFile {
-        blob: pdf,
-        size: 9,
-        sha256: "00".repeat(32),
-        content_sha256: "11".repeat(32),
-        page_count: pages,
-        page_images: images,
-    }));
-    assert_eq!(run(p, &job, Some(outcome)), JobOutcome::Done);
-    order
-}
-
-/// A draft (see [`draft`]) sent and rendered (3 pages); its id and the send answer,
-/// which has the recipients' links.
-fn sent_doc(p: &mut MemoryPlatform, t: &str, recipients: Value, extra: Value) -> (String, Value) {
-    let (id, _) = draft(p, t, recipients, extra);
-    let (s, sent) = api(p, t, "POST", &format!("/v1/documents/{id}/send"), None);
-    assert_eq!(s, 200, "{sent}");
-    finish_render(p, 3);
-    (id, sent)
-}
-
-fn secret_of(doc: &Value, i: usize) -> String {
-    doc["recipients"][i]["document_url"]
-        .as_str()
-        .unwrap()
-        .rsplit('/')
-        .next()
-        .unwrap()
-        .to_string()
-}
-
-/// A request to the recipient API (no token), as a browser on this origin sends it.
-fn recipient(p: &mut MemoryPlatform, method: &str, path: &str, b: Option<Value>) -> (u16, Value) {
-    let mut req = request(Origin::Http, method, path, b);
-    if method == "POST" {
-        req.headers
-            .push(("origin".into(), "http://127.0.0.1:8080".into()));
-    }
-    let resp = handle(p, &req);
-    (resp.status, body(&resp))
-}
 
 fn field(kind: &str, page: u32, rid: &str, extra: Value) -> Value {
     let mut f = json!({"field_type": kind, "page_num": page, "field_left": 100, "field_top": 600,
@@ -451,7 +362,8 @@ fn a_signer_fills_required_fields_and_signs_and_the_render_stamps_them() {
         "typed initials"
     );
     assert_eq!(content(0, 10.0), Some(StampContent::Text("Ref 42".into())));
-    // Bo signed without a signature field: his signature is on the summary.
+    // The audit certificate shows every signature: Ann's drawn one, Bo's typed name
+    // (he had no signature field).
     let sigs: Vec<_> = order
         .summary
         .iter()
@@ -460,9 +372,18 @@ fn a_signer_fills_required_fields_and_signs_and_the_render_stamps_them() {
             _ => None,
         })
         .collect();
-    assert_eq!(sigs.len(), 1, "{sigs:?}");
-    assert_eq!(sigs[0].text, "Bo Berg");
-    assert!(sigs[0].caption.contains("b@y.se"));
+    assert_eq!(sigs.len(), 2, "{sigs:?}");
+    assert!(
+        sigs.iter()
+            .any(|s| s.image.is_some() && s.caption.starts_with("Ann"))
+    );
+    assert!(
+        sigs.iter().any(|s| s.image.is_none()
+            && s.text == "Bo Berg"
+            && s.caption.starts_with("Bo, signed")),
+        "{sigs:?}"
+    );
+    assert!(order.seal.is_some(), "the final render is sealed");
     // The signed view says the final file is ready.
     let (_, v) = recipient(&mut p, "GET", &format!("/v1/recipient/{bo_secret}"), None);
     assert_eq!(v["document"]["final_ready"], true);

@@ -67,6 +67,9 @@ impl native::Platform for NativePlatform {
     fn eid_finish(&mut self, _: &str, _: &str) -> Result<native::EidIdentity, String> {
         unreachable!("GET /v1/test verifies nobody")
     }
+    fn verify_pdf(&mut self, _: &[u8]) -> native::PdfCheck {
+        unreachable!("GET /v1/test checks no file")
+    }
     fn settings(&mut self) -> native::Settings {
         self.settings.clone()
     }
@@ -153,6 +156,7 @@ fn main() -> anyhow::Result<()> {
         settings: settings.clone(),
         passwords: Passwords::new(),
         eid: None,
+        seal_certificate_sha256: String::new(),
     };
     let cache = dir.join("cache");
     let d = Dispatcher::new(
@@ -201,6 +205,7 @@ fn main() -> anyhow::Result<()> {
         can_convert_word: false,
         upload_ttl_secs: settings.upload_ttl_secs,
         eid_provider: String::new(),
+        signing_certificate: String::new(),
     };
     let runtime = Runtime::new(EMBEDDED_ENGINE, Some(&cache), 8, shared())?;
 

@@ -16,6 +16,7 @@
 
 pub mod calls;
 pub mod eid;
+pub mod evidence;
 pub mod jobs;
 pub mod mail;
 pub mod office;

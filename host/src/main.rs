@@ -4,7 +4,9 @@
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
 use esign::calls::Dispatcher;
-use esign::{eid, jobs, mail, outbound, passwords, runtime, server, sms, store, webhooks, work};
+use esign::{
+    eid, evidence, jobs, mail, outbound, passwords, runtime, server, sms, store, webhooks, work,
+};
 use runtime::{Faults, Origin, Request, Runtime, Settings, Shared};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -27,6 +29,20 @@ enum Command {
     Serve(Box<ServeArgs>),
     /// Manage entities, users and memberships (with the server stopped).
     Admin(AdminArgs),
+    /// Check the signature of a sealed PDF: valid, covering the whole file, by which
+    /// certificate, when, and for which document and audit trail head. Exits 0 only
+    /// when all of it holds (and, with --cert, the signer is that certificate).
+    Verify(VerifyArgs),
+}
+
+#[derive(Args)]
+struct VerifyArgs {
+    /// The PDF to check.
+    file: PathBuf,
+    /// The certificate (PEM, e.g. from GET /v1/signing-certificate) the file must be
+    /// signed with.
+    #[arg(long)]
+    cert: Option<PathBuf>,
 }
 
 /// Where the data lives and which engine runs on it.
@@ -146,6 +162,20 @@ struct ServeArgs {
     /// Days the event journal keeps events.
     #[arg(long, env = "ESIGN_EVENT_RETENTION_DAYS", default_value_t = 7)]
     event_retention_days: u64,
+    /// The key final PDFs are sealed with (PEM, P-256) [default: generated at first start
+    /// into <data-dir>/signing/].
+    #[arg(long, env = "ESIGN_SIGNING_KEY", requires = "signing_cert")]
+    signing_key: Option<PathBuf>,
+    /// Its certificate (PEM; a chain, signer first). Served at /v1/signing-certificate.
+    #[arg(long, env = "ESIGN_SIGNING_CERT", requires = "signing_key")]
+    signing_cert: Option<PathBuf>,
+    /// An RFC 3161 time stamping authority: every seal then carries its timestamp, and a
+    /// completed document waits (retrying) while the authority does not answer.
+    #[arg(long, env = "ESIGN_TSA_URL")]
+    tsa_url: Option<String>,
+    /// Longest a time stamping request may take, in seconds.
+    #[arg(long, env = "ESIGN_TSA_TIMEOUT_SECS", default_value_t = 10)]
+    tsa_timeout_secs: u64,
     /// Honour `x-esign-test-fault` headers. For the test suite only.
     #[arg(long, env = "ESIGN_TEST_FAULTS", hide = true)]
     test_faults: bool,
@@ -273,6 +303,7 @@ fn main() {
     let result = match cli.command {
         Command::Serve(args) => serve(*args),
         Command::Admin(args) => admin(args),
+        Command::Verify(args) => verify(args),
     };
     if let Err(e) = result {
         eprintln!("esign: {e:#}");
@@ -285,6 +316,7 @@ fn open(
     args: &EngineArgs,
     settings: Settings,
     eid: Option<std::sync::Arc<dyn eid::Provider>>,
+    seal_certificate_sha256: String,
     max_calls: u32,
 ) -> anyhow::Result<(Dispatcher, String)> {
     let backend = store::sled::SledBackend::open(&args.data_dir)?;
@@ -302,6 +334,7 @@ fn open(
         settings,
         passwords: passwords::Passwords::new(),
         eid,
+        seal_certificate_sha256,
     };
     let sha = runtime::sha256_hex(&wasm);
     let runtime = Runtime::new(&wasm, Some(&cache), max_calls, shared)?;
@@ -378,7 +411,31 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (None, Some(name)) => Some(eid::provider(name, &base_url)?),
         (None, None) => None,
     };
+    let identity = evidence::keys::load_or_create(
+        &args.engine.data_dir,
+        args.signing_key.as_deref(),
+        args.signing_cert.as_deref(),
+    )?;
+    let tsa = match &args.tsa_url {
+        Some(url) => Some(evidence::tsa::Tsa::new(
+            url,
+            Duration::from_secs(args.tsa_timeout_secs),
+        )?),
+        None => None,
+    };
+    let source = identity.source.clone();
+    let sealer = std::sync::Arc::new(evidence::Sealer::new(identity, tsa)?);
+    tracing::info!(
+        "final PDFs are sealed by \"{}\" (certificate sha256 {}, from {source}){}",
+        sealer.subject,
+        sealer.certificate_sha256,
+        match &args.tsa_url {
+            Some(u) => format!(", timestamped by {u}"),
+            None => ", without timestamps (no --tsa-url)".into(),
+        }
+    );
     let settings = Settings {
+        signing_certificate: sealer.certificate_pem.clone(),
         can_convert_word: soffice.is_some(),
         upload_ttl_secs: args.upload_ttl_secs,
         token_ttl_secs: args.token_ttl_secs,
@@ -391,7 +448,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .map(|p| p.name().to_string())
             .unwrap_or_default(),
     };
-    let (dispatcher, engine_sha) = open(&args.engine, settings, eid, args.max_concurrent_calls)?;
+    let (dispatcher, engine_sha) = open(
+        &args.engine,
+        settings,
+        eid,
+        sealer.certificate_sha256.clone(),
+        args.max_concurrent_calls,
+    )?;
     println!(
         "engine component: {} (sha256 {engine_sha})",
         args.engine
@@ -433,6 +496,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_download_bytes: args.max_body_bytes,
         soffice,
         convert_timeout: Duration::from_secs(args.convert_timeout_secs),
+        sealer,
     };
 
     let mail_dir = args
@@ -589,7 +653,13 @@ fn entity_flags(body: &mut serde_json::Value, f: &EntityFlags) {
 }
 
 fn admin(args: AdminArgs) -> anyhow::Result<()> {
-    let (d, _) = open(&args.engine, runtime::default_settings(), None, 4)?;
+    let (d, _) = open(
+        &args.engine,
+        runtime::default_settings(),
+        None,
+        String::new(),
+        4,
+    )?;
     use serde_json::json;
     let req = match args.command {
         AdminCommand::Entity(EntityCommand::Add {
@@ -647,5 +717,73 @@ fn admin(args: AdminArgs) -> anyhow::Result<()> {
     let body = admin_call(&d, req)?;
     println!("{}", serde_json::to_string_pretty(&body)?);
     d.store().flush()?;
+    Ok(())
+}
+
+/// `esign verify FILE [--cert PEM]`.
+fn verify(args: VerifyArgs) -> anyhow::Result<()> {
+    let pdf =
+        std::fs::read(&args.file).with_context(|| format!("reading {}", args.file.display()))?;
+    let wanted: Option<Vec<String>> = match &args.cert {
+        None => None,
+        Some(path) => {
+            let pem = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+            let chain = x509_cert::Certificate::load_pem_chain(&pem)
+                .map_err(|e| anyhow::anyhow!("{}: not a PEM certificate: {e}", path.display()))?;
+            Some(
+                chain
+                    .iter()
+                    .map(|c| {
+                        use der::Encode;
+                        let der = c.to_der().unwrap_or_default();
+                        runtime::sha256_hex(&der)
+                    })
+                    .collect(),
+            )
+        }
+    };
+    let c = evidence::check(&pdf, "");
+    let by_cert = wanted.as_ref().map(|w| w.contains(&c.certificate_sha256));
+    let yes = |b: bool| if b { "yes" } else { "NO" };
+    println!("file:               {}", args.file.display());
+    println!("signed:             {}", yes(c.signed));
+    println!("signature valid:    {}", yes(c.valid));
+    println!("covers whole file:  {}", yes(c.whole_file));
+    println!("signer:             {}", c.signer);
+    println!("certificate sha256: {}", c.certificate_sha256);
+    if let Some(ok) = by_cert {
+        println!("is --cert:          {}", yes(ok));
+    }
+    let when = |ms: Option<u64>| {
+        ms.and_then(|m| chrono::DateTime::from_timestamp_millis(m as i64))
+            .map(|t| t.to_rfc3339())
+            .unwrap_or_else(|| "-".into())
+    };
+    println!("signed at:          {}", when(c.signed_at_ms));
+    match c.timestamp_ms {
+        Some(_) => println!(
+            "timestamp:          {} (valid: {})",
+            when(c.timestamp_ms),
+            yes(c.timestamp_valid)
+        ),
+        None => println!("timestamp:          none"),
+    }
+    println!("document id:        {}", c.document_id);
+    println!("audit trail head:   {}", c.log_head);
+    for p in &c.problems {
+        println!("problem:            {p}");
+    }
+    let ok = c.signed
+        && c.valid
+        && c.whole_file
+        && by_cert.unwrap_or(true)
+        && (c.timestamp_ms.is_none() || c.timestamp_valid);
+    println!(
+        "result:             {}",
+        if ok { "VALID" } else { "NOT VALID" }
+    );
+    if !ok {
+        std::process::exit(1);
+    }
     Ok(())
 }

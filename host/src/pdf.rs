@@ -348,6 +348,9 @@ fn render_inner(
     summary_blocks.push(Block::Text(format!("Content SHA-256: {content_sha256}")));
     let mut update = IncrementalDocument::create_from(content, doc);
     let new = &mut update.new_document;
+    // lopdf numbered the content's cross-reference stream `max_id + 1` without counting
+    // it: new objects start after it, so none redefines it (strict readers refuse that).
+    new.max_id += 1;
     let (summary_pages, summary_pictures) = layout(&summary_blocks);
     let resources = add_font_resources(new, &summary_pictures);
     for page in summary_pages {

@@ -25,8 +25,8 @@ wasmtime::component::bindgen!({
 
 pub use self::esign::engine::types::{
     BlobInfo, Block, FormPart, ImportResult, ImportSource, ImportedFile, Origin, PageImage,
-    PageSize, RenderOrder, RenderedFile, Settings, StampContent, WorkFailure, WorkOrder,
-    WorkOutcome,
+    PageSize, PdfCheck, RenderOrder, RenderedFile, SealInfo, SealOrder, Settings, StampContent,
+    WorkFailure, WorkOrder, WorkOutcome,
 };
 use self::esign::engine::{effects, files, host, store, types};
 use self::wasi::clocks::wall_clock;
@@ -135,6 +135,7 @@ pub fn default_settings() -> Settings {
         can_convert_word: false,
         upload_ttl_secs: DEFAULT_UPLOAD_TTL_SECS,
         eid_provider: String::new(),
+        signing_certificate: String::new(),
     }
 }
 
@@ -147,6 +148,9 @@ pub struct Shared {
     pub passwords: Passwords,
     /// The eID provider, when one is configured.
     pub eid: Option<Arc<dyn crate::eid::Provider>>,
+    /// SHA-256 of the certificate final PDFs are sealed with (`verify-pdf` tells files
+    /// sealed here from others); empty when there is none.
+    pub seal_certificate_sha256: String,
 }
 
 /// Test hooks a call may carry (only honoured when the server runs with test faults on).
@@ -422,6 +426,11 @@ impl host::Host for CallState {
             }),
             None => Err("no eID provider is configured".into()),
         })
+    }
+
+    fn verify_pdf(&mut self, data: Vec<u8>) -> wasmtime::Result<types::PdfCheck> {
+        let own = self.shared.seal_certificate_sha256.clone();
+        Ok(offload(|| crate::evidence::check(&data, &own)))
     }
 }
 

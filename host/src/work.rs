@@ -33,6 +33,8 @@ pub struct WorkContext {
     /// The LibreOffice binary, when Word conversion is available.
     pub soffice: Option<String>,
     pub convert_timeout: Duration,
+    /// Seals the final PDFs of completed documents.
+    pub sealer: Arc<crate::evidence::Sealer>,
 }
 
 /// Finds LibreOffice: `configured` if given, else `soffice` or `libreoffice` on PATH.
@@ -364,15 +366,29 @@ fn render(cx: &WorkContext, order: &RenderOrder) -> Result<(RenderedFile, NewBlo
             Vec::new()
         }
     };
+    // Sealing last: the page images show the same pages either way, and a seal that
+    // must wait (no timestamp) drops everything, so nothing unsealed is kept.
+    let (pdf, seal) = match &order.seal {
+        None => (rendered.pdf, None),
+        Some(s) => {
+            let meta = crate::evidence::pades::Metadata {
+                document_id: &s.document_id,
+                log_head: &s.log_head,
+            };
+            let (pdf, info) = cx.sealer.seal(&rendered.pdf, &meta)?;
+            (pdf, Some(info))
+        }
+    };
     let file = RenderedFile {
         blob: random_id(),
-        size: rendered.pdf.len() as u64,
-        sha256: sha256_hex(&rendered.pdf),
+        size: pdf.len() as u64,
+        sha256: sha256_hex(&pdf),
         content_sha256: rendered.content_sha256,
         page_count: rendered.page_count,
         page_images,
+        seal,
     };
-    blobs.push((file.blob.clone(), rendered.pdf));
+    blobs.push((file.blob.clone(), pdf));
     Ok((file, blobs))
 }
 

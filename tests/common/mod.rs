@@ -801,13 +801,17 @@ pub fn pdf_draft(s: &Server, t: &str, name: &str, recipients: Value, extra: Valu
     id
 }
 
-/// The text of the document's current PDF (`/download`).
+/// The text of the document's current PDF (`/download`), once it is not being sealed
+/// (a completed document's download answers 409 until its sealed file is stored).
 pub fn pdf_text(s: &Server, t: &str, id: &str) -> String {
-    let resp = s
-        .get(&format!("/v1/documents/{id}/download"))
-        .bearer_auth(t)
-        .send()
-        .unwrap();
+    let resp = wait_until(60, "a PDF that is not being sealed", || {
+        let resp = s
+            .get(&format!("/v1/documents/{id}/download"))
+            .bearer_auth(t)
+            .send()
+            .unwrap();
+        (resp.status() != 409).then_some(resp)
+    });
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["content-type"], "application/pdf");
     esign::pdf::extract_text(&resp.bytes().unwrap()).unwrap()

@@ -194,6 +194,25 @@ impl core_engine::Platform for Imports {
             can_convert_word: s.can_convert_word,
             upload_ttl_secs: s.upload_ttl_secs,
             eid_provider: s.eid_provider,
+            signing_certificate: s.signing_certificate,
+        }
+    }
+
+    fn verify_pdf(&mut self, data: &[u8]) -> core_engine::PdfCheck {
+        let c = host::verify_pdf(data);
+        core_engine::PdfCheck {
+            signed: c.signed,
+            valid: c.valid,
+            whole_file: c.whole_file,
+            signer: c.signer,
+            certificate_sha256: c.certificate_sha256,
+            by_this_service: c.by_this_service,
+            signed_at_ms: c.signed_at_ms,
+            timestamp_ms: c.timestamp_ms,
+            timestamp_valid: c.timestamp_valid,
+            document_id: c.document_id,
+            log_head: c.log_head,
+            problems: c.problems,
         }
     }
 
@@ -273,6 +292,12 @@ fn outcome_in(o: types::WorkOutcome) -> core_engine::WorkOutcome {
                         height: i.height,
                     })
                     .collect(),
+                seal: f.seal.map(|s| core_engine::SealInfo {
+                    signer: s.signer,
+                    certificate_sha256: s.certificate_sha256,
+                    signed_at_ms: s.signed_at_ms,
+                    timestamp_ms: s.timestamp_ms,
+                }),
             })
             .map_err(failure_in),
         ),
@@ -331,6 +356,10 @@ fn order_out(o: core_engine::WorkOrder) -> types::WorkOrder {
             stamps: r.stamps.into_iter().map(stamp_out).collect(),
             appendix: r.appendix.into_iter().map(block_out).collect(),
             summary: r.summary.into_iter().map(block_out).collect(),
+            seal: r.seal.map(|s| types::SealOrder {
+                document_id: s.document_id,
+                log_head: s.log_head,
+            }),
         }),
         core_engine::WorkOrder::Fetch(url) => types::WorkOrder::Fetch(url),
     }

@@ -171,6 +171,9 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
     let before = doc.clone();
     let pending = doc.pending.take().expect("checked above");
     let actor = Actor::system();
+    if pending.purpose == RenderPurpose::Complete {
+        return sealed(cx, before, doc, pending, job, result);
+    }
     let file = match result {
         Ok(file) => file,
         Err(f) => {
@@ -244,6 +247,7 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
                 send_revision(cx, &mut doc, &actor, &message);
             }
         }
+        RenderPurpose::Complete => unreachable!("handled by sealed()"),
         RenderPurpose::Refresh => {
             log(
                 cx,
@@ -255,6 +259,95 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
             );
         }
     }
+    store_doc(cx, Some(&before), &mut doc);
+    JobOutcome::Done
+}
+
+/// Longest wait between two attempts at sealing a completed document.
+const SEAL_RETRY_MAX_MS: u64 = 30_000;
+
+/// The sealing render of a completed document is back. A failure (the time stamping
+/// authority did not answer, the key could not sign, ...) leaves the document sealing
+/// and tries again with backoff: it never falls back to an unsealed file. The first
+/// failure is written to the audit trail, every one to the host's log.
+fn sealed(
+    cx: &mut Cx,
+    before: Document,
+    mut doc: Document,
+    pending: super::model::Pending,
+    job: &Job,
+    result: &Result<crate::RenderedFile, crate::WorkFailure>,
+) -> JobOutcome {
+    let actor = Actor::system();
+    let id = doc.id.clone();
+    let file = match result {
+        Ok(file) if file.seal.is_some() => file,
+        other => {
+            let why = match other {
+                Err(f) => format!("{}: {}", f.code, f.message),
+                Ok(_) => "the render came back without a seal".into(),
+            };
+            if let Ok(file) = other {
+                cx.p.delete_blob(&file.blob);
+                for img in &file.page_images {
+                    cx.p.delete_blob(&img.blob);
+                }
+            }
+            if job.attempt == 1 {
+                doc.pending = Some(pending);
+                log(
+                    cx,
+                    &mut doc,
+                    &actor,
+                    "seal_delayed",
+                    format!("sealing the final PDF failed, retrying: {why}"),
+                    None,
+                );
+                store_doc(cx, Some(&before), &mut doc);
+            }
+            let wait = (1000u64 << job.attempt.min(15)).min(SEAL_RETRY_MAX_MS);
+            return JobOutcome::RetryAt(cx.now() + wait);
+        }
+    };
+    let info = file.seal.clone().expect("checked above");
+    if super::evidence::load(cx, &id).is_some() {
+        // Sealed already (a repeated outcome): the sealed file is never replaced.
+        cx.p.delete_blob(&file.blob);
+        for img in &file.page_images {
+            cx.p.delete_blob(&img.blob);
+        }
+        store_doc(cx, Some(&before), &mut doc);
+        return JobOutcome::Done;
+    }
+    blobs::hold(cx, &file.blob, &owner_of(&id));
+    if let Some(old) = doc.final_pdf.take() {
+        blobs::release(cx, &old.blob, &owner_of(&id));
+    }
+    super::pages::replace(cx, &id, &file.blob, &file.page_images);
+    doc.final_pdf = Some(FinalPdf {
+        blob: file.blob.clone(),
+        size: file.size,
+        sha256: file.sha256.clone(),
+        content_sha256: file.content_sha256.clone(),
+        page_count: file.page_count,
+        rendered_ms: cx.now(),
+    });
+    super::evidence::record(cx, &id, &file.blob, &file.sha256, &info, &pending.message);
+    let stamp = match info.timestamp_ms {
+        Some(t) => format!(", timestamped {}", crate::util::iso8601(t)),
+        None => String::new(),
+    };
+    log(
+        cx,
+        &mut doc,
+        &actor,
+        "sealed_final",
+        format!(
+            "final PDF sealed by {}{stamp}; SHA-256 {}; content SHA-256 {}",
+            info.signer, file.sha256, file.content_sha256
+        ),
+        None,
+    );
     store_doc(cx, Some(&before), &mut doc);
     JobOutcome::Done
 }
@@ -416,6 +509,7 @@ pub fn erase(cx: &mut Cx, job: &Job) -> JobOutcome {
     super::fields::erase(cx, &e.doc_id);
     super::signatures::erase(cx, &e.doc_id);
     super::pages::erase(cx, &e.doc_id);
+    super::evidence::remove(cx, &e.doc_id);
     crate::recipients::erase(cx, &e.doc_id);
     crate::recipients::verify::erase(cx, &e.doc_id);
     for (start, end) in [log_prefix(&e.doc_id), comments_prefix(&e.doc_id)] {

@@ -249,6 +249,7 @@ pub fn request_render(cx: &mut Cx, doc: &mut Document, purpose: RenderPurpose, m
         stamps,
         appendix,
         summary,
+        seal: None,
     };
     cx.p.schedule_job(JobSpec {
         kind: RENDER_JOB.into(),
@@ -856,6 +857,7 @@ pub fn manually_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> Ap
     doc.status = status;
     doc.sign_ms = Some(signed_at);
     doc.pending = None;
+    let manual_blob = file.as_ref().and_then(|u| u.blob.clone());
     let detail = match &file {
         Some(u) => format!("marked as signed with the uploaded file {}", u.name),
         None => "marked as signed without verification".to_string(),
@@ -886,6 +888,10 @@ pub fn manually_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> Ap
         detail,
         extra,
     );
+    if let Some(blob) = manual_blob {
+        // The uploaded file is the content; it gets the audit certificate and the seal.
+        super::evidence::request_seal(cx, &mut doc, Some(blob));
+    }
     store_doc(cx, Some(&before), &mut doc);
     Ok(Response {
         status: 200,

@@ -8,6 +8,7 @@
 
 pub mod blobs;
 pub mod create;
+pub mod evidence;
 pub mod fields;
 pub mod jobs;
 pub mod lifecycle;
@@ -20,6 +21,7 @@ pub mod products;
 pub mod read;
 pub mod signatures;
 pub mod templates;
+pub mod trail;
 pub mod uploads;
 
 use crate::auth::{Principal, authenticate};
@@ -29,7 +31,7 @@ use crate::model::{Membership, Role as UserRole, membership_key};
 use crate::prelude::*;
 use crate::router::method_not_allowed;
 use crate::{Cx, Request, Response};
-use model::{Document, LogEntry, doc_key, index_keys, log_key};
+use model::{Document, LogEntry, doc_key, index_keys};
 use serde_json::{Value, json};
 
 /// `/v1/documents/...`
@@ -262,7 +264,7 @@ pub fn log(
         ip: actor.ip.clone(),
         user_agent: actor.user_agent.clone(),
     };
-    cx.save(&log_key(&doc.id, at, doc.log_seq), &entry);
+    trail::append(cx, &doc.id, doc.log_seq, entry);
 }
 
 /// The document members of an event payload.

@@ -10,7 +10,7 @@
 //! | `dexp/{entity}/{expiration}/{id}` | empty: active documents by expiration |
 //! | `duid/{unique id}` | document id |
 //! | `rlink/{sha256 of link secret}` | `{document id}/{recipient id}` |
-//! | `dlog/{id}/{at}{seq}` | [`LogEntry`] |
+//! | `dlog/{id}/{at}{seq}` | [`LogEntry`] in a [`super::trail::Chained`] (schema 2) |
 //! | `dcom/{id}/{at}{comment id}` | [`Comment`] |
 //! | `bref/{blob}/{owner}` | empty: a record that uses a blob (see `blobs.rs`) |
 //!
@@ -280,6 +280,9 @@ pub enum RenderPurpose {
     },
     /// Content changed after sealing (pricing tables): render again, nothing else.
     Refresh,
+    /// The document is complete: the final PDF with its audit certificate, sealed.
+    /// [`Pending::message`] holds the audit trail head hash the file states.
+    Complete,
 }
 
 /// The render in progress, if any.

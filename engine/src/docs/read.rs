@@ -2,7 +2,7 @@
 //! and the read endpoints.
 
 use super::list::{self, Query};
-use super::model::{Comment, Document, LogEntry, Recipient, comments_prefix, log_prefix};
+use super::model::{Comment, Document, Recipient, comments_prefix};
 use super::{access, readable};
 use crate::auth::Principal;
 use crate::http::{ApiError, ApiResult, json};
@@ -34,7 +34,12 @@ fn base_url(cx: &mut Cx) -> String {
 }
 
 /// Whether a PDF can be downloaded now: the rendered one, or a draft's single file.
+/// Nothing while a completed document is being sealed: after completion only the sealed
+/// file is handed out.
 pub fn current_pdf(doc: &Document) -> Option<(String, u64)> {
+    if super::evidence::sealing(doc) {
+        return None;
+    }
     match (&doc.final_pdf, doc.files.as_slice()) {
         (Some(f), _) => Some((f.blob.clone(), f.size)),
         (None, [only]) => Some((only.blob.clone(), only.size)),
@@ -219,6 +224,7 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
         "sign_redirect": doc.sign_redirect,
         "sign_copy_emails": doc.sign_copy_emails,
         "content_sha256": doc.final_pdf.as_ref().map(|p| p.content_sha256.clone()),
+        "evidence": super::evidence::detail(cx, doc),
         "revision": doc.revisions.len(),
     });
     if !o.external {
@@ -411,6 +417,9 @@ pub fn pages(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
 /// sent; before that, a draft's single imported file).
 pub fn download(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let doc = readable(cx, pr, id)?;
+    if super::evidence::sealing(&doc) {
+        return Err(super::evidence::sealing_error());
+    }
     let (blob, _) = current_pdf(&doc).ok_or_else(|| {
         ApiError::not_found(
             "pdf_not_ready",
@@ -444,27 +453,13 @@ pub fn download(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     })
 }
 
-/// `GET /v1/documents/{id}/log`: the audit trail, oldest first.
+/// `GET /v1/documents/{id}/log`: the audit trail, oldest first, with its chain hashes.
 pub fn log(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let doc = readable(cx, pr, id)?;
-    let (start, end) = log_prefix(&doc.id);
-    let entries: Vec<Value> =
-        cx.p.scan(&start, &end, u32::MAX, false)
-            .into_iter()
-            .map(|(_, v)| {
-                let e: LogEntry = decode(&v);
-                json!({
-                    "at": iso8601(e.at_ms),
-                    "action": e.action,
-                    "actor": {"type": e.actor_type, "id": e.actor_id, "name": e.actor_name},
-                    "detail": e.detail,
-                    "event": e.event.as_ref().map(|(k, _)| k.clone()),
-                    "event_id": e.event.as_ref().map(|(_, i)| i.clone()),
-                    "ip": e.ip,
-                    "user_agent": e.user_agent,
-                })
-            })
-            .collect();
+    let entries: Vec<Value> = super::trail::entries(cx, &doc.id)
+        .iter()
+        .map(super::trail::served)
+        .collect();
     Ok(json(200, &json!({ "log": entries })))
 }
 

@@ -2,9 +2,7 @@
 //! print; the statuses they move and the events they emit (spec §3, §6).
 
 use super::{check_open, verify};
-use crate::docs::model::{
-    Comment, Document, RecipientStatus, RenderPurpose, Role, Status, comment_key,
-};
+use crate::docs::model::{Comment, Document, RecipientStatus, Role, Status, comment_key};
 use crate::docs::read::{comment_json, current_pdf};
 use crate::docs::{Actor, client_of, emit_and_log, event_recipient, notify, signatures, store_doc};
 use crate::http::{ApiError, ApiResult, json};
@@ -252,8 +250,9 @@ pub(super) fn act_verified(
     ))
 }
 
-/// After a signature (`signature`, just stored) or an approval (`None`): `document.signed` when the document is complete (and
-/// the PDF is rendered again with the signatures), else `document.partially_signed` /
+/// After a signature (`signature`, just stored) or an approval (`None`):
+/// `document.signed` when the document is complete (and the final PDF is rendered with
+/// the signatures and the audit certificate, then sealed), else `document.partially_signed` /
 /// `document.approved`, and with a signing order the next group is invited.
 fn finish_signature(
     cx: &mut Cx,
@@ -300,7 +299,7 @@ fn finish_signature(
             "signed by every signer",
             extra,
         );
-        crate::docs::lifecycle::request_render(cx, doc, RenderPurpose::Refresh, String::new());
+        crate::docs::evidence::request_seal(cx, doc, None);
         notify::owner_notice(
             cx,
             doc,
@@ -432,6 +431,9 @@ pub(super) fn download(
     mut doc: Document,
     i: usize,
 ) -> ApiResult<Response> {
+    if crate::docs::evidence::sealing(&doc) {
+        return Err(crate::docs::evidence::sealing_error());
+    }
     let (blob, _) = current_pdf(&doc)
         .ok_or_else(|| ApiError::not_found("pdf_not_ready", "the document has no PDF yet"))?;
     let bytes = cx.p.get_blob(&blob).ok_or_else(|| {

@@ -4,7 +4,8 @@
 
 use esign_engine::memory::MemoryPlatform;
 use esign_engine::{
-    Job, JobOutcome, JobSpec, Origin, Request, Response, WorkOutcome, handle, run_job,
+    Job, JobOutcome, JobSpec, Origin, PageImage, RenderedFile, Request, Response, WorkOrder,
+    WorkOutcome, handle, run_job,
 };
 use serde_json::{Value, json};
 
@@ -119,4 +120,107 @@ pub fn keys_containing(p: &MemoryPlatform, needles: &[&str]) -> Vec<String> {
         .map(|k| String::from_utf8_lossy(k).into_owned())
         .filter(|k| needles.iter().any(|n| k.contains(n)))
         .collect()
+}
+
+/// Runs the pending render with a fake PDF of `pages` pages and page images (sealed
+/// when the order asks for a seal); returns its order.
+pub fn finish_render(p: &mut MemoryPlatform, pages: u32) -> esign_engine::RenderOrder {
+    let job = take_jobs(p, "doc.render").remove(0);
+    let Some(WorkOrder::Render(order)) = job.work.clone() else {
+        panic!("a render job carries a render order")
+    };
+    let n = p.blobs.len();
+    let pdf = format!("pdf-{n}");
+    p.blobs.insert(pdf.clone(), b"%PDF-fake".to_vec());
+    let images: Vec<PageImage> = (1..=pages)
+        .map(|i| {
+            let id = format!("img-{n}-{i}");
+            p.blobs.insert(id.clone(), b"\x89PNGfake".to_vec());
+            PageImage {
+                blob: id,
+                size: 8,
+                width: 1000,
+                height: 1414,
+            }
+        })
+        .collect();
+    let outcome = WorkOutcome::Render(Ok(RenderedFile {
+        blob: pdf,
+        size: 9,
+        sha256: "00".repeat(32),
+        content_sha256: "11".repeat(32),
+        page_count: pages,
+        page_images: images,
+        seal: order.seal.as_ref().map(|_| esign_engine::SealInfo {
+            signer: "CN=esign test".into(),
+            certificate_sha256: "22".repeat(32),
+            signed_at_ms: p.now_ms,
+            timestamp_ms: None,
+        }),
+    }));
+    assert_eq!(run(p, &job, Some(outcome)), JobOutcome::Done);
+    order
+}
+
+/// A draft with two 595 x 842 pages and `recipients`, imported; its id and detail.
+pub fn draft(p: &mut MemoryPlatform, t: &str, recipients: Value, extra: Value) -> (String, Value) {
+    let mut body = json!({"name": "Contract", "file_content": "JVBERi0xLjQKZmFrZQ==",
+                          "file_name": "c.pdf", "recipients": recipients});
+    for (k, v) in extra.as_object().unwrap() {
+        body[k] = v.clone();
+    }
+    let (s, doc) = api(p, t, "POST", "/v1/documents", Some(body));
+    assert_eq!(s, 200, "{doc}");
+    let id = doc["id"].as_str().unwrap().to_string();
+    let blob = p.blobs.keys().next().unwrap().clone();
+    let import = take_jobs(p, "doc.import").remove(0);
+    assert_eq!(
+        run(p, &import, Some(imported_pages(&blob, 2))),
+        JobOutcome::Done
+    );
+    let (s, doc) = api(p, t, "GET", &format!("/v1/documents/{id}"), None);
+    assert_eq!(s, 200);
+    assert_eq!(doc["status"], "draft");
+    (id, doc)
+}
+
+/// A draft (see [`draft`]) sent and rendered (3 pages); its id and the send answer,
+/// which has the recipients' links.
+pub fn sent_doc(
+    p: &mut MemoryPlatform,
+    t: &str,
+    recipients: Value,
+    extra: Value,
+) -> (String, Value) {
+    let (id, _) = draft(p, t, recipients, extra);
+    let (s, sent) = api(p, t, "POST", &format!("/v1/documents/{id}/send"), None);
+    assert_eq!(s, 200, "{sent}");
+    finish_render(p, 3);
+    (id, sent)
+}
+
+pub fn secret_of(doc: &Value, i: usize) -> String {
+    doc["recipients"][i]["document_url"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// A request to the recipient API (no token), as a browser on this origin sends it.
+pub fn recipient(
+    p: &mut MemoryPlatform,
+    method: &str,
+    path: &str,
+    b: Option<Value>,
+) -> (u16, Value) {
+    let mut req = request(Origin::Http, method, path, b);
+    if method == "POST" {
+        req.headers
+            .push(("origin".into(), "http://127.0.0.1:8080".into()));
+    }
+    let resp = handle(p, &req);
+    (resp.status, body(&resp))
 }

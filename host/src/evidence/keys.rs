@@ -1,0 +1,102 @@
+//! The signing identity final PDFs are sealed with: a P-256 key and its certificate
+//! chain, given by the operator in PEM or generated once at first start.
+
+use super::cms;
+use anyhow::{Context, bail};
+use std::path::{Path, PathBuf};
+
+/// A loaded identity and its certificate chain as PEM text.
+pub struct Identity {
+    pub signer: cms::Signer,
+    pub certificate_pem: String,
+    /// Where it came from, for the start-up log.
+    pub source: String,
+}
+
+/// Loads `key` and `cert` (PEM; the certificate file may hold a chain, signer first)
+/// when given; else the identity in `<data_dir>/signing/`, generated on first use: a
+/// P-256 key (`key.pem`, readable by the owner only) and a self-signed certificate
+/// (`cert.pem`, ten years).
+pub fn load_or_create(
+    data_dir: &Path,
+    key: Option<&Path>,
+    cert: Option<&Path>,
+) -> anyhow::Result<Identity> {
+    match (key, cert) {
+        (Some(k), Some(c)) => load(k, c),
+        (None, None) => {
+            let dir = data_dir.join("signing");
+            let (k, c) = (dir.join("key.pem"), dir.join("cert.pem"));
+            if !k.exists() || !c.exists() {
+                generate(&dir, &k, &c)?;
+            }
+            load(&k, &c)
+        }
+        _ => bail!("give both --signing-key and --signing-cert, or neither"),
+    }
+}
+
+fn load(key: &Path, cert: &Path) -> anyhow::Result<Identity> {
+    let key_pem = std::fs::read_to_string(key)
+        .with_context(|| format!("reading the signing key {}", key.display()))?;
+    let cert_pem = std::fs::read_to_string(cert)
+        .with_context(|| format!("reading the signing certificate {}", cert.display()))?;
+    let signer = cms::signer_from_pem(&key_pem, &cert_pem)
+        .with_context(|| format!("the signing key {}", key.display()))?;
+    Ok(Identity {
+        signer,
+        certificate_pem: cert_pem,
+        source: format!("{} ({})", cert.display(), key.display()),
+    })
+}
+
+/// Writes a new key and self-signed certificate (each through a temporary file, so a
+/// crash leaves either nothing or a whole file).
+fn generate(dir: &Path, key: &Path, cert: &Path) -> anyhow::Result<()> {
+    use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, KeyUsagePurpose};
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let kp = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)?;
+    let mut params = CertificateParams::new(Vec::<String>::new())?;
+    let mut dn = DistinguishedName::new();
+    dn.push(DnType::CommonName, "esign document seal");
+    dn.push(DnType::OrganizationName, "esign");
+    params.distinguished_name = dn;
+    let now = time_now();
+    params.not_before = now - time::Duration::days(1);
+    params.not_after = now + time::Duration::days(3650);
+    params.key_usages = vec![
+        KeyUsagePurpose::DigitalSignature,
+        KeyUsagePurpose::ContentCommitment,
+    ];
+    let certificate = params.self_signed(&kp)?;
+    write_new(key, kp.serialize_pem().as_bytes(), 0o600)?;
+    write_new(cert, certificate.pem().as_bytes(), 0o644)?;
+    tracing::info!(
+        "generated a signing key and a self-signed certificate in {}",
+        dir.display()
+    );
+    Ok(())
+}
+
+fn time_now() -> time::OffsetDateTime {
+    time::OffsetDateTime::now_utc()
+}
+
+fn write_new(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {
+    use std::io::Write;
+    let tmp: PathBuf = path.with_extension("tmp");
+    let mut opts = std::fs::OpenOptions::new();
+    opts.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        opts.mode(mode);
+    }
+    let mut f = opts
+        .open(&tmp)
+        .with_context(|| format!("writing {}", tmp.display()))?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+    Ok(())
+}

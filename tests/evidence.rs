@@ -1,0 +1,427 @@
+//! Evidence, checked by tools that do not trust us: a completed document's final PDF is
+//! sealed (PAdES) and passes Poppler's `pdfsig`, `qpdf --check` and pyHanko; its audit
+//! certificate reads back with `pdftotext`; its audit trail's hash chain checks out with
+//! an independent RFC 8785 implementation; `esign verify` and `POST /v1/verify` agree,
+//! and fail on a changed byte. With a time stamping authority (a pyHanko test TSA on
+//! loopback) the seal waits while it is down, across a crash, and then carries its
+//! timestamp.
+//!
+//! The outside tools are skipped when missing on a developer machine; with
+//! `ESIGN_REQUIRE_PDF_TOOLS=1` (poppler-utils, qpdf) and `ESIGN_REQUIRE_PYHANKO=1`
+//! (`ESIGN_PYTHON` with tests/evidence/requirements.txt) they must be there, as in CI.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const UA: &str = "EvidenceTest/1.0 (phone)";
+
+fn tool(name: &str, env: &str) -> bool {
+    let there = Command::new(name)
+        .arg("-v")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok();
+    if !there && std::env::var(env).is_ok_and(|v| v == "1") {
+        panic!("{name} is required ({env}=1) but not installed");
+    }
+    there
+}
+
+/// The Python with pyHanko and rfc8785, when there is one.
+fn python() -> Option<String> {
+    let py = std::env::var("ESIGN_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = Command::new(&py)
+        .args(["-c", "import pyhanko, rfc8785"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok && std::env::var("ESIGN_REQUIRE_PYHANKO").is_ok_and(|v| v == "1") {
+        panic!("{py} cannot import pyhanko and rfc8785 (ESIGN_REQUIRE_PYHANKO=1)");
+    }
+    ok.then_some(py)
+}
+
+fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/evidence")
+        .join(name)
+}
+
+fn run(cmd: &mut Command) -> (bool, String) {
+    let out = output_within(cmd, 60);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+fn sign_as(s: &Server, secret: &str, name: &str) {
+    for (act, body) in [
+        ("view", json!({})),
+        (
+            "sign",
+            json!({"signature": {"type": "typed", "name": name}}),
+        ),
+    ] {
+        let (status, b) = call(
+            s.post(&format!("/v1/recipient/{secret}/{act}"))
+                .header("user-agent", UA)
+                .json(&body),
+        );
+        assert_eq!(status, 200, "{act}: {b}");
+    }
+}
+
+fn link(d: &Value, i: usize) -> String {
+    let url = d["recipients"][i]["document_url"].as_str().unwrap();
+    url.rsplit('/').next().unwrap().to_string()
+}
+
+/// A sent 2-page document with `emails` as signers; its id and detail.
+fn sent(s: &Server, t: &str, emails: &[&str]) -> (String, Value) {
+    let recipients: Vec<Value> = emails
+        .iter()
+        .map(|e| json!({"email": e, "first_name": e.split('@').next().unwrap(), "role": "signer"}))
+        .collect();
+    let id = pdf_draft(s, t, "Evidence", json!(recipients), json!({}));
+    s.act_ok(t, &id, "send");
+    s.wait_status(t, &id, "sent");
+    let (_, d) = s.get_as(t, &format!("/v1/documents/{id}"));
+    (id, d)
+}
+
+/// Waits until the document's evidence is `sealed`; its detail.
+fn wait_sealed(s: &Server, t: &str, id: &str, secs: u64) -> Value {
+    wait_until(secs, "the seal", || {
+        let (_, d) = s.get_as(t, &format!("/v1/documents/{id}"));
+        (d["evidence"]["status"] == "sealed").then_some(d)
+    })
+}
+
+fn download(s: &Server, t: &str, id: &str) -> (u16, Vec<u8>) {
+    let resp = s
+        .get(&format!("/v1/documents/{id}/download"))
+        .bearer_auth(t)
+        .send()
+        .unwrap();
+    (resp.status().as_u16(), resp.bytes().unwrap().to_vec())
+}
+
+fn esign_verify(file: &Path, cert: &Path) -> (bool, String) {
+    run(Command::new(esign_bin())
+        .arg("verify")
+        .arg(file)
+        .arg("--cert")
+        .arg(cert))
+}
+
+fn post_verify(s: &Server, t: &str, pdf: &[u8]) -> Value {
+    let form = reqwest::blocking::multipart::Form::new().part(
+        "file",
+        reqwest::blocking::multipart::Part::bytes(pdf.to_vec()).file_name("f.pdf"),
+    );
+    let (status, v) = call(s.post("/v1/verify").bearer_auth(t).multipart(form));
+    assert_eq!(status, 200, "{v}");
+    v
+}
+
+fn log_of(s: &Server, t: &str, id: &str) -> Value {
+    let (status, log) = s.get_as(t, &format!("/v1/documents/{id}/log"));
+    assert_eq!(status, 200);
+    log
+}
+
+/// Where the independent chain check (tests/evidence/chain.py) finds the first broken
+/// entry; -1 when none.
+fn chain_break(py: &str, log: &Value) -> i64 {
+    let dir = fresh_dir("chain");
+    let file = dir.join("log.json");
+    std::fs::write(&file, log.to_string()).unwrap();
+    let out = output_within(
+        Command::new(py)
+            .arg(script("chain.py"))
+            .stdin(std::fs::File::open(&file).unwrap()),
+        60,
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(-2)
+}
+
+#[test]
+fn a_completed_document_is_sealed_and_checks_out_with_outside_tools() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let (id, d) = sent(&s, &t, &["ann@example.com", "bo@example.com"]);
+    sign_as(&s, &link(&d, 0), "Ann Andersson");
+    sign_as(&s, &link(&d, 1), "Bo Berg");
+    let detail = wait_sealed(&s, &t, &id, 60);
+    let (status, pdf) = download(&s, &t, &id);
+    assert_eq!(status, 200);
+    let dir = fresh_dir("evidence");
+    let file = dir.join("signed.pdf");
+    std::fs::write(&file, &pdf).unwrap();
+
+    // The certificate anyone can fetch, and our own check against it.
+    let resp = s.get("/v1/signing-certificate").send().unwrap();
+    assert_eq!(resp.status(), 200);
+    let pem = resp.text().unwrap();
+    assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
+    let cert = dir.join("cert.pem");
+    std::fs::write(&cert, &pem).unwrap();
+    let (ok, out) = esign_verify(&file, &cert);
+    assert!(ok, "{out}");
+    let head = detail["evidence"]["log_head"].as_str().unwrap();
+    assert!(out.contains(&format!("document id:        {id}")), "{out}");
+    assert!(
+        out.contains(&format!("audit trail head:   {head}")),
+        "{out}"
+    );
+    assert!(out.contains("result:             VALID"), "{out}");
+    let v = post_verify(&s, &t, &pdf);
+    assert_eq!(v["valid"], true, "{v}");
+    assert_eq!(v["signed_by_this_service"], true, "{v}");
+    assert_eq!(
+        (v["document_id"].as_str(), v["log_head"].as_str()),
+        (Some(id.as_str()), Some(head))
+    );
+    // The head the file pins is an entry of the trail.
+    let log = log_of(&s, &t, &id);
+    assert!(
+        log["log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["hash"] == head),
+        "{log}"
+    );
+
+    if tool("pdfsig", "ESIGN_REQUIRE_PDF_TOOLS") {
+        let (_, out) = run(Command::new("pdfsig").arg(&file));
+        assert!(out.contains("Signature is Valid."), "{out}");
+        assert!(out.contains("Total document signed"), "{out}");
+        assert!(out.contains("ETSI.CAdES.detached"), "{out}");
+        let (_, text) = run(Command::new("pdftotext").arg(&file).arg("-"));
+        let content = detail["content_sha256"].as_str().unwrap();
+        for want in [
+            "Audit certificate",
+            "ann@example.com",
+            "bo@example.com",
+            "IP 127.0.0.1",
+            UA,
+            "Ann Andersson",
+            "Original content SHA-256",
+            &format!("Content SHA-256: {content}"),
+            &format!("Audit trail head SHA-256: {head}"),
+            &id,
+        ] {
+            assert!(text.contains(want), "missing {want:?} in:\n{text}");
+        }
+    }
+    if tool("qpdf", "ESIGN_REQUIRE_PDF_TOOLS") {
+        let (ok, out) = run(Command::new("qpdf").arg("--check").arg(&file));
+        assert!(
+            ok && out.contains("No syntax or stream encoding errors"),
+            "{out}"
+        );
+    }
+    if let Some(py) = python() {
+        let (ok, out) = run(Command::new(&py)
+            .arg(script("validate.py"))
+            .arg(&file)
+            .arg(&cert));
+        assert!(ok, "{out}");
+        let r: Value = serde_json::from_str(out.trim()).unwrap_or_else(|_| panic!("{out}"));
+        assert_eq!(r["bottom_line"], true, "{r}");
+        assert_eq!(r["coverage"], "ENTIRE_FILE", "{r}");
+        assert_eq!(r["subfilter"], "/ETSI.CAdES.detached", "{r}");
+        assert_eq!(r["has_m"], true, "{r}");
+        let attrs = r["signed_attrs"].to_string();
+        assert!(attrs.contains("signing_certificate_v2"), "{r}");
+        assert!(
+            !attrs.contains("signing_time"),
+            "PAdES has no signing-time: {r}"
+        );
+        assert_eq!(chain_break(&py, &log), -1, "{log}");
+    }
+
+    // One byte changed in the signed range (in the content, in the signature's own
+    // update): every check says no. (The middle of the file is the reserved signature
+    // space, which the range leaves out.)
+    for at in [200, pdf.len() - 200] {
+        let mut bad = pdf.clone();
+        bad[at] ^= 0x01;
+        let bad_file = dir.join(format!("changed-{at}.pdf"));
+        std::fs::write(&bad_file, &bad).unwrap();
+        let (ok, out) = esign_verify(&bad_file, &cert);
+        assert!(!ok, "byte {at}: {out}");
+        assert_eq!(post_verify(&s, &t, &bad)["valid"], false, "byte {at}");
+        if tool("pdfsig", "ESIGN_REQUIRE_PDF_TOOLS") {
+            let (_, out) = run(Command::new("pdfsig").arg(&bad_file));
+            assert!(!out.contains("Signature is Valid."), "byte {at}: {out}");
+        }
+    }
+    // Something added after signing: the signature no longer covers the file.
+    let mut longer = pdf.clone();
+    longer.extend_from_slice(b"\n% appended\n");
+    let v = post_verify(&s, &t, &longer);
+    assert_eq!(
+        (v["valid"].as_bool(), v["covers_whole_file"].as_bool()),
+        (Some(false), Some(false)),
+        "{v}"
+    );
+    // A certificate that is not the signer's.
+    let other = dir.join("other.pem");
+    std::fs::write(
+        &other,
+        rcgen::generate_simple_self_signed(vec!["x".into()])
+            .unwrap()
+            .cert
+            .pem(),
+    )
+    .unwrap();
+    let (ok, out) = esign_verify(&file, &other);
+    assert!(!ok && out.contains("is --cert:          NO"), "{out}");
+}
+
+/// A free loopback port (nothing listens on it when this returns).
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The test TSA, killed on drop.
+struct Tsa(std::process::Child);
+
+impl Drop for Tsa {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn start_tsa(py: &str, port: u16, dir: &Path) -> Tsa {
+    use std::io::BufRead;
+    let mut child = Command::new(py)
+        .arg(script("tsa.py"))
+        .arg(port.to_string())
+        .arg(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+        {
+            let _ = tx.send(line);
+        }
+    });
+    let tsa = Tsa(child);
+    let line = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the test TSA did not start within 60 s");
+    assert_eq!(line, "ready");
+    tsa
+}
+
+#[test]
+fn with_a_tsa_the_seal_waits_while_it_is_down_even_across_a_crash_then_carries_its_time() {
+    let Some(py) = python() else {
+        eprintln!("skipped: no Python with pyHanko (set ESIGN_PYTHON)");
+        return;
+    };
+    let port = free_port();
+    let tsa_url = format!("http://127.0.0.1:{port}/");
+    let mut s = Server::start(&["--tsa-url", &tsa_url, "--tsa-timeout-secs", "2"]);
+    let t = s.admin_token();
+    let (id, d) = sent(&s, &t, &["cy@example.com"]);
+    sign_as(&s, &link(&d, 0), "Cy Carlsson");
+
+    // The authority is down: the document is signed, sealing, and nothing is served.
+    assert_eq!(s.status_of(&t, &id), "signed");
+    wait_until(60, "a failed seal in the trail", || {
+        let log = log_of(&s, &t, &id);
+        log["log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["action"] == "seal_delayed")
+            .then_some(())
+    });
+    let (_, doc) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(doc["evidence"]["status"], "sealing", "{doc}");
+    let (status, body) = download(&s, &t, &id);
+    assert_eq!(status, 409, "{}", String::from_utf8_lossy(&body));
+
+    // A crash while sealing, then the authority comes back.
+    s.kill();
+    let dir = fresh_dir("tsa");
+    let _tsa = start_tsa(&py, port, &dir);
+    s.launch();
+    let detail = wait_sealed(&s, &t, &id, 90);
+    assert!(detail["evidence"]["timestamp"].is_string(), "{detail}");
+    let (status, pdf) = download(&s, &t, &id);
+    assert_eq!(status, 200);
+    let file = dir.join("stamped.pdf");
+    std::fs::write(&file, &pdf).unwrap();
+    let cert = dir.join("cert.pem");
+    std::fs::write(
+        &cert,
+        s.get("/v1/signing-certificate")
+            .send()
+            .unwrap()
+            .text()
+            .unwrap(),
+    )
+    .unwrap();
+
+    // Exactly one sealed file and one document.signed, whatever the crash repeated.
+    let log = log_of(&s, &t, &id);
+    let count = |action: &str| {
+        log["log"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["action"] == action)
+            .count()
+    };
+    assert_eq!((count("signed"), count("sealed_final")), (1, 1), "{log}");
+    assert_eq!(
+        s.events(&t, &id)
+            .iter()
+            .filter(|e| *e == "document.signed")
+            .count(),
+        1
+    );
+
+    let (ok, out) = esign_verify(&file, &cert);
+    assert!(ok, "{out}");
+    assert!(out.contains("(valid: yes)"), "{out}");
+    let (ok, out) = run(Command::new(&py)
+        .arg(script("validate.py"))
+        .arg(&file)
+        .arg(&cert)
+        .arg(dir.join("ca.pem")));
+    assert!(ok, "{out}");
+    let r: Value = serde_json::from_str(out.trim()).unwrap_or_else(|_| panic!("{out}"));
+    assert_eq!(r["bottom_line"], true, "{r}");
+    assert_eq!(r["timestamp"]["valid"], true, "{r}");
+    assert_eq!(r["timestamp"]["trusted"], true, "{r}");
+    assert_eq!(chain_break(&py, &log), -1);
+}
