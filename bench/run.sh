@@ -4,7 +4,8 @@
 # engine-call micro-benchmark, then the document benchmarks (list at 1 000 and 100 000
 # documents; create from a 20-page PDF and send), then webhook deliveries per second and
 # commit-to-first-attempt latency, then the signing page in headless Chromium (bytes
-# before the first page is visible, opening a link to signed). Release build. Loopback
+# before the first page is visible, opening a link to signed), then sealing (a 20-page
+# document's render, page images and seal; seals per second). Release build. Loopback
 # only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,7 +15,7 @@ if ! command -v wrk >/dev/null || ! command -v chromedriver >/dev/null; then
     echo "installing wrk, chromium and chromium-driver (Debian packages)"
     apt-get update -qq && apt-get install -y -qq wrk chromium chromium-driver >/dev/null
 fi
-cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench
+cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example seal_bench
 
 WORK=$(mktemp -d)
 cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"; }
@@ -79,3 +80,7 @@ echo
 ESIGN_BIN=target/release/esign target/release/examples/webhook_bench
 echo
 target/release/examples/signing_bench "$ESIGN" bench@example.com bench-password
+
+echo
+echo "== sealing (in process, one thread)"
+target/release/examples/seal_bench

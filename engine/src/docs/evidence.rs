@@ -130,15 +130,8 @@ fn certificate(
     now: u64,
 ) -> Vec<Block> {
     let entries = trail::entries(cx, &doc.id);
-    let mut b = vec![
-        Block::Heading("Audit certificate".into()),
-        Block::Row(vec!["Document".into(), doc.name.clone()]),
-        Block::Row(vec!["Document id".into(), doc.id.clone()]),
-        Block::Row(vec![
-            "Sender".into(),
-            format!("{} <{}>", doc.sender.name, doc.sender.email),
-        ]),
-        Block::Row(vec!["Created".into(), iso8601(doc.created_ms)]),
+    let mut b = super::lifecycle::document_rows(doc, "Audit certificate");
+    b.extend([
         Block::Row(vec![
             "Sent".into(),
             doc.send_ms.map(iso8601).unwrap_or_else(|| "-".into()),
@@ -150,7 +143,7 @@ fn certificate(
         Block::Row(vec!["Status".into(), doc.status.as_str().into()]),
         Block::Text(format!("Original content SHA-256: {original_sha256}")),
         Block::Text(format!("Audit trail head SHA-256: {head}")),
-    ];
+    ]);
     for r in &doc.recipients {
         b.push(Block::Rule);
         let contact = if r.email.is_empty() {

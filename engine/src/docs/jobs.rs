@@ -199,19 +199,7 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
         }
     };
     let now = cx.now();
-    blobs::hold(cx, &file.blob, &owner_of(id));
-    if let Some(old) = doc.final_pdf.take() {
-        blobs::release(cx, &old.blob, &owner_of(id));
-    }
-    super::pages::replace(cx, id, &file.blob, &file.page_images);
-    doc.final_pdf = Some(FinalPdf {
-        blob: file.blob.clone(),
-        size: file.size,
-        sha256: file.sha256.clone(),
-        content_sha256: file.content_sha256.clone(),
-        page_count: file.page_count,
-        rendered_ms: now,
-    });
+    keep_final(cx, &mut doc, file);
     let hash = file.content_sha256.clone();
     match pending.purpose {
         RenderPurpose::Seal => {
@@ -261,6 +249,25 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
     }
     store_doc(cx, Some(&before), &mut doc);
     JobOutcome::Done
+}
+
+/// Makes `file` the document's final PDF (with its page images), releasing the one
+/// it replaces.
+fn keep_final(cx: &mut Cx, doc: &mut Document, file: &crate::RenderedFile) {
+    let owner = owner_of(&doc.id);
+    blobs::hold(cx, &file.blob, &owner);
+    if let Some(old) = doc.final_pdf.take() {
+        blobs::release(cx, &old.blob, &owner);
+    }
+    super::pages::replace(cx, &doc.id, &file.blob, &file.page_images);
+    doc.final_pdf = Some(FinalPdf {
+        blob: file.blob.clone(),
+        size: file.size,
+        sha256: file.sha256.clone(),
+        content_sha256: file.content_sha256.clone(),
+        page_count: file.page_count,
+        rendered_ms: cx.now(),
+    });
 }
 
 /// Longest wait between two attempts at sealing a completed document.
@@ -319,19 +326,7 @@ fn sealed(
         store_doc(cx, Some(&before), &mut doc);
         return JobOutcome::Done;
     }
-    blobs::hold(cx, &file.blob, &owner_of(&id));
-    if let Some(old) = doc.final_pdf.take() {
-        blobs::release(cx, &old.blob, &owner_of(&id));
-    }
-    super::pages::replace(cx, &id, &file.blob, &file.page_images);
-    doc.final_pdf = Some(FinalPdf {
-        blob: file.blob.clone(),
-        size: file.size,
-        sha256: file.sha256.clone(),
-        content_sha256: file.content_sha256.clone(),
-        page_count: file.page_count,
-        rendered_ms: cx.now(),
-    });
+    keep_final(cx, &mut doc, file);
     super::evidence::record(cx, &id, &file.blob, &file.sha256, &info, &pending.message);
     let stamp = match info.timestamp_ms {
         Some(t) => format!(", timestamped {}", crate::util::iso8601(t)),

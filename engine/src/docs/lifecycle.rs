@@ -181,17 +181,8 @@ fn assign_links(cx: &mut Cx, doc: &mut Document) {
 /// The summary page: the document, its recipients, and (added by the host) the
 /// content's SHA-256.
 fn summary_blocks(doc: &Document, now: u64) -> Vec<Block> {
-    let mut b = vec![
-        Block::Heading("Document summary".into()),
-        Block::Row(vec!["Document".into(), doc.name.clone()]),
-        Block::Row(vec!["Document id".into(), doc.id.clone()]),
-        Block::Row(vec![
-            "Sender".into(),
-            format!("{} <{}>", doc.sender.name, doc.sender.email),
-        ]),
-        Block::Row(vec!["Created".into(), iso8601(doc.created_ms)]),
-        Block::Row(vec!["Rendered".into(), iso8601(now)]),
-    ];
+    let mut b = document_rows(doc, "Document summary");
+    b.push(Block::Row(vec!["Rendered".into(), iso8601(now)]));
     if !doc.revisions.is_empty() {
         b.push(Block::Row(vec![
             "Revision".into(),
@@ -217,6 +208,21 @@ fn summary_blocks(doc: &Document, now: u64) -> Vec<Block> {
         ]));
     }
     b
+}
+
+/// A heading, then the document's name, id, sender and creation time as rows (the
+/// start of the summary page and of the audit certificate).
+pub fn document_rows(doc: &Document, heading: &str) -> Vec<Block> {
+    vec![
+        Block::Heading(heading.into()),
+        Block::Row(vec!["Document".into(), doc.name.clone()]),
+        Block::Row(vec!["Document id".into(), doc.id.clone()]),
+        Block::Row(vec![
+            "Sender".into(),
+            format!("{} <{}>", doc.sender.name, doc.sender.email),
+        ]),
+        Block::Row(vec!["Created".into(), iso8601(doc.created_ms)]),
+    ]
 }
 
 /// Starts a render of `doc` for `purpose`: the job renders the pages, the pricing

@@ -119,21 +119,9 @@ impl Sealer {
 
 /// Checks the last signature of a PDF; `own_sha256` is this host's certificate.
 pub fn check(pdf: &[u8], own_sha256: &str) -> PdfCheck {
-    let f = pades::check(pdf);
-    PdfCheck {
-        by_this_service: !f.certificate_sha256.is_empty() && f.certificate_sha256 == own_sha256,
-        signed: f.signed,
-        valid: f.valid,
-        whole_file: f.whole_file,
-        signer: f.signer,
-        certificate_sha256: f.certificate_sha256,
-        signed_at_ms: f.signed_at_ms,
-        timestamp_ms: f.timestamp_ms,
-        timestamp_valid: f.timestamp_valid,
-        document_id: f.document_id,
-        log_head: f.log_head,
-        problems: f.problems,
-    }
+    let mut c = pades::check(pdf);
+    c.by_this_service = !c.certificate_sha256.is_empty() && c.certificate_sha256 == own_sha256;
+    c
 }
 
 fn hex(bytes: &[u8]) -> String {

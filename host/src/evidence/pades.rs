@@ -8,6 +8,7 @@
 //! cut the update off and get the file as it was before sealing.
 
 use super::cms;
+use crate::runtime::PdfCheck;
 use anyhow::{Context, anyhow, bail};
 use lopdf::{
     Dictionary, Document, IncrementalDocument, Object, ObjectId, StringFormat, dictionary,
@@ -230,32 +231,30 @@ fn hex_upper(bytes: &[u8]) -> String {
         })
 }
 
-/// What [`check`] found, before the caller adds whether the certificate is its own.
-#[derive(Debug, Default, Clone)]
-pub struct Found {
-    pub signed: bool,
-    pub valid: bool,
-    pub whole_file: bool,
-    pub signer: String,
-    pub certificate_sha256: String,
-    pub signed_at_ms: Option<u64>,
-    pub timestamp_ms: Option<u64>,
-    pub timestamp_valid: bool,
-    pub document_id: String,
-    pub log_head: String,
-    pub problems: Vec<String>,
-}
-
 /// Checks the last signature of `pdf` (the one whose byte range reaches furthest).
-pub fn check(pdf: &[u8]) -> Found {
-    let mut found = Found::default();
+/// `by_this_service` is left false for the caller to decide.
+pub fn check(pdf: &[u8]) -> PdfCheck {
+    let mut found = PdfCheck {
+        signed: false,
+        valid: false,
+        whole_file: false,
+        signer: String::new(),
+        certificate_sha256: String::new(),
+        by_this_service: false,
+        signed_at_ms: None,
+        timestamp_ms: None,
+        timestamp_valid: false,
+        document_id: String::new(),
+        log_head: String::new(),
+        problems: Vec::new(),
+    };
     if let Err(e) = check_into(pdf, &mut found) {
         found.problems.push(format!("{e:#}"));
     }
     found
 }
 
-fn check_into(pdf: &[u8], found: &mut Found) -> anyhow::Result<()> {
+fn check_into(pdf: &[u8], found: &mut PdfCheck) -> anyhow::Result<()> {
     let doc = Document::load_mem(pdf).map_err(|e| anyhow!("not a readable PDF: {e}"))?;
     let Some(sig) = last_signature(&doc) else {
         found.problems.push("the file has no signature".into());
