@@ -425,3 +425,88 @@ fn with_a_tsa_the_seal_waits_while_it_is_down_even_across_a_crash_then_carries_i
     assert_eq!(r["timestamp"]["trusted"], true, "{r}");
     assert_eq!(chain_break(&py, &log), -1);
 }
+
+/// A P-256 key and a self-signed certificate named `cn`, as PEM files in `dir`.
+fn identity(dir: &Path, cn: &str) -> (PathBuf, PathBuf) {
+    let kp = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, cn);
+    let cert = params.self_signed(&kp).unwrap();
+    let (k, c) = (dir.join("key.pem"), dir.join("cert.pem"));
+    std::fs::write(&k, kp.serialize_pem()).unwrap();
+    std::fs::write(&c, cert.pem()).unwrap();
+    (k, c)
+}
+
+/// Signs and seals a one-signer document on `s`; the sealed file.
+fn sealed_file(s: &Server, dir: &Path) -> PathBuf {
+    let t = s.admin_token();
+    let (id, d) = sent(s, &t, &["dee@example.com"]);
+    sign_as(s, &link(&d, 0), "Dee Dahl");
+    wait_sealed(s, &t, &id, 60);
+    let (status, pdf) = download(s, &t, &id);
+    assert_eq!(status, 200);
+    let file = dir.join(format!("{id}.pdf"));
+    std::fs::write(&file, pdf).unwrap();
+    file
+}
+
+#[test]
+fn the_operator_s_own_key_as_pem_or_pkcs12_seals_and_is_the_served_certificate() {
+    let dir = fresh_dir("identity");
+    let (key, cert) = identity(&dir, "Acme Sealing");
+    let s = Server::start(&[
+        "--signing-key",
+        key.to_str().unwrap(),
+        "--signing-cert",
+        cert.to_str().unwrap(),
+    ]);
+    let served = s
+        .get("/v1/signing-certificate")
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert_eq!(served, std::fs::read_to_string(&cert).unwrap());
+    let (ok, out) = esign_verify(&sealed_file(&s, &dir), &cert);
+    assert!(ok && out.contains("CN=Acme Sealing"), "{out}");
+    drop(s);
+
+    if !tool("openssl", "ESIGN_REQUIRE_PDF_TOOLS") {
+        return;
+    }
+    let p12 = dir.join("id.p12");
+    let (ok, out) = run(Command::new("openssl")
+        .args(["pkcs12", "-export", "-inkey"])
+        .arg(&key)
+        .arg("-in")
+        .arg(&cert)
+        .arg("-out")
+        .arg(&p12)
+        .args(["-passout", "pass:s3cret"]));
+    assert!(ok, "{out}");
+    let s = Server::start(&[
+        "--signing-p12",
+        p12.to_str().unwrap(),
+        "--signing-p12-password",
+        "s3cret",
+    ]);
+    let (ok, out) = esign_verify(&sealed_file(&s, &dir), &cert);
+    assert!(ok && out.contains("CN=Acme Sealing"), "{out}");
+    drop(s);
+    // A wrong password: the server says so and does not start.
+    let data = fresh_dir("identity-data");
+    let out = output_within(
+        Command::new(esign_bin())
+            .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+            .arg(&data)
+            .arg("--signing-p12")
+            .arg(&p12)
+            .args(["--signing-p12-password", "wrong"]),
+        60,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("PKCS #12"), "{err}");
+}

@@ -169,6 +169,18 @@ struct ServeArgs {
     /// Its certificate (PEM; a chain, signer first). Served at /v1/signing-certificate.
     #[arg(long, env = "ESIGN_SIGNING_CERT", requires = "signing_key")]
     signing_cert: Option<PathBuf>,
+    /// Or a PKCS #12 file with the key and its certificate chain (instead of
+    /// --signing-key and --signing-cert).
+    #[arg(long, env = "ESIGN_SIGNING_P12", conflicts_with_all = ["signing_key", "signing_cert"])]
+    signing_p12: Option<PathBuf>,
+    /// The PKCS #12 file's password.
+    #[arg(
+        long,
+        env = "ESIGN_SIGNING_P12_PASSWORD",
+        default_value = "",
+        hide_default_value = true
+    )]
+    signing_p12_password: String,
     /// An RFC 3161 time stamping authority: every seal then carries its timestamp, and a
     /// completed document waits (retrying) while the authority does not answer.
     #[arg(long, env = "ESIGN_TSA_URL")]
@@ -411,11 +423,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (None, Some(name)) => Some(eid::provider(name, &base_url)?),
         (None, None) => None,
     };
-    let identity = evidence::keys::load_or_create(
-        &args.engine.data_dir,
-        args.signing_key.as_deref(),
-        args.signing_cert.as_deref(),
-    )?;
+    let given = match (&args.signing_p12, &args.signing_key, &args.signing_cert) {
+        (Some(file), _, _) => evidence::keys::Given::Pkcs12 {
+            file,
+            password: &args.signing_p12_password,
+        },
+        (None, Some(key), Some(cert)) => evidence::keys::Given::Pem { key, cert },
+        _ => evidence::keys::Given::None,
+    };
+    let identity = evidence::keys::load_given(&args.engine.data_dir, given)?;
     let tsa = match &args.tsa_url {
         Some(url) => Some(evidence::tsa::Tsa::new(
             url,

@@ -13,10 +13,67 @@ pub struct Identity {
     pub source: String,
 }
 
+/// Where the operator's identity is, if they gave one.
+pub enum Given<'a> {
+    /// Generate one into the data directory on first use.
+    None,
+    /// A PEM key and a PEM certificate (chain) file.
+    Pem { key: &'a Path, cert: &'a Path },
+    /// A PKCS #12 file and its password.
+    Pkcs12 { file: &'a Path, password: &'a str },
+}
+
+/// The identity `given`, or else the one in `<data_dir>/signing/`, generated on first
+/// use: a P-256 key (`key.pem`, readable by the owner only) and a self-signed
+/// certificate (`cert.pem`, ten years).
+pub fn load_given(data_dir: &Path, given: Given) -> anyhow::Result<Identity> {
+    match given {
+        Given::None => load_or_create(data_dir, None, None),
+        Given::Pem { key, cert } => load(key, cert),
+        Given::Pkcs12 { file, password } => load_pkcs12(file, password),
+    }
+}
+
+/// A PKCS #12 file's private key and its certificate chain (the key must be P-256).
+/// Read with `p12-keystore` (pure Rust; PBES2/AES and the legacy 3DES/RC4 schemes).
+fn load_pkcs12(file: &Path, password: &str) -> anyhow::Result<Identity> {
+    use der::pem::LineEnding;
+    let data = std::fs::read(file)
+        .with_context(|| format!("reading the PKCS #12 file {}", file.display()))?;
+    let store = p12_keystore::KeyStore::from_pkcs12(
+        &data,
+        password,
+        p12_keystore::Pkcs12ImportPolicy::Strict,
+    )
+    .map_err(|e| {
+        anyhow::anyhow!(
+            "{}: not a readable PKCS #12 file (or a wrong password): {e}",
+            file.display()
+        )
+    })?;
+    let (_, chain) = store
+        .private_key_chain()
+        .with_context(|| format!("{} holds no private key", file.display()))?;
+    let key_pem = der::pem::encode_string("PRIVATE KEY", LineEnding::LF, chain.key().as_der())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut cert_pem = String::new();
+    for c in chain.certs() {
+        cert_pem.push_str(
+            &der::pem::encode_string("CERTIFICATE", LineEnding::LF, c.as_der())
+                .map_err(|e| anyhow::anyhow!("{e}"))?,
+        );
+    }
+    let signer = cms::signer_from_pem(&key_pem, &cert_pem)
+        .with_context(|| format!("the key in {}", file.display()))?;
+    Ok(Identity {
+        signer,
+        certificate_pem: cert_pem,
+        source: file.display().to_string(),
+    })
+}
+
 /// Loads `key` and `cert` (PEM; the certificate file may hold a chain, signer first)
-/// when given; else the identity in `<data_dir>/signing/`, generated on first use: a
-/// P-256 key (`key.pem`, readable by the owner only) and a self-signed certificate
-/// (`cert.pem`, ten years).
+/// when given; else the identity in `<data_dir>/signing/` (see [`load_given`]).
 pub fn load_or_create(
     data_dir: &Path,
     key: Option<&Path>,
