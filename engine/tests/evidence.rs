@@ -226,6 +226,22 @@ fn completion_asks_for_an_audit_certificate_and_a_seal_and_hands_out_nothing_unt
         .count();
     assert_eq!(delayed, 1);
 
+    // Much later the waits grow to five minutes.
+    let out = esign_engine::run_job(
+        &mut p,
+        &Job {
+            id: "j".into(),
+            kind: job.kind.clone(),
+            payload: job.payload.clone(),
+            attempt: 25,
+            outcome: Some(WorkOutcome::Render(Err(WorkFailure {
+                code: "timestamp-unavailable".into(),
+                message: "still down".into(),
+            }))),
+        },
+    );
+    assert_eq!(out, JobOutcome::RetryAt(p.now_ms + 300_000));
+
     // Then it seals: the sealed file is what is handed out from now on.
     p.jobs.push(job);
     finish_render(&mut p, 4);
@@ -294,4 +310,45 @@ fn the_signing_certificate_is_public_and_verify_needs_a_token_and_a_pdf() {
         (v["document_id"].as_str(), v["log_head"].as_str()),
         (Some("doc1"), Some("abc"))
     );
+}
+
+#[test]
+fn a_completion_render_that_cannot_be_made_ends_the_sealing_and_tells_the_owner() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, _) = signed_doc(&mut p, &t);
+    let job = render_job(&mut p);
+    let mails = p.mails.len();
+    let out = esign_engine::run_job(
+        &mut p,
+        &Job {
+            id: "j".into(),
+            kind: job.kind.clone(),
+            payload: job.payload.clone(),
+            attempt: 1,
+            outcome: Some(WorkOutcome::Render(Err(WorkFailure {
+                code: "invalid-pdf".into(),
+                message: "not a PDF".into(),
+            }))),
+        },
+    );
+    assert_eq!(out, JobOutcome::Done);
+    let (_, doc) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
+    assert_eq!(
+        (doc["status"].as_str(), doc["evidence"]["status"].as_str()),
+        (Some("signed"), Some("none"))
+    );
+    assert_eq!(
+        log_of(&mut p, &t, &id).last().unwrap()["action"],
+        "seal_failed"
+    );
+    assert_eq!(p.mails.len(), mails + 1, "the owner is told");
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{id}/download"),
+        None,
+    );
+    assert_eq!(s, 200, "the PDF it had");
 }

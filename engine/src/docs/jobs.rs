@@ -270,13 +270,14 @@ fn keep_final(cx: &mut Cx, doc: &mut Document, file: &crate::RenderedFile) {
     });
 }
 
-/// Longest wait between two attempts at sealing a completed document.
+/// Longest wait between two of the first attempts at sealing a completed document.
 const SEAL_RETRY_MAX_MS: u64 = 30_000;
 
-/// The sealing render of a completed document is back. A failure (the time stamping
-/// authority did not answer, the key could not sign, ...) leaves the document sealing
-/// and tries again with backoff: it never falls back to an unsealed file. The first
-/// failure is written to the audit trail, every one to the host's log.
+/// The sealing render of a completed document is back. A failed seal (the time stamping
+/// authority did not answer, the key could not sign) leaves the document sealing and
+/// tries again with backoff: it never falls back to an unsealed file. The first such
+/// failure is written to the audit trail, every one to the host's log. A render that
+/// cannot be made at all ends the sealing: logged, the owner told.
 fn sealed(
     cx: &mut Cx,
     before: Document,
@@ -300,6 +301,31 @@ fn sealed(
                     cx.p.delete_blob(&img.blob);
                 }
             }
+            let transient = matches!(
+                other,
+                Err(f) if f.code == "timestamp-unavailable" || f.code == "seal-failed"
+            );
+            if !transient {
+                // The content cannot be rendered (a manually signed file that is not a
+                // readable PDF, a file gone): no sealed file can come of retrying. The
+                // document keeps the PDF it had, unsealed, and the owner is told.
+                log(
+                    cx,
+                    &mut doc,
+                    &actor,
+                    "seal_failed",
+                    format!("the final PDF could not be made, so it is not sealed: {why}"),
+                    None,
+                );
+                notify::owner_notice(
+                    cx,
+                    &doc,
+                    format!("\"{}\" could not be sealed", doc.name),
+                    format!("Its final PDF could not be made: {why}"),
+                );
+                store_doc(cx, Some(&before), &mut doc);
+                return JobOutcome::Done;
+            }
             if job.attempt == 1 {
                 doc.pending = Some(pending);
                 log(
@@ -312,7 +338,14 @@ fn sealed(
                 );
                 store_doc(cx, Some(&before), &mut doc);
             }
-            let wait = (1000u64 << job.attempt.min(15)).min(SEAL_RETRY_MAX_MS);
+            // Quick retries for the first ten minutes, then every five minutes (the host
+            // gives up after 1000 attempts: about three and a half days).
+            let cap = if job.attempt < 20 {
+                SEAL_RETRY_MAX_MS
+            } else {
+                10 * SEAL_RETRY_MAX_MS
+            };
+            let wait = (1000u64 << job.attempt.min(15)).min(cap);
             return JobOutcome::RetryAt(cx.now() + wait);
         }
     };
