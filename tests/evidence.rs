@@ -80,11 +80,6 @@ fn sign_as(s: &Server, secret: &str, name: &str) {
     }
 }
 
-fn link(d: &Value, i: usize) -> String {
-    let url = d["recipients"][i]["document_url"].as_str().unwrap();
-    url.rsplit('/').next().unwrap().to_string()
-}
-
 /// A sent 2-page document with `emails` as signers; its id and detail.
 fn sent(s: &Server, t: &str, emails: &[&str]) -> (String, Value) {
     let recipients: Vec<Value> = emails

@@ -43,12 +43,6 @@ fn sent_doc(s: &Server, t: &str, recipients: Value, extra: Value) -> (String, Va
     (id, d)
 }
 
-/// The secret of a recipient's link.
-fn link(d: &Value, i: usize) -> String {
-    let url = d["recipients"][i]["document_url"].as_str().unwrap();
-    url.rsplit('/').next().unwrap().to_string()
-}
-
 fn recipient_post(s: &Server, secret: &str, act: &str, body: Value) -> (u16, Value) {
     call(s.post(&format!("/v1/recipient/{secret}/{act}")).json(&body))
 }

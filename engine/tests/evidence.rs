@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use esign_engine::memory::MemoryPlatform;
 use esign_engine::trail;
-use esign_engine::{Block, FormPart, Job, JobOutcome, Origin, WorkFailure, WorkOutcome, handle};
+use esign_engine::{Block, FormPart, JobOutcome, Origin, WorkFailure, WorkOutcome, handle};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -129,6 +129,14 @@ fn render_job(p: &mut MemoryPlatform) -> esign_engine::JobSpec {
     jobs.remove(0)
 }
 
+/// A render outcome that failed with `code`.
+fn failed_render(code: &str, message: &str) -> WorkOutcome {
+    WorkOutcome::Render(Err(WorkFailure {
+        code: code.into(),
+        message: message.into(),
+    }))
+}
+
 fn texts(blocks: &[Block]) -> String {
     blocks
         .iter()
@@ -196,19 +204,11 @@ fn completion_asks_for_an_audit_certificate_and_a_seal_and_hands_out_nothing_unt
     // The authority is down: the job retries with growing waits, the trail says so once,
     // and the document stays sealing.
     for attempt in 1..=3u32 {
-        let failed = WorkOutcome::Render(Err(WorkFailure {
-            code: "timestamp-unavailable".into(),
-            message: "connection refused".into(),
-        }));
-        let out = esign_engine::run_job(
+        let out = run_attempt(
             &mut p,
-            &Job {
-                id: "j".into(),
-                kind: job.kind.clone(),
-                payload: job.payload.clone(),
-                attempt,
-                outcome: Some(failed),
-            },
+            &job,
+            attempt,
+            Some(failed_render("timestamp-unavailable", "connection refused")),
         );
         let JobOutcome::RetryAt(at) = out else {
             panic!("{out:?}")
@@ -227,18 +227,11 @@ fn completion_asks_for_an_audit_certificate_and_a_seal_and_hands_out_nothing_unt
     assert_eq!(delayed, 1);
 
     // Much later the waits grow to five minutes.
-    let out = esign_engine::run_job(
+    let out = run_attempt(
         &mut p,
-        &Job {
-            id: "j".into(),
-            kind: job.kind.clone(),
-            payload: job.payload.clone(),
-            attempt: 25,
-            outcome: Some(WorkOutcome::Render(Err(WorkFailure {
-                code: "timestamp-unavailable".into(),
-                message: "still down".into(),
-            }))),
-        },
+        &job,
+        25,
+        Some(failed_render("timestamp-unavailable", "still down")),
     );
     assert_eq!(out, JobOutcome::RetryAt(p.now_ms + 300_000));
 
@@ -319,18 +312,10 @@ fn a_completion_render_that_cannot_be_made_ends_the_sealing_and_tells_the_owner(
     let (id, _) = signed_doc(&mut p, &t);
     let job = render_job(&mut p);
     let mails = p.mails.len();
-    let out = esign_engine::run_job(
+    let out = run(
         &mut p,
-        &Job {
-            id: "j".into(),
-            kind: job.kind.clone(),
-            payload: job.payload.clone(),
-            attempt: 1,
-            outcome: Some(WorkOutcome::Render(Err(WorkFailure {
-                code: "invalid-pdf".into(),
-                message: "not a PDF".into(),
-            }))),
-        },
+        &job,
+        Some(failed_render("invalid-pdf", "not a PDF")),
     );
     assert_eq!(out, JobOutcome::Done);
     let (_, doc) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);

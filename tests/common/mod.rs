@@ -918,3 +918,9 @@ impl Server {
         body
     }
 }
+
+/// The secret of recipient `i`'s link, from a document detail.
+pub fn link(d: &Value, i: usize) -> String {
+    let url = d["recipients"][i]["document_url"].as_str().unwrap();
+    url.rsplit('/').next().unwrap().to_string()
+}

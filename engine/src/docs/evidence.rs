@@ -64,7 +64,8 @@ pub fn sealing_error() -> ApiError {
 /// that completed the document, so the trail head the file pins includes it.
 pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>) {
     let now = cx.now();
-    let head = trail::head(cx, &doc.id);
+    let entries = trail::entries(cx, &doc.id);
+    let head = entries.last().map(|e| e.hash.clone()).unwrap_or_default();
     doc.render_seq += 1;
     doc.pending = Some(super::model::Pending {
         purpose: RenderPurpose::Complete,
@@ -99,7 +100,7 @@ pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>
             )
         }
     };
-    let summary = certificate(cx, doc, &sigs, &original, &head, now);
+    let summary = certificate(doc, &entries, &sigs, &original, &head, now);
     cx.p.schedule_job(JobSpec {
         kind: super::lifecycle::RENDER_JOB.into(),
         payload: format!("{}:{}", doc.id, doc.render_seq).into_bytes(),
@@ -122,14 +123,13 @@ pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>
 /// hashes that tie the file to its content and to its audit trail. The host ends it with
 /// the line `Content SHA-256: ...` (the content as signed).
 fn certificate(
-    cx: &mut Cx,
     doc: &Document,
+    entries: &[trail::Chained],
     sigs: &[super::signatures::Signature],
     original_sha256: &str,
     head: &str,
     now: u64,
 ) -> Vec<Block> {
-    let entries = trail::entries(cx, &doc.id);
     let mut b = super::lifecycle::document_rows(doc, "Audit certificate");
     b.extend([
         Block::Row(vec![

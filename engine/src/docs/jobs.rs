@@ -161,10 +161,7 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
     let Some(mut doc) = current else {
         // Superseded, cancelled or deleted: the PDF and its images are not needed.
         if let Ok(file) = result {
-            cx.p.delete_blob(&file.blob);
-            for img in &file.page_images {
-                cx.p.delete_blob(&img.blob);
-            }
+            drop_rendered(cx, file);
         }
         return JobOutcome::Done;
     };
@@ -251,6 +248,14 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
     JobOutcome::Done
 }
 
+/// Deletes the blobs of a rendered file that is not kept: the PDF and its page images.
+fn drop_rendered(cx: &mut Cx, file: &crate::RenderedFile) {
+    cx.p.delete_blob(&file.blob);
+    for img in &file.page_images {
+        cx.p.delete_blob(&img.blob);
+    }
+}
+
 /// Makes `file` the document's final PDF (with its page images), releasing the one
 /// it replaces.
 fn keep_final(cx: &mut Cx, doc: &mut Document, file: &crate::RenderedFile) {
@@ -296,10 +301,7 @@ fn sealed(
                 Ok(_) => "the render came back without a seal".into(),
             };
             if let Ok(file) = other {
-                cx.p.delete_blob(&file.blob);
-                for img in &file.page_images {
-                    cx.p.delete_blob(&img.blob);
-                }
+                drop_rendered(cx, file);
             }
             let transient = matches!(
                 other,
@@ -352,10 +354,7 @@ fn sealed(
     let info = file.seal.clone().expect("checked above");
     if super::evidence::load(cx, &id).is_some() {
         // Sealed already (a repeated outcome): the sealed file is never replaced.
-        cx.p.delete_blob(&file.blob);
-        for img in &file.page_images {
-            cx.p.delete_blob(&img.blob);
-        }
+        drop_rendered(cx, file);
         store_doc(cx, Some(&before), &mut doc);
         return JobOutcome::Done;
     }

@@ -127,11 +127,6 @@ fn last(cx: &mut Cx, doc_id: &str) -> Option<Chained> {
         .map(|(_, v)| decode(&v))
 }
 
-/// The hash of the newest entry: what a signed final PDF pins. Empty for no entries.
-pub(crate) fn head(cx: &mut Cx, doc_id: &str) -> String {
-    last(cx, doc_id).map(|c| c.hash).unwrap_or_default()
-}
-
 /// Appends `entry` after the current head, as entry number `seq`. Its time is never
 /// before the previous entry's, so key order stays chain order.
 pub(crate) fn append(cx: &mut Cx, doc_id: &str, seq: u32, mut entry: LogEntry) {

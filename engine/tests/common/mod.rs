@@ -85,13 +85,23 @@ pub fn take_jobs(p: &mut MemoryPlatform, kind: &str) -> Vec<JobSpec> {
 }
 
 pub fn run(p: &mut MemoryPlatform, spec: &JobSpec, outcome: Option<WorkOutcome>) -> JobOutcome {
+    run_attempt(p, spec, 1, outcome)
+}
+
+/// Runs a scheduled job as its `attempt`-th try.
+pub fn run_attempt(
+    p: &mut MemoryPlatform,
+    spec: &JobSpec,
+    attempt: u32,
+    outcome: Option<WorkOutcome>,
+) -> JobOutcome {
     run_job(
         p,
         &Job {
             id: "j".into(),
             kind: spec.kind.clone(),
             payload: spec.payload.clone(),
-            attempt: 1,
+            attempt,
             outcome,
         },
     )

@@ -15,7 +15,6 @@ pub mod pades;
 pub mod tsa;
 
 use crate::runtime::{PdfCheck, SealInfo, WorkFailure};
-use sha2::{Digest, Sha256};
 
 /// Signs final PDFs: the identity, its certificate as served, and the optional TSA.
 pub struct Sealer {
@@ -40,7 +39,7 @@ impl Sealer {
         let der = cert.to_der()?;
         Ok(Sealer {
             subject: cert.tbs_certificate.subject.to_string(),
-            certificate_sha256: hex(&Sha256::digest(&der)),
+            certificate_sha256: crate::runtime::sha256_hex(&der),
             certificate_pem: identity.certificate_pem,
             signer: identity.signer,
             tsa,
@@ -122,12 +121,4 @@ pub fn check(pdf: &[u8], own_sha256: &str) -> PdfCheck {
     let mut c = pades::check(pdf);
     c.by_this_service = !c.certificate_sha256.is_empty() && c.certificate_sha256 == own_sha256;
     c
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes.iter().fold(String::new(), |mut s, b| {
-        let _ = write!(s, "{b:02x}");
-        s
-    })
 }

@@ -300,7 +300,7 @@ fn check_into(pdf: &[u8], found: &mut PdfCheck) -> anyhow::Result<()> {
     let checked = cms::check_detached(der, &digest)?;
     found.valid = checked.valid;
     found.signer = checked.subject;
-    found.certificate_sha256 = hex_lower(&Sha256::digest(&checked.certificate_der));
+    found.certificate_sha256 = crate::runtime::sha256_hex(&checked.certificate_der);
     found.timestamp_ms = checked.timestamp_ms;
     found.timestamp_valid = checked.timestamp_valid;
     found.problems.extend(checked.problems);
@@ -355,10 +355,6 @@ fn first_tlv(bytes: &[u8]) -> anyhow::Result<&[u8]> {
     let header = der::Header::decode(&mut reader)?;
     let len = usize::try_from((header.encoded_len()? + header.length)?)?;
     bytes.get(..len).context("the signature value is cut short")
-}
-
-fn hex_lower(bytes: &[u8]) -> String {
-    hex_upper(bytes).to_ascii_lowercase()
 }
 
 #[cfg(test)]
