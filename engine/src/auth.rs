@@ -38,39 +38,7 @@ pub fn login(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let password = fields.required_str("password")?;
     let requested_entity = fields.optional_str("entity_id")?.filter(|s| !s.is_empty());
 
-    let user_id =
-        cx.p.get(&user_email_key(&normalize_email(&email)))
-            .and_then(|v| String::from_utf8(v).ok());
-    let Some(mut user) = user_id.and_then(|id| cx.load::<User>(&user_key(&id))) else {
-        // Same work and same answer as a wrong password: no account enumeration.
-        cx.p.verify_password(&password, "");
-        return Err(invalid_credentials());
-    };
-
-    let now = cx.now();
-    if user.locked_until_ms > now {
-        let secs = (user.locked_until_ms - now).div_ceil(1000);
-        return Err(ApiError::bad_request(
-            "login_locked",
-            format!("too many failed logins; this account is locked for {secs} more seconds"),
-        ));
-    }
-    if !cx.p.verify_password(&password, &user.password_hash) {
-        let settings = cx.settings().clone();
-        user.failed_logins += 1;
-        if user.failed_logins >= settings.login_max_failures {
-            user.failed_logins = 0;
-            user.locked_until_ms = now + settings.login_lock_secs * 1000;
-            cx.p.send_mail(lock_notice(&user, &settings));
-        }
-        cx.save(&user_key(&user.id), &user);
-        return Err(invalid_credentials());
-    }
-    if user.failed_logins != 0 || user.locked_until_ms != 0 {
-        user.failed_logins = 0;
-        user.locked_until_ms = 0;
-        cx.save(&user_key(&user.id), &user);
-    }
+    let mut user = check_password(cx, &email, &password)?;
 
     let cannot_load = || {
         ApiError::not_found(
@@ -123,6 +91,46 @@ pub fn login(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     issue_token(cx, &mut user, &entity.id)
 }
 
+/// Checks an email and password under the lockout rule (spec §8): an unknown email costs
+/// the same work as a wrong password, a locked account fails even with the right one,
+/// and `login_max_failures` failures in a row lock it (and mail its owner).
+pub(crate) fn check_password(cx: &mut Cx, email: &str, password: &str) -> ApiResult<User> {
+    let user_id =
+        cx.p.get(&user_email_key(&normalize_email(email)))
+            .and_then(|v| String::from_utf8(v).ok());
+    let Some(mut user) = user_id.and_then(|id| cx.load::<User>(&user_key(&id))) else {
+        // Same work and same answer as a wrong password: no account enumeration.
+        cx.p.verify_password(password, "");
+        return Err(invalid_credentials());
+    };
+
+    let now = cx.now();
+    if user.locked_until_ms > now {
+        let secs = (user.locked_until_ms - now).div_ceil(1000);
+        return Err(ApiError::bad_request(
+            "login_locked",
+            format!("too many failed logins; this account is locked for {secs} more seconds"),
+        ));
+    }
+    if !cx.p.verify_password(password, &user.password_hash) {
+        let settings = cx.settings().clone();
+        user.failed_logins += 1;
+        if user.failed_logins >= settings.login_max_failures {
+            user.failed_logins = 0;
+            user.locked_until_ms = now + settings.login_lock_secs * 1000;
+            cx.p.send_mail(lock_notice(&user, &settings));
+        }
+        cx.save(&user_key(&user.id), &user);
+        return Err(invalid_credentials());
+    }
+    if user.failed_logins != 0 || user.locked_until_ms != 0 {
+        user.failed_logins = 0;
+        user.locked_until_ms = 0;
+        cx.save(&user_key(&user.id), &user);
+    }
+    Ok(user)
+}
+
 /// The email telling an account's owner that repeated failures locked it.
 fn lock_notice(user: &User, settings: &crate::Settings) -> Mail {
     let minutes = settings.login_lock_secs.div_ceil(60);
@@ -155,20 +163,7 @@ fn no_api_access() -> ApiError {
 fn issue_token(cx: &mut Cx, user: &mut User, entity_id: &str) -> ApiResult<Response> {
     let now = cx.now();
     let settings = cx.settings().clone();
-    let next_allowed = user
-        .last_token_ms
-        .saturating_add(settings.token_min_interval_ms);
-    if user.last_token_ms != 0 && now < next_allowed {
-        let wait_secs = (next_allowed - now).div_ceil(1000).max(1);
-        return Err(ApiError::new(
-            429,
-            "too_many_requests",
-            "token requests are too close together; wait and retry",
-        )
-        .with_header("retry-after", wait_secs.to_string()));
-    }
-    user.last_token_ms = now;
-    cx.save(&user_key(&user.id), user);
+    check_spacing(cx, user)?;
 
     let secret = new_secret(cx);
     let hash = sha256_hex(secret.as_bytes());
@@ -191,9 +186,36 @@ fn issue_token(cx: &mut Cx, user: &mut User, entity_id: &str) -> ApiResult<Respo
     ))
 }
 
+/// The spacing rule (spec §8): 429 with `Retry-After` when the user's last token was
+/// issued less than `token_min_interval_ms` ago; otherwise records this issuance.
+pub(crate) fn check_spacing(cx: &mut Cx, user: &mut User) -> ApiResult<()> {
+    let now = cx.now();
+    let interval = cx.settings().token_min_interval_ms;
+    let next_allowed = user.last_token_ms.saturating_add(interval);
+    if user.last_token_ms != 0 && now < next_allowed {
+        let wait_secs = (next_allowed - now).div_ceil(1000).max(1);
+        return Err(ApiError::new(
+            429,
+            "too_many_requests",
+            "token requests are too close together; wait and retry",
+        )
+        .with_header("retry-after", wait_secs.to_string()));
+    }
+    user.last_token_ms = now;
+    cx.save(&user_key(&user.id), user);
+    Ok(())
+}
+
 /// Checks `Authorization: Bearer <token>` and loads who is calling. 401 for a missing,
 /// unknown or expired token; 403 when the token no longer grants access.
+///
+/// Inside an MCP tool call the caller is the agent's grant ([`Cx::agent`]) and the
+/// request's headers are not read: the REST operation runs with exactly the rights
+/// of the person who consented.
 pub fn authenticate(cx: &mut Cx, req: &Request) -> ApiResult<Principal> {
+    if let Some((user_id, entity_id)) = cx.agent.clone() {
+        return principal(cx, &user_id, &entity_id, String::new());
+    }
     let header = req.header("authorization").ok_or_else(|| {
         ApiError::unauthorized("an access token is required: send Authorization: Bearer <token>")
     })?;
@@ -213,8 +235,20 @@ pub fn authenticate(cx: &mut Cx, req: &Request) -> ApiResult<Principal> {
     if token.expires_ms <= cx.now() {
         return Err(ApiError::unauthorized("the access token has expired"));
     }
+    principal(cx, &token.user_id, &token.entity_id, token_hash)
+}
+
+/// Loads who acts for `user_id` in `entity_id` and checks they still may: 401 when the
+/// user is gone; 403 when inactive, without a usable profile, or the entity has no API
+/// access.
+pub(crate) fn principal(
+    cx: &mut Cx,
+    user_id: &str,
+    entity_id: &str,
+    token_hash: String,
+) -> ApiResult<Principal> {
     let user = cx
-        .load::<User>(&user_key(&token.user_id))
+        .load::<User>(&user_key(user_id))
         .ok_or_else(|| ApiError::unauthorized("the token's user no longer exists"))?;
     if !user.active {
         return Err(ApiError::forbidden(
@@ -229,7 +263,7 @@ pub fn authenticate(cx: &mut Cx, req: &Request) -> ApiResult<Principal> {
         )
     };
     let membership = cx
-        .load::<Membership>(&membership_key(&user.id, &token.entity_id))
+        .load::<Membership>(&membership_key(&user.id, entity_id))
         .filter(|m| m.profile != Profile::None)
         .ok_or_else(no_access)?;
     if membership.profile == Profile::Pending {
@@ -239,7 +273,7 @@ pub fn authenticate(cx: &mut Cx, req: &Request) -> ApiResult<Principal> {
         ));
     }
     let entity = cx
-        .load::<Entity>(&entity_key(&token.entity_id))
+        .load::<Entity>(&entity_key(entity_id))
         .ok_or_else(no_access)?;
     if !entity.api_access {
         return Err(no_api_access());
@@ -253,7 +287,7 @@ pub fn authenticate(cx: &mut Cx, req: &Request) -> ApiResult<Principal> {
 }
 
 /// 403 unless the entity may be selected for a new token.
-fn check_selectable(entity: &Entity) -> ApiResult<()> {
+pub(crate) fn check_selectable(entity: &Entity) -> ApiResult<()> {
     let reason = if !entity.subscription_active {
         "the entity has no active subscription"
     } else if entity.quarantined {

@@ -32,6 +32,7 @@ mod prelude {
 use prelude::*;
 
 mod admin;
+mod agents;
 mod auth;
 mod docs;
 mod hooks;
@@ -127,6 +128,10 @@ pub struct Settings {
     pub eid_provider: String,
     /// The PEM certificate (chain) final PDFs are signed with.
     pub signing_certificate: String,
+    /// Lifetime of an OAuth access token for `/mcp` (refresh tokens live 30 days).
+    pub oauth_access_ttl_secs: u64,
+    /// Tests only: `/mcp` without a token acts as this user (email); empty otherwise.
+    pub mcp_test_user: String,
 }
 
 impl Default for Settings {
@@ -143,6 +148,8 @@ impl Default for Settings {
             upload_ttl_secs: 48 * 3600,
             eid_provider: String::new(),
             signing_certificate: String::new(),
+            oauth_access_ttl_secs: 3600,
+            mcp_test_user: String::new(),
         }
     }
 }
@@ -262,6 +269,7 @@ pub fn run_job(p: &mut dyn Platform, job: &Job) -> JobOutcome {
     let mut cx = Cx::new(p);
     match job.kind.as_str() {
         auth::PURGE_TOKEN_JOB => auth::purge_token(&mut cx, &job.payload),
+        agents::FORGET_JOB => agents::forget(&mut cx, &job.payload),
         docs::create::IMPORT_JOB => docs::jobs::imported(&mut cx, job),
         docs::lifecycle::RENDER_JOB => docs::jobs::rendered(&mut cx, job),
         docs::lifecycle::SCHEDULED_SEND_JOB => docs::jobs::scheduled_send(&mut cx, job),
@@ -283,6 +291,9 @@ pub(crate) struct Cx<'a> {
     pub p: &'a mut dyn Platform,
     now: Option<u64>,
     settings: Option<Settings>,
+    /// Inside an MCP tool call: the (user, entity) of the agent's grant, which
+    /// [`auth::authenticate`] answers instead of reading a bearer token.
+    pub agent: Option<(String, String)>,
 }
 
 impl<'a> Cx<'a> {
@@ -291,6 +302,7 @@ impl<'a> Cx<'a> {
             p,
             now: None,
             settings: None,
+            agent: None,
         }
     }
 

@@ -4,13 +4,16 @@
 use crate::http::{ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::{Cx, Origin, Request, Response, admin, auth, docs, hooks, recipients};
+use crate::{Cx, Origin, Request, Response, admin, agents, auth, docs, hooks, recipients};
 
 /// Dispatches one request.
 pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let path = req.path.strip_suffix('/').unwrap_or(&req.path);
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     let method = req.method.as_str();
+    if let Some(answer) = agents::route(cx, req, &segments) {
+        return answer;
+    }
     match (req.origin, segments.as_slice()) {
         (_, ["v1", "auth"]) => only(method, "POST", || auth::login(cx, req)),
         (_, ["v1", "refresh"]) => only(method, "GET", || auth::refresh(cx, req)),

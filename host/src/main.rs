@@ -96,6 +96,14 @@ struct ServeArgs {
     /// Minimum time between two tokens for one user, in milliseconds (429 below it).
     #[arg(long, env = "ESIGN_TOKEN_MIN_INTERVAL_MS", default_value_t = runtime::DEFAULT_TOKEN_MIN_INTERVAL_MS)]
     token_min_interval_ms: u64,
+    /// Lifetime of an OAuth access token for /mcp, in seconds (agents renew it with
+    /// their refresh token, which lives 30 days).
+    #[arg(long, env = "ESIGN_OAUTH_ACCESS_TTL_SECS", default_value_t = runtime::DEFAULT_OAUTH_ACCESS_TTL_SECS)]
+    oauth_access_ttl_secs: u64,
+    /// Tests only: /mcp requests without a token act as this user (an email), so that
+    /// protocol test suites without OAuth can run. Never use it on a real server.
+    #[arg(long, hide = true)]
+    test_mcp_user: Option<String>,
     /// Folder that outgoing mail is written to, one .eml file each [default: <data-dir>/mail].
     #[arg(long, env = "ESIGN_MAIL_DIR")]
     mail_dir: Option<PathBuf>,
@@ -452,6 +460,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     );
     let settings = Settings {
         signing_certificate: sealer.certificate_pem.clone(),
+        oauth_access_ttl_secs: args.oauth_access_ttl_secs,
+        mcp_test_user: args.test_mcp_user.clone().unwrap_or_default(),
         can_convert_word: soffice.is_some(),
         upload_ttl_secs: args.upload_ttl_secs,
         token_ttl_secs: args.token_ttl_secs,
@@ -561,6 +571,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     if args.test_faults {
         tracing::warn!("test faults are on: requests may ask for injected failures");
+    }
+    if let Some(user) = &args.test_mcp_user {
+        tracing::warn!("/mcp without a token acts as {user}: tests only, never on a real server");
     }
     println!("esign listening on {scheme}://{addr}");
     rt.block_on(async {

@@ -124,6 +124,9 @@ pub const DEFAULT_LOGIN_LOCK_SECS: u64 = 900;
 /// Default minimum spacing of token requests per user.
 pub const DEFAULT_TOKEN_MIN_INTERVAL_MS: u64 = 1000;
 
+/// Default lifetime of an OAuth access token for `/mcp`: one hour.
+pub const DEFAULT_OAUTH_ACCESS_TTL_SECS: u64 = 3600;
+
 /// The defaults of `esign serve` (the `DEFAULT_*` constants).
 pub fn default_settings() -> Settings {
     Settings {
@@ -136,6 +139,8 @@ pub fn default_settings() -> Settings {
         upload_ttl_secs: DEFAULT_UPLOAD_TTL_SECS,
         eid_provider: String::new(),
         signing_certificate: String::new(),
+        oauth_access_ttl_secs: DEFAULT_OAUTH_ACCESS_TTL_SECS,
+        mcp_test_user: String::new(),
     }
 }
 

@@ -195,6 +195,8 @@ impl core_engine::Platform for Imports {
             upload_ttl_secs: s.upload_ttl_secs,
             eid_provider: s.eid_provider,
             signing_certificate: s.signing_certificate,
+            oauth_access_ttl_secs: s.oauth_access_ttl_secs,
+            mcp_test_user: s.mcp_test_user,
         }
     }
 

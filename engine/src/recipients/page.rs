@@ -99,6 +99,14 @@ pub fn esc(s: &str) -> String {
 }
 
 fn shell(status: u16, title: &str, body: &str, script: bool) -> Response {
+    let mut resp = styled_page(status, title, body, script);
+    safety_headers(&mut resp.headers);
+    resp
+}
+
+/// An HTML page in the signing page's style, without security headers (the caller
+/// adds its own policy, or [`safety_headers`]).
+pub fn styled_page(status: u16, title: &str, body: &str, script: bool) -> Response {
     let script_tag = if script {
         format!("<script src=\"/s/_/app.js?v={VERSION}\" defer></script>")
     } else {
@@ -113,14 +121,12 @@ fn shell(status: u16, title: &str, body: &str, script: bool) -> Response {
          <body>{body}</body></html>",
         esc(title)
     );
-    let mut headers = vec![(
-        "content-type".to_string(),
-        "text/html; charset=utf-8".to_string(),
-    )];
-    safety_headers(&mut headers);
     Response {
         status,
-        headers,
+        headers: vec![(
+            "content-type".to_string(),
+            "text/html; charset=utf-8".to_string(),
+        )],
         body: html.into_bytes(),
     }
 }
