@@ -206,6 +206,8 @@ fn main() -> anyhow::Result<()> {
         upload_ttl_secs: settings.upload_ttl_secs,
         eid_provider: String::new(),
         signing_certificate: String::new(),
+        oauth_access_ttl_secs: settings.oauth_access_ttl_secs,
+        mcp_test_user: String::new(),
     };
     let runtime = Runtime::new(EMBEDDED_ENGINE, Some(&cache), 8, shared())?;
 

@@ -42,6 +42,11 @@ const INSTRUCTIONS: &str = "esign: electronic proposals and contracts. Create a 
     and follow it (get_document_status, list_recipients, get_audit_log). Every tool acts \
     with the rights of the person who connected you, in the entity they chose.";
 
+/// A JSON-RPC error: code, message and optional data.
+type RpcError = (i64, String, Option<Value>);
+/// What a method answers: a result, or a JSON-RPC error.
+type RpcResult = Result<Value, RpcError>;
+
 /// A 2025-11-25 session.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Session {
@@ -389,7 +394,7 @@ fn common(
     method: &str,
     params: &Map<String, Value>,
     family: &Family,
-) -> Option<Result<Value, (i64, String, Option<Value>)>> {
+) -> Option<RpcResult> {
     Some(match method {
         "tools/list" => Ok(json!({ "tools": tools::list() })),
         "tools/call" => call_tool(cx, req, params, family),
@@ -513,7 +518,7 @@ fn legacy(
 /// results the cache hints, and every result names the server in `_meta`.
 fn answer(
     id: &Value,
-    result: Result<Value, (i64, String, Option<Value>)>,
+    result: RpcResult,
     modern: bool,
 ) -> Response {
     match result {
@@ -542,7 +547,7 @@ fn call_tool(
     req: &Request,
     params: &Map<String, Value>,
     family: &Family,
-) -> Result<Value, (i64, String, Option<Value>)> {
+) -> RpcResult {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Err((INVALID_PARAMS, "params.name is required".into(), None));
     };
@@ -587,6 +592,15 @@ fn modern(
             None,
         );
     };
+    if let Some(h) = req.header("mcp-protocol-version")
+        && h != version
+    {
+        return bad(
+            HEADER_MISMATCH,
+            format!("the MCP-Protocol-Version header ({h}) differs from _meta ({version})"),
+            None,
+        );
+    }
     if version != MODERN {
         return bad(
             UNSUPPORTED_VERSION,
@@ -601,23 +615,22 @@ fn modern(
             None,
         );
     }
-    if let Some(h) = req.header("mcp-protocol-version")
-        && h != version
-    {
-        return bad(
-            HEADER_MISMATCH,
-            format!("the MCP-Protocol-Version header ({h}) differs from _meta ({version})"),
-            None,
-        );
-    }
-    if let Some(h) = req.header("mcp-method")
-        && h != method
-    {
-        return bad(
-            HEADER_MISMATCH,
-            format!("the Mcp-Method header ({h}) differs from the body's method ({method})"),
-            None,
-        );
+    match req.header("mcp-method") {
+        Some(h) if h == method => {}
+        Some(h) => {
+            return bad(
+                HEADER_MISMATCH,
+                format!("the Mcp-Method header ({h}) differs from the body's method ({method})"),
+                None,
+            );
+        }
+        None => {
+            return bad(
+                HEADER_MISMATCH,
+                format!("{MODERN} requests carry the Mcp-Method header"),
+                None,
+            );
+        }
     }
     if method == "tools/call" {
         let name = params.get("name").and_then(Value::as_str).unwrap_or("");
