@@ -47,7 +47,12 @@ curl -sf "$ESIGN/v1/test" -H "authorization: Bearer $TOKEN" >/dev/null
 run() {
     local threads=$(( $2 < 2 ? 1 : 2 ))
     wrk -t"$threads" -c"$2" -d"$DURATION" --latency -H "authorization: Bearer $TOKEN" "$1/v1/test" >"$WORK/wrk.txt"
-    python3 - "$WORK/wrk.txt" <<'PY'
+    summarize "$WORK/wrk.txt"
+}
+
+# summarize WRK_OUTPUT -> "rps p50 p99"; fails on any non-2xx answer.
+summarize() {
+    python3 - "$1" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 def ms(label):
@@ -62,6 +67,15 @@ print("%.0f %.3f %.3f" % (rps, ms("50"), ms("99")))
 PY
 }
 
+# run_path URL CONNECTIONS TOKEN [LUA] -> "rps p50 p99" (latencies in ms)
+run_path() {
+    local threads=$(( $2 < 2 ? 1 : 2 ))
+    local script=()
+    [ -n "${4:-}" ] && script=(-s "$4")
+    wrk -t"$threads" -c"$2" -d"$DURATION" --latency "${script[@]}" -H "authorization: Bearer $3" "$1" >"$WORK/wrk.txt"
+    summarize "$WORK/wrk.txt"
+}
+
 echo
 echo "GET /v1/test, wrk $DURATION per row, $(nproc) cores shared by server and load generator"
 printf "%-12s %5s %12s %10s %10s\n" server conns "req/s" "p50 ms" "p99 ms"
@@ -71,6 +85,35 @@ for c in 1 64; do
     printf "%-12s %5s %12s %10s %10s\n" esign "$c" "$e_rps" "$e50" "$e99"
     printf "%-12s %5s %12s %10s %10s\n" plain-hyper "$c" "$p_rps" "$p50" "$p99"
     python3 -c "print('esign / plain-hyper throughput at c=$c: %.2fx (goal >= 0.5x)' % ($e_rps / $p_rps))"
+done
+
+# MCP: tools/call get_document_status (2026-07-28, stateless) against the REST read it
+# runs, GET /v1/documents/{id}/status, with a token got through the OAuth flow.
+MCP_TOKEN=$(python3 bench/mcp_token.py "$ESIGN" bench@example.com bench-password)
+DOC=$(curl -s -X POST "$ESIGN/v1/documents" -H "authorization: Bearer $TOKEN" \
+    -H 'content-type: application/json' -d '{"name":"MCP bench"}' \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+cat >"$WORK/mcp.lua" <<LUA
+wrk.method = "POST"
+wrk.headers["content-type"] = "application/json"
+wrk.headers["accept"] = "application/json, text/event-stream"
+wrk.headers["mcp-protocol-version"] = "2026-07-28"
+wrk.headers["mcp-method"] = "tools/call"
+wrk.headers["mcp-name"] = "get_document_status"
+wrk.body = '{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_document_status","arguments":{"document_id":"$DOC"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}'
+LUA
+curl -sf -X POST "$ESIGN/mcp" -H "authorization: Bearer $MCP_TOKEN" -H 'content-type: application/json' \
+    -H 'mcp-protocol-version: 2026-07-28' -H 'mcp-method: tools/call' -H 'mcp-name: get_document_status' \
+    -d "$(sed -n 's/^wrk.body = .\(.*\).$/\1/p' "$WORK/mcp.lua")" | grep -q '"isError":false'
+echo
+echo "MCP tools/call get_document_status vs REST GET /v1/documents/{id}/status, wrk $DURATION per row"
+printf "%-12s %5s %12s %10s %10s\n" path conns "req/s" "p50 ms" "p99 ms"
+for c in 1 16; do
+    read -r r_rps r50 r99 < <(run_path "$ESIGN/v1/documents/$DOC/status" "$c" "$TOKEN" "")
+    read -r m_rps m50 m99 < <(run_path "$ESIGN/mcp" "$c" "$MCP_TOKEN" "$WORK/mcp.lua")
+    printf "%-12s %5s %12s %10s %10s\n" rest "$c" "$r_rps" "$r50" "$r99"
+    printf "%-12s %5s %12s %10s %10s\n" mcp "$c" "$m_rps" "$m50" "$m99"
+    python3 -c "print('MCP / REST p50 latency at c=$c: %.2fx (goal <= 1.3x)' % ($m50 / $r50))"
 done
 echo
 target/release/examples/engine_call

@@ -291,9 +291,9 @@ pub(crate) struct Cx<'a> {
     pub p: &'a mut dyn Platform,
     now: Option<u64>,
     settings: Option<Settings>,
-    /// Inside an MCP tool call: the (user, entity) of the agent's grant, which
-    /// [`auth::authenticate`] answers instead of reading a bearer token.
-    pub agent: Option<(String, String)>,
+    /// Inside an MCP tool call: who the agent's grant acts for (checked when the call
+    /// began), which [`auth::authenticate`] answers instead of reading a bearer token.
+    pub agent: Option<auth::Principal>,
 }
 
 impl<'a> Cx<'a> {

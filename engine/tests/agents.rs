@@ -71,7 +71,11 @@ fn authorize(p: &mut MemoryPlatform) -> (String, String) {
         .finish();
     let page = handle(p, &get);
     assert_eq!(page.status, 200);
-    let cookie = header(&page, "set-cookie").split(';').next().unwrap().to_string();
+    let cookie = header(&page, "set-cookie")
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
     let csrf = field(&String::from_utf8_lossy(&page.body), "csrf");
     let consent = handle(
         p,
@@ -92,7 +96,11 @@ fn authorize(p: &mut MemoryPlatform) -> (String, String) {
         p,
         &form(
             "/authorize",
-            &[("csrf", &csrf), ("action", "approve"), ("entity_id", &entity)],
+            &[
+                ("csrf", &csrf),
+                ("action", "approve"),
+                ("entity_id", &entity),
+            ],
             Some(&cookie),
         ),
     );
@@ -128,9 +136,11 @@ fn tools_list(p: &mut MemoryPlatform, access: &str) -> u16 {
         Origin::Http,
         "POST",
         "/mcp",
-        Some(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
+        Some(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"_meta": {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientCapabilities": {}}}})),
+            "io.modelcontextprotocol/clientCapabilities": {}}}}),
+        ),
     );
     req.headers
         .push(("authorization".into(), format!("Bearer {access}")));
@@ -146,7 +156,12 @@ fn a_code_expires_after_ten_minutes() {
     let resp = exchange(&mut p, &client, &code);
     assert_eq!(resp.status, 400);
     assert_eq!(body(&resp)["error"], "invalid_grant");
-    assert!(body(&resp)["error_description"].as_str().unwrap().contains("expired"));
+    assert!(
+        body(&resp)["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("expired")
+    );
 
     // One millisecond earlier it works.
     let (client, code) = authorize(&mut p);

@@ -106,8 +106,22 @@ fn challenge(cx: &mut Cx, error: Option<&str>) -> Response {
     resp
 }
 
-/// The grant behind the request's bearer token: (family, user, entity).
+/// The grant behind the request's bearer token. Who it acts for is checked here, once
+/// per call, and kept in [`Cx::agent`] for the tool's REST operation.
 fn grant(cx: &mut Cx, req: &Request) -> Result<Family, Response> {
+    let family = live_family(cx, req)?;
+    match auth::principal(cx, &family.user_id, &family.entity_id, String::new()) {
+        Ok(pr) => {
+            cx.agent = Some(pr);
+            Ok(family)
+        }
+        Err(e) if e.status == 401 => Err(challenge(cx, Some("the grant's user no longer exists"))),
+        Err(e) => Err(e.into_response()),
+    }
+}
+
+/// The unexpired, unrevoked grant of the request's access token.
+fn live_family(cx: &mut Cx, req: &Request) -> Result<Family, Response> {
     let Some(header) = req.header("authorization") else {
         let test_user = cx.settings().mcp_test_user.clone();
         if !test_user.is_empty()
@@ -142,13 +156,6 @@ fn grant(cx: &mut Cx, req: &Request) -> Result<Family, Response> {
     else {
         return Err(challenge(cx, Some("access was revoked")));
     };
-    if let Err(e) = auth::principal(cx, &family.user_id, &family.entity_id, String::new()) {
-        let mut resp = e.into_response();
-        if resp.status == 401 {
-            resp = challenge(cx, Some("the grant's user no longer exists"));
-        }
-        return Err(resp);
-    }
     Ok(family)
 }
 
@@ -359,15 +366,7 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
         || meta_version.is_some()
         || req.header("mcp-protocol-version") == Some(MODERN)
     {
-        modern(
-            cx,
-            req,
-            &id,
-            &method,
-            &params,
-            meta_version.as_deref(),
-            family,
-        )
+        modern(cx, req, &id, &method, &params, meta_version.as_deref())
     } else {
         legacy(cx, req, &id, &method, &params, family)
     }
@@ -393,11 +392,10 @@ fn common(
     req: &Request,
     method: &str,
     params: &Map<String, Value>,
-    family: &Family,
 ) -> Option<RpcResult> {
     Some(match method {
         "tools/list" => Ok(json!({ "tools": tools::list() })),
-        "tools/call" => call_tool(cx, req, params, family),
+        "tools/call" => call_tool(cx, req, params),
         "resources/list" => Ok(json!({ "resources": [] })),
         "resources/templates/list" => Ok(json!({ "resourceTemplates": [] })),
         "prompts/list" => Ok(json!({ "prompts": [] })),
@@ -503,7 +501,7 @@ fn legacy(
     let _ = session.version;
     let result = match method {
         "ping" | "logging/setLevel" => Ok(json!({})),
-        _ => common(cx, req, method, params, family).unwrap_or_else(|| {
+        _ => common(cx, req, method, params).unwrap_or_else(|| {
             Err((
                 METHOD_NOT_FOUND,
                 format!("method {method} is not supported"),
@@ -516,11 +514,7 @@ fn legacy(
 
 /// A JSON-RPC answer; on 2026-07-28 (`modern`) results carry `resultType`, list
 /// results the cache hints, and every result names the server in `_meta`.
-fn answer(
-    id: &Value,
-    result: RpcResult,
-    modern: bool,
-) -> Response {
+fn answer(id: &Value, result: RpcResult, modern: bool) -> Response {
     match result {
         Ok(mut r) => {
             if modern && let Value::Object(m) = &mut r {
@@ -542,12 +536,7 @@ fn answer(
     }
 }
 
-fn call_tool(
-    cx: &mut Cx,
-    req: &Request,
-    params: &Map<String, Value>,
-    family: &Family,
-) -> RpcResult {
+fn call_tool(cx: &mut Cx, req: &Request, params: &Map<String, Value>) -> RpcResult {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Err((INVALID_PARAMS, "params.name is required".into(), None));
     };
@@ -565,9 +554,7 @@ fn call_tool(
     if !tools::exists(name) {
         return Err((INVALID_PARAMS, format!("unknown tool {name}"), None));
     }
-    cx.agent = Some((family.user_id.clone(), family.entity_id.clone()));
     let out = tools::call(cx, req, name, &args);
-    cx.agent = None;
     out.ok_or_else(|| (INVALID_PARAMS, format!("unknown tool {name}"), None))
 }
 
@@ -578,7 +565,6 @@ fn modern(
     method: &str,
     params: &Map<String, Value>,
     version: Option<&str>,
-    family: &Family,
 ) -> Response {
     let bad = |code: i64, message: String, data: Option<Value>| {
         http(400, rpc_error(id, code, &message, data))
@@ -658,7 +644,7 @@ fn modern(
             "capabilities": capabilities(false),
             "instructions": INSTRUCTIONS,
         })),
-        _ => match common(cx, req, method, params, family) {
+        _ => match common(cx, req, method, params) {
             Some(r) => r,
             None => {
                 let mut resp = http(
