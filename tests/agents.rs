@@ -1409,3 +1409,71 @@ fn the_conformance_authorization_suite_gets_a_code_and_a_token() {
     );
     let _ = std::fs::remove_dir_all(out_dir);
 }
+
+#[test]
+fn a_client_id_metadata_document_stands_in_for_registration() {
+    let docs = HttpsServer::start(|req| {
+        let host = req.headers.get("host").cloned().unwrap_or_default();
+        let doc = |client_id: String, extra: Value| {
+            let mut d = json!({
+                "client_id": client_id,
+                "client_name": "Meta agent",
+                "redirect_uris": [REDIRECT],
+                "token_endpoint_auth_method": "none",
+            });
+            for (k, v) in extra.as_object().unwrap() {
+                d[k] = v.clone();
+            }
+            Canned::ok(d.to_string().into_bytes())
+        };
+        match req.path.as_str() {
+            "/client.json" => doc(format!("https://{host}/client.json"), json!({})),
+            "/liar.json" => doc("https://elsewhere.example/client.json".into(), json!({})),
+            "/secret.json" => doc(
+                format!("https://{host}/secret.json"),
+                json!({"client_secret": "s"}),
+            ),
+            "/wide.json" => doc(
+                format!("https://{host}/wide.json"),
+                json!({"redirect_uris": ["http://evil.example/cb"]}),
+            ),
+            _ => Canned::status(404),
+        }
+    });
+    let ca = docs.ca_file.display().to_string();
+    let s = Server::start(&["--outbound-ca-file", &ca, "--outbound-allow-private"]);
+    let client = docs.url("/client.json");
+    let page = browser()
+        .get(authorize_url(&s, &client, &[]))
+        .send()
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    let html = page.text().unwrap();
+    assert!(
+        html.contains("Meta agent (127.0.0.1)"),
+        "the name and where it came from: {html}"
+    );
+    // The whole flow with the URL as client_id, and no registration.
+    let code = code_for(&s, &client, ADMIN_EMAIL, ADMIN_PASSWORD, None);
+    let (status, tokens) = exchange(&s, &client, &code);
+    assert_eq!(status, 200, "{tokens}");
+    // Fetched once, then cached.
+    assert_eq!(docs.received("/client.json").len(), 1);
+    // Documents that must be refused, and a document that is not there.
+    for path in ["/liar.json", "/secret.json", "/wide.json", "/missing.json"] {
+        let resp = browser()
+            .get(authorize_url(&s, &docs.url(path), &[]))
+            .send()
+            .unwrap();
+        assert_eq!(resp.status(), 400, "{path}");
+        assert!(resp.headers().get("location").is_none());
+    }
+    // A server that may not reach internal addresses does not fetch one.
+    let guarded = Server::start(&["--outbound-ca-file", &ca]);
+    let resp = browser()
+        .get(authorize_url(&guarded, &client, &[]))
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 400);
+    assert!(resp.text().unwrap().contains("internal address"));
+}

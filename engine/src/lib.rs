@@ -246,6 +246,9 @@ pub trait Platform {
     fn eid_finish(&mut self, session: &str, query: &str) -> Result<EidIdentity, String>;
     /// Checks the signature of a PDF.
     fn verify_pdf(&mut self, data: &[u8]) -> PdfCheck;
+    /// Fetches an OAuth Client ID Metadata Document (an `https` URL) under the host's
+    /// outbound rules; its text, or why not.
+    fn fetch_client_metadata(&mut self, url: &str) -> Result<String, String>;
     fn hash_password(&mut self, password: &str) -> String;
     /// An empty `hash` must return false after doing the same work as a real check.
     fn verify_password(&mut self, password: &str, hash: &str) -> bool;

@@ -25,6 +25,10 @@ pub struct MemoryPlatform {
     pub jobs: Vec<JobSpec>,
     pub mails: Vec<Mail>,
     pub sms: Vec<Sms>,
+    /// Client ID Metadata Documents by URL (absent: the fetch fails).
+    pub client_metadata: BTreeMap<String, String>,
+    /// URLs fetched with `fetch_client_metadata`, in order.
+    pub metadata_fetches: Vec<String>,
     /// eID sessions completed by a test: session → verified name.
     pub eid_names: BTreeMap<String, String>,
     pub settings: Settings,
@@ -144,6 +148,14 @@ impl Platform for MemoryPlatform {
 
     fn settings(&mut self) -> Settings {
         self.settings.clone()
+    }
+
+    fn fetch_client_metadata(&mut self, url: &str) -> Result<String, String> {
+        self.metadata_fetches.push(url.into());
+        self.client_metadata
+            .get(url)
+            .cloned()
+            .ok_or_else(|| format!("{url} could not be fetched"))
     }
 
     /// A stand-in check: a file that starts with `%PDF-sealed:{document}:{head}` is a

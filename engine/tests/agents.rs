@@ -195,3 +195,44 @@ fn an_access_token_lives_its_configured_lifetime_and_expired_records_are_forgott
     }
     assert!(keys_containing(&p, &["oacode/", "oat/", "oareq/"]).is_empty());
 }
+
+#[test]
+fn a_client_metadata_document_is_cached_for_an_hour() {
+    let mut p = bootstrapped();
+    let url = "https://agent.example/client.json";
+    p.client_metadata.insert(
+        url.into(),
+        json!({"client_id": url, "client_name": "Agent", "redirect_uris": [REDIRECT]}).to_string(),
+    );
+    let open = |p: &mut MemoryPlatform| {
+        let mut get = request(Origin::Http, "GET", "/authorize", None);
+        get.query = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs([
+                ("response_type", "code"),
+                ("client_id", url),
+                ("redirect_uri", REDIRECT),
+                (
+                    "code_challenge",
+                    "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                ),
+                ("code_challenge_method", "S256"),
+            ])
+            .finish();
+        handle(p, &get)
+    };
+    let page = open(&mut p);
+    assert_eq!(page.status, 200);
+    assert!(String::from_utf8_lossy(&page.body).contains("Agent (agent.example)"));
+    p.now_ms += 3600 * 1000 - 1;
+    assert_eq!(open(&mut p).status, 200);
+    assert_eq!(p.metadata_fetches.len(), 1, "cached within the hour");
+    p.now_ms += 1;
+    assert_eq!(open(&mut p).status, 200);
+    assert_eq!(p.metadata_fetches.len(), 2, "fetched again after it");
+    // A root URL is not a client id document.
+    p.client_metadata.clear();
+    let mut get = request(Origin::Http, "GET", "/authorize", None);
+    get.query = "client_id=https%3A%2F%2Fagent.example%2F&response_type=code".into();
+    assert_eq!(handle(&mut p, &get).status, 400);
+    assert_eq!(p.metadata_fetches.len(), 2);
+}

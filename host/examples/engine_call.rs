@@ -157,6 +157,7 @@ fn main() -> anyhow::Result<()> {
         passwords: Passwords::new(),
         eid: None,
         seal_certificate_sha256: String::new(),
+        outbound: None,
     };
     let cache = dir.join("cache");
     let d = Dispatcher::new(

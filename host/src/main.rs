@@ -338,6 +338,7 @@ fn open(
     eid: Option<std::sync::Arc<dyn eid::Provider>>,
     seal_certificate_sha256: String,
     max_calls: u32,
+    outbound: Option<outbound::Outbound>,
 ) -> anyhow::Result<(Dispatcher, String)> {
     let backend = store::sled::SledBackend::open(&args.data_dir)?;
     let store = store::Store::new(backend);
@@ -355,6 +356,7 @@ fn open(
         passwords: passwords::Passwords::new(),
         eid,
         seal_certificate_sha256,
+        outbound,
     };
     let sha = runtime::sha256_hex(&wasm);
     let runtime = Runtime::new(&wasm, Some(&cache), max_calls, shared)?;
@@ -474,12 +476,21 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .map(|p| p.name().to_string())
             .unwrap_or_default(),
     };
+    let outbound_config = outbound::OutboundConfig {
+        ca_file: args.outbound_ca_file.clone(),
+        allow_private: args.outbound_allow_private,
+    };
+    let metadata_client = {
+        let _guard = rt.enter();
+        outbound::Outbound::new(&outbound_config, Duration::from_secs(5))?
+    };
     let (dispatcher, engine_sha) = open(
         &args.engine,
         settings,
         eid,
         sealer.certificate_sha256.clone(),
         args.max_concurrent_calls,
+        Some(metadata_client),
     )?;
     println!(
         "engine component: {} (sha256 {engine_sha})",
@@ -489,10 +500,6 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             .map_or("embedded".to_string(), |p| p.display().to_string())
     );
     bootstrap(&dispatcher)?;
-    let outbound_config = outbound::OutboundConfig {
-        ca_file: args.outbound_ca_file.clone(),
-        allow_private: args.outbound_allow_private,
-    };
     let (outbound, webhook_client) = {
         let _guard = rt.enter();
         (
@@ -688,6 +695,7 @@ fn admin(args: AdminArgs) -> anyhow::Result<()> {
         None,
         String::new(),
         4,
+        None,
     )?;
     use serde_json::json;
     let req = match args.command {

@@ -156,7 +156,15 @@ pub struct Shared {
     /// SHA-256 of the certificate final PDFs are sealed with (`verify-pdf` tells files
     /// sealed here from others); empty when there is none.
     pub seal_certificate_sha256: String,
+    /// The outbound client that fetches OAuth Client ID Metadata Documents; `None`
+    /// where the host makes no outbound requests (admin commands, benchmarks).
+    pub outbound: Option<crate::outbound::Outbound>,
 }
+
+/// Longest a Client ID Metadata Document fetch may take.
+const CLIENT_METADATA_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+/// Largest Client ID Metadata Document accepted.
+const CLIENT_METADATA_MAX_BYTES: usize = 64 * 1024;
 
 /// Test hooks a call may carry (only honoured when the server runs with test faults on).
 #[derive(Debug, Default, Clone, Copy)]
@@ -430,6 +438,42 @@ impl host::Host for CallState {
                 subject: i.subject,
             }),
             None => Err("no eID provider is configured".into()),
+        })
+    }
+
+    fn fetch_client_metadata(&mut self, url: String) -> wasmtime::Result<Result<String, String>> {
+        let Some(outbound) = self.shared.outbound.clone() else {
+            return Ok(Err(
+                "this server fetches no client metadata documents".into()
+            ));
+        };
+        let fetch = async move {
+            match tokio::time::timeout(
+                CLIENT_METADATA_TIMEOUT,
+                outbound.download(&url, CLIENT_METADATA_MAX_BYTES),
+            )
+            .await
+            {
+                Ok(Ok(bytes)) => {
+                    String::from_utf8(bytes).map_err(|_| "the document is not UTF-8".to_string())
+                }
+                Ok(Err(e)) => Err(e),
+                Err(_) => Err(format!(
+                    "no answer within {} s",
+                    CLIENT_METADATA_TIMEOUT.as_secs()
+                )),
+            }
+        };
+        use tokio::runtime::{Handle, RuntimeFlavor};
+        Ok(match Handle::try_current() {
+            Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(|| h.block_on(fetch))
+            }
+            _ => tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())
+                .and_then(|rt| rt.block_on(fetch)),
         })
     }
 

@@ -200,6 +200,10 @@ impl core_engine::Platform for Imports {
         }
     }
 
+    fn fetch_client_metadata(&mut self, url: &str) -> Result<String, String> {
+        host::fetch_client_metadata(url)
+    }
+
     fn verify_pdf(&mut self, data: &[u8]) -> core_engine::PdfCheck {
         let c = host::verify_pdf(data);
         core_engine::PdfCheck {

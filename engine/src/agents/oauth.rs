@@ -113,6 +113,91 @@ fn is_loopback(url: &url::Url) -> bool {
     }
 }
 
+/// How long a fetched Client ID Metadata Document is used before it is fetched again.
+const METADATA_CACHE_MS: u64 = 3600 * 1000;
+
+/// The client `client_id` names: a registered one, or, for an `https` URL, the Client
+/// ID Metadata Document at that URL (fetched by the host, validated here, cached for an
+/// hour). The error is a sentence for the person at the browser.
+fn find_client(cx: &mut Cx, client_id: &str) -> Result<Client, String> {
+    let cached = cx.load::<Client>(&client_key(client_id));
+    if !client_id.starts_with("https://") {
+        return cached.ok_or_else(|| {
+            "This app is not registered here. Start again from your app.".to_string()
+        });
+    }
+    let now = cx.now();
+    if let Some(c) = cached
+        && c.created_ms + METADATA_CACHE_MS > now
+    {
+        return Ok(c);
+    }
+    let url =
+        url::Url::parse(client_id).map_err(|_| "The app's client_id is not a URL.".to_string())?;
+    if url.path() == "/" || url.fragment().is_some() || !url.username().is_empty() {
+        return Err("The app's client_id must be an https URL with a path and no fragment.".into());
+    }
+    let text =
+        cx.p.fetch_client_metadata(client_id)
+            .map_err(|e| format!("The app's metadata document could not be read: {e}."))?;
+    let client = client_from_metadata(client_id, &text, now)
+        .map_err(|e| format!("The app's metadata document is not valid: {e}."))?;
+    cx.save(&client_key(client_id), &client);
+    Ok(client)
+}
+
+/// Validates a Client ID Metadata Document: a JSON object whose `client_id` is its own
+/// URL, with redirect URIs this server accepts, and no client secret (public clients).
+fn client_from_metadata(url: &str, text: &str, now: u64) -> Result<Client, String> {
+    let Ok(Value::Object(meta)) = serde_json::from_str::<Value>(text) else {
+        return Err("it is not a JSON object".into());
+    };
+    if meta.get("client_id").and_then(Value::as_str) != Some(url) {
+        return Err("its client_id is not its own URL".into());
+    }
+    if meta.contains_key("client_secret") || meta.contains_key("client_secret_expires_at") {
+        return Err("it has a client secret; clients here are public".into());
+    }
+    match meta
+        .get("token_endpoint_auth_method")
+        .and_then(Value::as_str)
+    {
+        None | Some("none") => {}
+        Some(other) => return Err(format!("token_endpoint_auth_method {other} is not none")),
+    }
+    let uris: Vec<String> = match meta.get("redirect_uris") {
+        Some(Value::Array(a)) if !a.is_empty() && a.len() <= MAX_REDIRECT_URIS => a
+            .iter()
+            .map(|u| {
+                u.as_str()
+                    .map(str::to_string)
+                    .ok_or("a redirect URI is not a string".to_string())
+            })
+            .collect::<Result<_, _>>()?,
+        _ => return Err("redirect_uris must be a non-empty array".into()),
+    };
+    for u in &uris {
+        redirect_uri_ok(u).map_err(|why| format!("redirect URI {u:?} {why}"))?;
+    }
+    let host = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    let name = meta
+        .get("client_name")
+        .and_then(Value::as_str)
+        .map(|n| n.trim().chars().take(200).collect::<String>())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| host.clone());
+    Ok(Client {
+        id: url.to_string(),
+        // The name is the document's claim; the host it came from is a fact.
+        name: format!("{name} ({host})"),
+        redirect_uris: uris,
+        created_ms: now,
+    })
+}
+
 /// `POST /register` (RFC 7591): registers a public client.
 pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     if req.content_type() != "application/json" {
@@ -324,12 +409,9 @@ fn start(cx: &mut Cx, req: &Request) -> Response {
             "The link has no client_id. Start again from your app.",
         );
     };
-    let Some(client) = cx.load::<Client>(&client_key(&client_id)) else {
-        return forms::error(
-            400,
-            "Unknown app",
-            "This app is not registered here. Start again from your app.",
-        );
+    let client = match find_client(cx, &client_id) {
+        Ok(c) => c,
+        Err(why) => return forms::error(400, "Unknown app", &why),
     };
     let redirect_uri = match q("redirect_uri") {
         Some(uri) if client.redirect_uris.contains(&uri) => uri,
@@ -722,7 +804,7 @@ fn exchange_code(
             "code_verifier must be 43 to 128 unreserved characters",
         );
     }
-    if cx.load::<Client>(&client_key(client_id)).is_none() {
+    if find_client(cx, client_id).is_err() {
         return oauth_error(401, "invalid_client", "unknown client_id");
     }
     let key = code_key(&sha256_hex(code.as_bytes()));
