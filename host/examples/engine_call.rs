@@ -70,6 +70,9 @@ impl native::Platform for NativePlatform {
     fn verify_pdf(&mut self, _: &[u8]) -> native::PdfCheck {
         unreachable!("GET /v1/test checks no file")
     }
+    fn fetch_client_metadata(&mut self, _: &str) -> Result<String, String> {
+        unreachable!("GET /v1/test fetches nothing")
+    }
     fn settings(&mut self) -> native::Settings {
         self.settings.clone()
     }
