@@ -3,9 +3,9 @@
 //!
 //! - `GET /.well-known/oauth-protected-resource[/mcp]` (RFC 9728) and
 //!   `GET /.well-known/oauth-authorization-server` (RFC 8414): where to go.
-//! - `POST /register` (RFC 7591): public clients, [`oauth::register`].
-//! - `GET|POST /authorize`: the sign-in and consent pages, [`oauth::authorize`].
-//! - `POST /token`, `POST /revoke` (RFC 6749, 7009): [`oauth::token`], [`oauth::revoke`].
+//! - `POST /register` (RFC 7591): public clients, [`clients::register`].
+//! - `GET|POST /authorize`: the sign-in and consent pages, [`authorize::authorize`].
+//! - `POST /token`, `POST /revoke` (RFC 6749, 7009): [`tokens::token`], [`tokens::revoke`].
 //! - `GET|DELETE /v1/users/me/connections[/{client}]`: a person's connected agents, and
 //!   disconnecting one.
 //! - `POST|GET|DELETE /mcp`: MCP over streamable HTTP, [`mcp::handle`].
@@ -13,9 +13,12 @@
 //! Every token of this path is audience-bound to `<base>/mcp`: it is stored under its
 //! own prefix, so REST bearer tokens are unknown here and these are unknown on `/v1`.
 
+mod authorize;
+mod clients;
 mod forms;
 mod mcp;
 mod oauth;
+mod tokens;
 mod tools;
 
 pub use oauth::{FORGET_JOB, forget};
@@ -44,14 +47,14 @@ pub fn route(cx: &mut Cx, req: &Request, segments: &[&str]) -> Option<ApiResult<
         | [".well-known", "openid-configuration"] => {
             only(m, "GET", || Ok(cors(json(200, &server_metadata(cx)))))
         }
-        ["register"] => only(m, "POST", || oauth::register(cx, req).map(cors)),
-        ["authorize"] => Ok(oauth::authorize(cx, req)),
-        ["token"] => only(m, "POST", || Ok(cors(oauth::token(cx, req)))),
-        ["revoke"] => only(m, "POST", || Ok(cors(oauth::revoke(cx, req)))),
+        ["register"] => only(m, "POST", || clients::register(cx, req).map(cors)),
+        ["authorize"] => Ok(authorize::authorize(cx, req)),
+        ["token"] => only(m, "POST", || Ok(cors(tokens::token(cx, req)))),
+        ["revoke"] => only(m, "POST", || Ok(cors(tokens::revoke(cx, req)))),
         ["mcp"] => Ok(mcp::handle(cx, req)),
-        ["v1", "users", "me", "connections"] => only(m, "GET", || oauth::connections(cx, req)),
+        ["v1", "users", "me", "connections"] => only(m, "GET", || tokens::connections(cx, req)),
         ["v1", "users", "me", "connections", client] => {
-            only(m, "DELETE", || oauth::disconnect(cx, req, client))
+            only(m, "DELETE", || tokens::disconnect(cx, req, client))
         }
         _ => return None,
     })
