@@ -159,26 +159,23 @@ fn live_family(cx: &mut Cx, req: &Request) -> Result<Family, Response> {
     Ok(family)
 }
 
-/// Whether `host` (a `Host` header) names the server at `base`: its host and port, or,
-/// for a loopback base, any loopback name with its port.
+/// Whether `host` (a `Host` header) may reach the server at `base`. DNS rebinding
+/// turns a page's own name into a loopback address, so a server whose base URL is on
+/// loopback answers only its own loopback names and port. A public server is reached
+/// over TLS, where a rebound name fails the certificate check, and its proxy may
+/// rewrite `Host`; it is not checked.
 fn host_is_ours(base: &str, host: &str) -> bool {
     let Ok(url) = url::Url::parse(base) else {
         return true;
     };
-    let port = url.port_or_known_default().unwrap_or(0);
+    if !super::clients::is_loopback(&url) {
+        return true;
+    }
     let Ok(given) = url::Url::parse(&format!("{}://{host}", url.scheme())) else {
         return false;
     };
-    if given.port_or_known_default().unwrap_or(0) != port {
-        return false;
-    }
-    let loopback = |u: &url::Url| match u.host() {
-        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
-        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
-        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
-        None => false,
-    };
-    given.host() == url.host() || (loopback(&url) && loopback(&given))
+    given.port_or_known_default() == url.port_or_known_default()
+        && super::clients::is_loopback(&given)
 }
 
 /// The grant a test server (`mcp_test_user`) gives requests without a token.
