@@ -236,3 +236,40 @@ fn a_client_metadata_document_is_cached_for_an_hour() {
     assert_eq!(handle(&mut p, &get).status, 400);
     assert_eq!(p.metadata_fetches.len(), 2);
 }
+
+#[test]
+fn a_session_ends_after_a_day() {
+    let mut p = bootstrapped();
+    p.settings.oauth_access_ttl_secs = 7 * 24 * 3600;
+    let (client, code) = authorize(&mut p);
+    let access = body(&exchange(&mut p, &client, &code))["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let post = |p: &mut MemoryPlatform, msg: Value, session: Option<&str>| {
+        let mut req = request(Origin::Http, "POST", "/mcp", Some(msg));
+        req.headers
+            .push(("authorization".into(), format!("Bearer {access}")));
+        if let Some(s) = session {
+            req.headers.push(("mcp-session-id".into(), s.into()));
+        }
+        handle(p, &req)
+    };
+    let init = post(
+        &mut p,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}),
+        None,
+    );
+    let sid = header(&init, "mcp-session-id").to_string();
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"});
+    p.now_ms += 24 * 3600 * 1000 - 1;
+    assert_eq!(post(&mut p, ping.clone(), Some(&sid)).status, 200);
+    p.now_ms += 1;
+    assert_eq!(post(&mut p, ping, Some(&sid)).status, 404);
+    assert!(
+        take_jobs(&mut p, "oauth.forget")
+            .iter()
+            .any(|j| j.payload.starts_with(b"mcps/")),
+        "the session record is forgotten by a job"
+    );
+}

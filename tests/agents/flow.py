@@ -91,6 +91,16 @@ def text_of(result):
     return json.loads(result.content[0].text)
 
 
+async def status_after(client, doc, passing):
+    """The document's status once it is no longer `passing` (at most 60 s)."""
+    deadline = time.monotonic() + 60
+    while True:
+        status = text_of(await client.call_tool("get_document_status", {"document_id": doc}))["status"]
+        if status != passing or time.monotonic() > deadline:
+            return status
+        await anyio.sleep(0.2)
+
+
 async def main():
     provider = OAuthClientProvider(
         server_url=URL,
@@ -118,23 +128,11 @@ async def main():
             }))
             doc = created["id"]
             report["document_id"] = doc
-            deadline = time.monotonic() + 60
-            while True:
-                status = text_of(await client.call_tool("get_document_status", {"document_id": doc}))["status"]
-                if status != "importing" or time.monotonic() > deadline:
-                    break
-                await anyio.sleep(0.2)
-            report["status_before_send"] = status
+            report["status_before_send"] = await status_after(client, doc, "importing")
             sent = await client.call_tool("send_document", {"document_id": doc})
             assert not sent.is_error, sent.content
             # The send renders the final file first; the document is "sent" once it is out.
-            deadline = time.monotonic() + 60
-            while True:
-                status = text_of(await client.call_tool("get_document_status", {"document_id": doc}))["status"]
-                if status != "draft" or time.monotonic() > deadline:
-                    break
-                await anyio.sleep(0.2)
-            report["status_after_send"] = status
+            report["status_after_send"] = await status_after(client, doc, "draft")
             # A tool error is a result with isError and the REST error body.
             missing = await client.call_tool("get_document", {"document_id": "nosuchdocument00"})
             report["missing_is_error"] = missing.is_error

@@ -55,6 +55,9 @@ struct Session {
     created_ms: u64,
 }
 
+/// How long a 2025-11-25 session lives; then the client initializes again.
+const SESSION_TTL_MS: u64 = 24 * 3600 * 1000;
+
 fn session_key(id: &str) -> Vec<u8> {
     format!("mcps/{}", sha256_hex(id.as_bytes())).into_bytes()
 }
@@ -441,6 +444,7 @@ fn legacy(
                 created_ms: now,
             },
         );
+        super::oauth::forget_at(cx, session_key(&sid), now + SESSION_TTL_MS);
         let mut resp = http(
             200,
             json!({
@@ -468,9 +472,10 @@ fn legacy(
             ),
         );
     };
+    let now = cx.now();
     let Some(session) = cx
         .load::<Session>(&session_key(sid))
-        .filter(|s| s.family == family.id)
+        .filter(|s| s.family == family.id && s.created_ms + SESSION_TTL_MS > now)
     else {
         return http(
             404,

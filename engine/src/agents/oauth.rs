@@ -69,7 +69,7 @@ pub(super) fn forget_at(cx: &mut Cx, key: Vec<u8>, at_ms: u64) {
 
 /// Job [`FORGET_JOB`]: deletes an expired OAuth record.
 pub fn forget(cx: &mut Cx, payload: &[u8]) -> JobOutcome {
-    let allowed = [&b"oareq/"[..], b"oacode/", b"oat/", b"oart/"];
+    let allowed = [&b"oareq/"[..], b"oacode/", b"oat/", b"oart/", b"mcps/"];
     if allowed.iter().any(|p| payload.starts_with(p)) {
         cx.p.delete(payload);
         JobOutcome::Done
