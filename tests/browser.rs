@@ -510,3 +510,102 @@ fn a_question_before_signing_and_an_eid_check_with_the_test_provider() {
         "Ann Verified"
     );
 }
+
+/// A loopback listener standing in for an agent's redirect URI: answers every request
+/// with a small page and sends its request line.
+fn callback_listener() -> (String, std::sync::mpsc::Receiver<String>) {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/callback", listener.local_addr().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let _ = stream.set_read_timeout(Some(std::time::Duration::from_secs(10)));
+            let mut line = String::new();
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            if reader.read_line(&mut line).is_err() {
+                continue;
+            }
+            let body = "<!doctype html><title>Connected</title><p>Connected";
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    (url, rx)
+}
+
+#[test]
+fn a_person_connects_an_agent_on_a_phone_signing_in_and_approving_in_the_browser() {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let (redirect, requests) = callback_listener();
+    let (status, reg) = call(s.post("/register").json(&json!({
+        "redirect_uris": [redirect], "client_name": "Phone agent"
+    })));
+    assert_eq!(status, 201, "{reg}");
+    let client = reg["client_id"].as_str().unwrap();
+    let verifier = "a-browser-verifier-of-at-least-forty-three-characters-01";
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()));
+    let query = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs([
+            ("response_type", "code"),
+            ("client_id", client),
+            ("redirect_uri", &redirect),
+            ("state", "phone-state"),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+            ("scope", "basic"),
+        ])
+        .finish();
+    b.phone(390, 844);
+    b.goto(&s.url(&format!("/authorize?{query}")));
+    b.wait_for_text("Phone agent wants to work with your esign documents");
+    b.assert_accessible("agent sign-in");
+    screenshot(&b, "agent-sign-in.png");
+    b.fill("Email", ADMIN_EMAIL);
+    b.fill("Password", "not the password");
+    b.click("Sign in");
+    b.wait_for_text("wrong email or password");
+    b.fill("Password", ADMIN_PASSWORD);
+    b.click("Sign in");
+    b.wait_for_text("Allow Phone agent?");
+    b.assert_accessible("agent consent");
+    screenshot(&b, "agent-consent.png");
+    b.click("Allow");
+    // The browser follows the redirect to the agent (the page's form-action allows it).
+    let line = requests
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .expect("the browser reached the agent's redirect URI");
+    let path = line.split(' ').nth(1).unwrap();
+    let q: std::collections::HashMap<String, String> =
+        url::form_urlencoded::parse(path.split_once('?').unwrap().1.as_bytes())
+            .into_owned()
+            .collect();
+    assert_eq!(q["state"], "phone-state");
+    assert_eq!(q["iss"], s.base);
+    let resp = s
+        .post("/token")
+        .form(&[
+            ("grant_type", "authorization_code"),
+            ("code", &q["code"]),
+            ("redirect_uri", &redirect),
+            ("client_id", client),
+            ("code_verifier", verifier),
+        ])
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let tokens: Value = resp.json().unwrap();
+    assert_eq!(tokens["token_type"], "Bearer");
+}

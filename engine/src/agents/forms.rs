@@ -21,7 +21,9 @@ fn policy(form_target: &str) -> String {
 fn finish(mut resp: Response, form_target: &str, cookie: Option<String>) -> Response {
     for (k, v) in [
         ("content-security-policy", policy(form_target)),
-        ("referrer-policy", "no-referrer".into()),
+        // `same-origin`, not `no-referrer`: with no referrer policy a browser sends
+        // `Origin: null` on the form posts, and the posts are checked by their Origin.
+        ("referrer-policy", "same-origin".into()),
         ("x-content-type-options", "nosniff".into()),
         ("x-frame-options", "DENY".into()),
         ("cache-control", "no-store".into()),
