@@ -624,6 +624,11 @@ fn make_engine(max_instances: u32, resident_reset: bool) -> anyhow::Result<Engin
     let mut config = Config::new();
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     config.epoch_interruption(true);
+    // `ESIGN_PERFMAP=1`: name the engine's compiled functions for `perf` (a
+    // /tmp/perf-PID.map file); for profiling only.
+    if std::env::var_os("ESIGN_PERFMAP").is_some_and(|v| v == "1") {
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     let engine = Engine::new(&config).map_err(anyhow::Error::from)?;
     let ticker = engine.weak();
     std::thread::Builder::new()

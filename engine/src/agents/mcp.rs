@@ -168,6 +168,11 @@ fn live_family(cx: &mut Cx, req: &Request) -> Result<Family, Response> {
 /// over TLS, where a rebound name fails the certificate check, and its proxy may
 /// rewrite `Host`; it is not checked.
 fn host_is_ours(base: &str, host: &str) -> bool {
+    // The common case, the base's own authority, without parsing.
+    let authority = base.split_once("://").map_or(base, |(_, rest)| rest);
+    if authority.eq_ignore_ascii_case(host) {
+        return true;
+    }
     let Ok(url) = url::Url::parse(base) else {
         return true;
     };
@@ -298,7 +303,7 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
             );
         }
     };
-    let Value::Object(msg) = message else {
+    let Value::Object(mut msg) = message else {
         return http(
             400,
             rpc_error(
@@ -331,9 +336,9 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
             rpc_error(&id, INVALID_REQUEST, "method is required", None),
         );
     };
-    let params = match msg.get("params") {
+    let params = match msg.remove("params") {
         None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(p)) => p.clone(),
+        Some(Value::Object(p)) => p,
         Some(_) => {
             let id = msg.get("id").cloned().unwrap_or(Value::Null);
             return http(
@@ -387,15 +392,9 @@ fn capabilities(legacy: bool) -> Value {
 }
 
 /// The methods both revisions share; `None` for an unknown method.
-fn common(
-    cx: &mut Cx,
-    req: &Request,
-    method: &str,
-    params: &Map<String, Value>,
-) -> Option<RpcResult> {
+fn common(method: &str, params: &Map<String, Value>) -> Option<RpcResult> {
     Some(match method {
         "tools/list" => Ok(json!({ "tools": tools::list() })),
-        "tools/call" => call_tool(cx, req, params),
         "resources/list" => Ok(json!({ "resources": [] })),
         "resources/templates/list" => Ok(json!({ "resourceTemplates": [] })),
         "prompts/list" => Ok(json!({ "prompts": [] })),
@@ -501,9 +500,12 @@ fn legacy(
         );
     }
     let _ = session.version;
+    if method == "tools/call" {
+        return tool_answer(cx, req, id, params, false);
+    }
     let result = match method {
         "ping" | "logging/setLevel" => Ok(json!({})),
-        _ => common(cx, req, method, params).unwrap_or_else(|| {
+        _ => common(method, params).unwrap_or_else(|| {
             Err((
                 METHOD_NOT_FOUND,
                 format!("method {method} is not supported"),
@@ -538,13 +540,49 @@ fn answer(id: &Value, result: RpcResult, modern: bool) -> Response {
     }
 }
 
-fn call_tool(cx: &mut Cx, req: &Request, params: &Map<String, Value>) -> RpcResult {
+/// The answer to `tools/call`. The tool's result comes serialized (it embeds the REST
+/// answer as it is), so the envelope is written around it; on 2026-07-28 the result
+/// gets `resultType` and the server's name like every other result.
+fn tool_answer(
+    cx: &mut Cx,
+    req: &Request,
+    id: &Value,
+    params: &Map<String, Value>,
+    modern: bool,
+) -> Response {
+    let raw = match call_tool(cx, req, params) {
+        Ok(raw) => raw,
+        Err(e) => return answer(id, Err(e), modern),
+    };
+    let mut body = String::with_capacity(raw.len() + 192);
+    body.push_str("{\"jsonrpc\":\"2.0\",\"id\":");
+    body.push_str(&id.to_string());
+    body.push_str(",\"result\":");
+    match raw.strip_suffix('}') {
+        Some(open) if modern => {
+            body.push_str(open);
+            body.push_str(",\"resultType\":\"complete\",\"_meta\":");
+            body.push_str(&json!({ SERVER_INFO_META: server_info() }).to_string());
+            body.push('}');
+        }
+        _ => body.push_str(&raw),
+    }
+    body.push('}');
+    Response {
+        status: 200,
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: body.into_bytes(),
+    }
+}
+
+fn call_tool(cx: &mut Cx, req: &Request, params: &Map<String, Value>) -> Result<String, RpcError> {
     let Some(name) = params.get("name").and_then(Value::as_str) else {
         return Err((INVALID_PARAMS, "params.name is required".into(), None));
     };
+    let no_args = Map::new();
     let args = match params.get("arguments") {
-        None | Some(Value::Null) => Map::new(),
-        Some(Value::Object(a)) => a.clone(),
+        None | Some(Value::Null) => &no_args,
+        Some(Value::Object(a)) => a,
         Some(_) => {
             return Err((
                 INVALID_PARAMS,
@@ -556,7 +594,7 @@ fn call_tool(cx: &mut Cx, req: &Request, params: &Map<String, Value>) -> RpcResu
     if !tools::exists(name) {
         return Err((INVALID_PARAMS, format!("unknown tool {name}"), None));
     }
-    let out = tools::call(cx, req, name, &args);
+    let out = tools::call(cx, req, name, args);
     out.ok_or_else(|| (INVALID_PARAMS, format!("unknown tool {name}"), None))
 }
 
@@ -640,13 +678,16 @@ fn modern(
             }
         }
     }
+    if method == "tools/call" {
+        return tool_answer(cx, req, id, params, true);
+    }
     let result = match method {
         "server/discover" => Ok(json!({
             "supportedVersions": supported,
             "capabilities": capabilities(false),
             "instructions": INSTRUCTIONS,
         })),
-        _ => match common(cx, req, method, params) {
+        _ => match common(method, params) {
             Some(r) => r,
             None => {
                 let mut resp = http(

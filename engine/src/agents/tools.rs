@@ -346,9 +346,9 @@ pub fn exists(name: &str) -> bool {
     TOOLS.iter().any(|t| t.name == name)
 }
 
-/// Runs tool `name` with `args` for the grant in `cx.agent`; the `tools/call` result.
-/// `None` when there is no such tool.
-pub fn call(cx: &mut Cx, outer: &Request, name: &str, args: &Map<String, Value>) -> Option<Value> {
+/// Runs tool `name` with `args` for the grant in `cx.agent`; the `tools/call` result,
+/// serialized (a JSON object). `None` when there is no such tool.
+pub fn call(cx: &mut Cx, outer: &Request, name: &str, args: &Map<String, Value>) -> Option<String> {
     let tool = TOOLS.iter().find(|t| t.name == name)?;
     Some(match run(cx, outer, tool, args) {
         Ok(resp) => result(&resp),
@@ -479,34 +479,41 @@ fn percent(s: &str) -> String {
 
 /// A REST answer as a tool result: the body as text, its JSON as `structuredContent`,
 /// and `isError` for a 4xx/5xx.
-fn result(resp: &Response) -> Value {
-    let text = String::from_utf8_lossy(&resp.body).into_owned();
-    let structured = match serde_json::from_slice::<Value>(&resp.body) {
-        Ok(Value::Object(m)) => Value::Object(m),
-        Ok(other) => json!({ "items": other }),
-        Err(_) if resp.body.is_empty() => json!({ "ok": true, "status": resp.status }),
-        Err(_) => json!({ "status": resp.status }),
-    };
-    let text = if text.is_empty() {
-        serde_json::to_string(&structured).unwrap_or_default()
-    } else {
-        text
-    };
+fn result(resp: &Response) -> String {
     let is_error = resp.status >= 400;
-    let mut out = json!({
-        "content": [{ "type": "text", "text": text }],
-        "isError": is_error,
-    });
+    let is_json = resp
+        .headers
+        .iter()
+        .any(|(n, v)| n == "content-type" && v.starts_with("application/json"));
+    let body = String::from_utf8_lossy(&resp.body);
+    let first = body.trim_start().bytes().next();
+    // The REST answer's JSON goes into the result as it is: never parsed and
+    // written again (most of a tool call's cost in the engine was exactly that).
+    let structured = match (is_json, first) {
+        (true, Some(b'{')) => body.to_string(),
+        (true, Some(b'[')) => format!("{{\"items\":{body}}}"),
+        (_, None) => format!("{{\"ok\":true,\"status\":{}}}", resp.status),
+        _ => format!("{{\"status\":{}}}", resp.status),
+    };
+    let text = if first.is_none() { &structured } else { &*body };
+    let mut out = String::with_capacity(text.len() + structured.len() + 96);
+    out.push_str("{\"content\":[{\"type\":\"text\",\"text\":");
+    out.push_str(&serde_json::to_string(text).unwrap_or_default());
+    out.push_str("}],\"isError\":");
+    out.push_str(if is_error { "true" } else { "false" });
     if !is_error {
-        out["structuredContent"] = structured;
+        out.push_str(",\"structuredContent\":");
+        out.push_str(&structured);
     }
+    out.push('}');
     out
 }
 
-fn error_result(status: u16, code: &str, description: &str) -> Value {
+fn error_result(status: u16, code: &str, description: &str) -> String {
     let body = json!({ "error": code, "description": description, "status": status });
     json!({
         "content": [{ "type": "text", "text": body.to_string() }],
         "isError": true,
     })
+    .to_string()
 }
