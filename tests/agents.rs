@@ -247,8 +247,10 @@ fn the_official_mcp_client_signs_in_consents_and_works_in_both_revisions() {
         eprintln!("skipped: no Python with the mcp package (set ESIGN_PYTHON)");
         return;
     };
-    // Access tokens live 2 s, so the client must refresh during the run.
-    let s = Server::start(&["--oauth-access-ttl-secs", "2"]);
+    // Access tokens live 20 s: long enough that none expires while the flow works (a
+    // request in flight at the instant of expiry would start a new sign-in), and the
+    // script waits past the expiry before its last call, so the client must refresh.
+    let s = Server::start(&["--oauth-access-ttl-secs", "20"]);
     let pdf = fresh_dir("agent-pdf").join("offer.pdf");
     std::fs::write(&pdf, esign::pdf::sample_pdf(2)).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/agents/flow.py");
@@ -261,9 +263,9 @@ fn the_official_mcp_client_signs_in_consents_and_works_in_both_revisions() {
                 ADMIN_EMAIL,
                 ADMIN_PASSWORD,
                 pdf.to_str().unwrap(),
-                "3",
+                "1",
             ]),
-            180,
+            240,
         );
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(
@@ -311,10 +313,17 @@ fn the_official_mcp_client_signs_in_consents_and_works_in_both_revisions() {
         assert_eq!(r["missing_is_error"], true);
         assert_eq!(r["missing_body"]["error"], "document_not_found");
         assert_eq!(r["status_after_refresh"], "sent", "{r}");
-        // The first token set came from the code, the second from a refresh that
-        // rotated the refresh token.
-        assert_eq!(r["token_sets"], 2, "{r}");
-        assert_ne!(r["refresh_tokens"][0], r["refresh_tokens"][1]);
+        // The first token set came from the code, the later ones from refreshes (one,
+        // unless a very slow run outlived a token before the wait), each rotating the
+        // refresh token.
+        let refreshes = r["refresh_tokens"].as_array().unwrap();
+        assert!(refreshes.len() >= 2, "no refresh: {r}");
+        for (i, a) in refreshes.iter().enumerate() {
+            assert!(
+                !refreshes[i + 1..].contains(a),
+                "a refresh token came back: {r}"
+            );
+        }
         // What the agent did is what the REST API shows, made by the person.
         let id = r["document_id"].as_str().unwrap();
         let (status, doc) = s.get_as(&admin, &format!("/v1/documents/{id}"));

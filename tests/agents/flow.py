@@ -8,6 +8,7 @@ esign on loopback:
   token expires) refresh -> get_document_status again.
 
 usage: flow.py MCP_URL MODE EMAIL PASSWORD PDF_FILE WAIT_SECS
+WAIT_SECS: how long after the access token's expiry the last call is made.
 MODE is "legacy" (2025-11-25, initialize + session) or "2026-07-28" (stateless).
 Prints one JSON object of what happened; exits non-zero on any failure.
 """
@@ -25,6 +26,7 @@ from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 URL, MODE, EMAIL, PASSWORD, PDF, WAIT = sys.argv[1:7]
 REDIRECT_URI = "http://127.0.0.1:9/callback"  # never contacted: the code is read off the Location
 report = {"mode": MODE, "authorize_pages": [], "token_sets": 0, "refresh_tokens": []}
+expires_at = [0.0]
 
 
 class Memory(TokenStorage):
@@ -36,6 +38,7 @@ class Memory(TokenStorage):
 
     async def set_tokens(self, tokens):
         report["token_sets"] += 1
+        expires_at[0] = time.monotonic() + (tokens.expires_in or 0)
         report["refresh_tokens"].append(tokens.refresh_token)
         self.tokens = tokens
 
@@ -138,7 +141,8 @@ async def main():
             report["missing_is_error"] = missing.is_error
             report["missing_body"] = json.loads(missing.content[0].text)
             # Let the access token expire: the client refreshes before its next request.
-            await anyio.sleep(float(WAIT))
+            report["expired_during_run"] = report["token_sets"] > 1
+            await anyio.sleep(max(0.0, expires_at[0] - time.monotonic()) + float(WAIT))
             report["status_after_refresh"] = text_of(await client.call_tool("get_document_status", {"document_id": doc}))["status"]
     print(json.dumps(report))
 
