@@ -220,15 +220,11 @@ pub fn authenticate(cx: &mut Cx, req: &Request) -> ApiResult<Principal> {
     let header = req.header("authorization").ok_or_else(|| {
         ApiError::unauthorized("an access token is required: send Authorization: Bearer <token>")
     })?;
-    let secret = match header.split_once(' ') {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
-        _ => "",
-    };
-    if secret.is_empty() {
+    let Some(secret) = bearer_secret(header) else {
         return Err(ApiError::unauthorized(
             "the Authorization header must be `Bearer <token>`",
         ));
-    }
+    };
     let token_hash = sha256_hex(secret.as_bytes());
     let token = cx
         .load::<Token>(&token_key(&token_hash))
@@ -237,6 +233,34 @@ pub fn authenticate(cx: &mut Cx, req: &Request) -> ApiResult<Principal> {
         return Err(ApiError::unauthorized("the access token has expired"));
     }
     principal(cx, &token.user_id, &token.entity_id, token_hash)
+}
+
+/// The token of an `Authorization: Bearer <token>` header; `None` for another scheme
+/// or an empty token.
+pub(crate) fn bearer_secret(header: &str) -> Option<&str> {
+    match header.split_once(' ') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => {
+            Some(rest.trim()).filter(|s| !s.is_empty())
+        }
+        _ => None,
+    }
+}
+
+/// The entities in which `user_id` has a profile (active or pending), with the
+/// membership: what a user may choose among.
+pub(crate) fn profiles(cx: &mut Cx, user_id: &str) -> Vec<(Membership, Entity)> {
+    let (start, end) = memberships_of(user_id);
+    let mut out = Vec::new();
+    for (_, value) in cx.p.scan(&start, &end, 1000, false) {
+        let m: Membership = crate::model::decode(&value);
+        if m.profile == Profile::None {
+            continue;
+        }
+        if let Some(entity) = cx.load::<Entity>(&entity_key(&m.entity_id)) {
+            out.push((m, entity));
+        }
+    }
+    out
 }
 
 /// Loads who acts for `user_id` in `entity_id` and checks they still may: 401 when the
@@ -385,16 +409,8 @@ pub fn test(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
 pub fn me(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let pr = authenticate(cx, req)?;
     let root = saml_root(cx, &pr.entity);
-    let (start, end) = memberships_of(&pr.user.id);
     let mut entities = Vec::new();
-    for (_, value) in cx.p.scan(&start, &end, 1000, false) {
-        let m: Membership = crate::model::decode(&value);
-        if m.profile == Profile::None {
-            continue;
-        }
-        let Some(entity) = cx.load::<Entity>(&entity_key(&m.entity_id)) else {
-            continue;
-        };
+    for (m, entity) in profiles(cx, &pr.user.id) {
         if saml_allows(root.as_ref(), &entity) {
             entities.push(json!({
                 "id": entity.id,

@@ -464,17 +464,16 @@ impl host::Host for CallState {
                 )),
             }
         };
-        use tokio::runtime::{Handle, RuntimeFlavor};
-        Ok(match Handle::try_current() {
-            Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
-                tokio::task::block_in_place(|| h.block_on(fetch))
-            }
-            _ => tokio::runtime::Builder::new_current_thread()
+        // On a runtime worker, wait for the fetch off it; without a runtime (tests of
+        // the host alone), run one for the fetch.
+        Ok(offload(|| match tokio::runtime::Handle::try_current() {
+            Ok(h) => h.block_on(fetch),
+            Err(_) => tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
                 .map_err(|e| e.to_string())
                 .and_then(|rt| rt.block_on(fetch)),
-        })
+        }))
     }
 
     fn verify_pdf(&mut self, data: Vec<u8>) -> wasmtime::Result<types::PdfCheck> {

@@ -6,9 +6,8 @@
 use super::clients::{find_client, is_loopback};
 use super::forms::{self, Choice};
 use super::oauth::{CODE_TTL_MS, Code, code_key, constant_eq, forget_at};
-use super::{SCOPE, base, resource};
+use super::{base, is_our_origin, is_our_resource, scope_ok};
 use crate::auth;
-use crate::model::{Entity, Membership, Profile, entity_key, memberships_of};
 #[allow(unused_imports)]
 use crate::prelude::*;
 use crate::util::{new_secret, sha256_hex};
@@ -177,12 +176,12 @@ fn start(cx: &mut Cx, req: &Request) -> Response {
         );
     }
     if let Some(scope) = q("scope")
-        && scope.split(' ').any(|s| !s.is_empty() && s != SCOPE)
+        && !scope_ok(&scope)
     {
         return fail(cx, "invalid_scope", "the only scope is basic");
     }
     if let Some(target) = q("resource")
-        && target.trim_end_matches('/') != resource(cx)
+        && !is_our_resource(cx, &target)
     {
         return fail(
             cx,
@@ -217,10 +216,8 @@ fn start(cx: &mut Cx, req: &Request) -> Response {
 fn submit(cx: &mut Cx, req: &Request) -> Response {
     // A browser tells where a form came from; another site's form is refused before
     // anything else is read (the CSRF token below is the second lock).
-    let base_origin = base(cx);
-    let cross_site = req
-        .header("origin")
-        .is_some_and(|o| o.trim_end_matches('/') != base_origin)
+    let other_origin = req.header("origin").is_some_and(|o| !is_our_origin(cx, o));
+    let cross_site = other_origin
         || req
             .header("sec-fetch-site")
             .is_some_and(|s| s != "same-origin" && s != "none");
@@ -286,7 +283,7 @@ fn submit(cx: &mut Cx, req: &Request) -> Response {
             }
             pending.user_id = Some(user.id.clone());
             cx.save(&key, &pending);
-            consent_page(cx, &pending, &user.email, &choices, "")
+            consent_page(&pending, &user.email, &choices, "")
         }
         "approve" | "deny" if pending.user_id.is_none() => forms::error(
             400,
@@ -316,7 +313,7 @@ fn submit(cx: &mut Cx, req: &Request) -> Response {
                     .map(|u| u.email)
                     .unwrap_or_default();
                 let choices = selectable(cx, &user_id);
-                let mut resp = consent_page(cx, &pending, &email, &choices, &e.description);
+                let mut resp = consent_page(&pending, &email, &choices, &e.description);
                 resp.status = 403;
                 return resp;
             }
@@ -348,14 +345,7 @@ fn submit(cx: &mut Cx, req: &Request) -> Response {
     }
 }
 
-fn consent_page(
-    cx: &mut Cx,
-    pending: &AuthRequest,
-    email: &str,
-    choices: &[Choice],
-    message: &str,
-) -> Response {
-    let _ = cx;
+fn consent_page(pending: &AuthRequest, email: &str, choices: &[Choice], message: &str) -> Response {
     let (host, origin) = match url::Url::parse(&pending.redirect_uri) {
         Ok(u) => (
             u.host_str().unwrap_or("").to_string(),
@@ -377,19 +367,11 @@ fn consent_page(
 /// The entities a signed-in person may grant: an active or pending profile (a pending
 /// one is refused with its reason when chosen), in an entity that exists.
 fn selectable(cx: &mut Cx, user_id: &str) -> Vec<Choice> {
-    let (start, end) = memberships_of(user_id);
-    let mut out = Vec::new();
-    for (_, value) in cx.p.scan(&start, &end, 1000, false) {
-        let m: Membership = crate::model::decode(&value);
-        if m.profile == Profile::None {
-            continue;
-        }
-        if let Some(entity) = cx.load::<Entity>(&entity_key(&m.entity_id)) {
-            out.push(Choice {
-                id: entity.id,
-                name: entity.name,
-            });
-        }
-    }
-    out
+    auth::profiles(cx, user_id)
+        .into_iter()
+        .map(|(_, entity)| Choice {
+            id: entity.id,
+            name: entity.name,
+        })
+        .collect()
 }

@@ -3,7 +3,7 @@
 //! Document (fetched by the host, validated here, cached for an hour).
 
 use super::oauth::oauth_error;
-use super::{Client, SCOPE, client_key};
+use super::{Client, SCOPE, client_key, scope_ok};
 use crate::http::{ApiResult, json};
 #[allow(unused_imports)]
 use crate::prelude::*;
@@ -212,7 +212,7 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         }
     }
     if let Some(scope) = meta.get("scope").and_then(Value::as_str)
-        && scope.split(' ').any(|s| !s.is_empty() && s != SCOPE)
+        && !scope_ok(scope)
     {
         return Ok(oauth_error(
             400,

@@ -12,8 +12,11 @@
 //! (DNS-rebinding protection), and the bearer token must be an access token of a live
 //! grant, else 401 with the `WWW-Authenticate` challenge of spec §5.2.
 
-use super::{Family, Grant, SCOPE, access_key, base, family_key, resource_metadata_url, tools};
+use super::{
+    Family, Grant, SCOPE, access_key, base, family_key, is_our_origin, resource_metadata_url, tools,
+};
 use crate::auth;
+use crate::http::{ApiError, json};
 #[allow(unused_imports)]
 use crate::prelude::*;
 use crate::util::{new_secret, sha256_hex};
@@ -51,7 +54,6 @@ type RpcResult = Result<Value, RpcError>;
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Session {
     family: String,
-    version: String,
     created_ms: u64,
 }
 
@@ -62,12 +64,9 @@ fn session_key(id: &str) -> Vec<u8> {
     format!("mcps/{}", sha256_hex(id.as_bytes())).into_bytes()
 }
 
-fn http(status: u16, body: Value) -> Response {
-    Response {
-        status,
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: serde_json::to_vec(&body).unwrap_or_default(),
-    }
+/// A JSON response (a JSON-RPC message).
+fn json_of(status: u16, body: Value) -> Response {
+    json(status, &body)
 }
 
 fn rpc_error(id: &Value, code: i64, message: &str, data: Option<Value>) -> Value {
@@ -97,16 +96,13 @@ fn challenge(cx: &mut Cx, error: Option<&str>) -> Response {
             ", error=\"invalid_token\", error_description=\"{e}\""
         ));
     }
-    let mut resp = http(
+    ApiError::new(
         401,
-        json!({
-            "error": "invalid_token",
-            "description": error.unwrap_or("an access token is required: authorize with OAuth (see WWW-Authenticate)"),
-            "status": 401,
-        }),
-    );
-    resp.headers.push(("www-authenticate".into(), value));
-    resp
+        "invalid_token",
+        error.unwrap_or("an access token is required: authorize with OAuth (see WWW-Authenticate)"),
+    )
+    .with_header("www-authenticate", value)
+    .into_response()
 }
 
 /// The grant behind the request's bearer token. Who it acts for is checked here, once
@@ -134,14 +130,11 @@ fn live_family(cx: &mut Cx, req: &Request) -> Result<Family, Response> {
         }
         return Err(challenge(cx, None));
     };
-    let secret = match header.split_once(' ') {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("bearer") => rest.trim(),
-        _ => {
-            return Err(challenge(
-                cx,
-                Some("the Authorization header must be Bearer <token>"),
-            ));
-        }
+    let Some(secret) = auth::bearer_secret(header) else {
+        return Err(challenge(
+            cx,
+            Some("the Authorization header must be Bearer <token>"),
+        ));
     };
     let now = cx.now();
     let Some(token) = cx.load::<Grant>(&access_key(&sha256_hex(secret.as_bytes()))) else {
@@ -209,22 +202,20 @@ fn test_grant(cx: &mut Cx, email: &str) -> Option<Family> {
 pub fn handle(cx: &mut Cx, req: &Request) -> Response {
     // DNS rebinding: a page on another origin, or a name that resolves here but is not
     // ours, must not reach a local server.
-    let ours = base(cx);
     if let Some(origin) = req.header("origin")
-        && origin.trim_end_matches('/') != ours
+        && !is_our_origin(cx, origin)
     {
-        return http(
-            403,
-            json!({"error": "forbidden_origin", "description": "requests from this Origin are not accepted", "status": 403}),
-        );
+        return ApiError::forbidden(
+            "forbidden_origin",
+            "requests from this Origin are not accepted",
+        )
+        .into_response();
     }
     if let Some(host) = req.header("host")
-        && !host_is_ours(&ours, host)
+        && !host_is_ours(&base(cx), host)
     {
-        return http(
-            403,
-            json!({"error": "forbidden_host", "description": "this Host is not the server's", "status": 403}),
-        );
+        return ApiError::forbidden("forbidden_host", "this Host is not the server's")
+            .into_response();
     }
     let family = match grant(cx, req) {
         Ok(f) => f,
@@ -234,10 +225,8 @@ pub fn handle(cx: &mut Cx, req: &Request) -> Response {
         "POST" => post(cx, req, &family),
         "DELETE" => {
             let Some(id) = req.header("mcp-session-id") else {
-                return http(
-                    400,
-                    json!({"error": "missing_session", "description": "DELETE needs an Mcp-Session-Id", "status": 400}),
-                );
+                return ApiError::bad_request("missing_session", "DELETE needs an Mcp-Session-Id")
+                    .into_response();
             };
             let key = session_key(id);
             match cx.load::<Session>(&key) {
@@ -245,20 +234,16 @@ pub fn handle(cx: &mut Cx, req: &Request) -> Response {
                     cx.p.delete(&key);
                     empty(204)
                 }
-                _ => http(
-                    404,
-                    json!({"error": "session_not_found", "description": "no such session", "status": 404}),
-                ),
+                _ => ApiError::not_found("session_not_found", "no such session").into_response(),
             }
         }
-        "GET" => {
-            let mut resp = http(
-                405,
-                json!({"error": "method_not_allowed", "description": "this server sends no server-initiated stream; POST requests", "status": 405}),
-            );
-            resp.headers.push(("allow".into(), "POST, DELETE".into()));
-            resp
-        }
+        "GET" => ApiError::new(
+            405,
+            "method_not_allowed",
+            "this server sends no server-initiated stream; POST requests",
+        )
+        .with_header("allow", "POST, DELETE")
+        .into_response(),
         m => crate::router::method_not_allowed(m, &["POST", "DELETE"]).into_response(),
     }
 }
@@ -267,7 +252,7 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
     if let Some(accept) = req.header("accept") {
         let a = accept.to_ascii_lowercase();
         if !(a.contains("application/json") || a.contains("*/*") || a.contains("application/*")) {
-            return http(
+            return json_of(
                 406,
                 rpc_error(
                     &Value::Null,
@@ -279,7 +264,7 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
         }
     }
     if req.content_type() != "application/json" {
-        return http(
+        return json_of(
             415,
             rpc_error(
                 &Value::Null,
@@ -292,7 +277,7 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
     let message: Value = match serde_json::from_slice(&req.body) {
         Ok(v) => v,
         Err(e) => {
-            return http(
+            return json_of(
                 400,
                 rpc_error(
                     &Value::Null,
@@ -304,7 +289,7 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
         }
     };
     let Value::Object(mut msg) = message else {
-        return http(
+        return json_of(
             400,
             rpc_error(
                 &Value::Null,
@@ -316,7 +301,7 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
     };
     if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         let id = msg.get("id").cloned().unwrap_or(Value::Null);
-        return http(
+        return json_of(
             400,
             rpc_error(&id, INVALID_REQUEST, "jsonrpc must be \"2.0\"", None),
         );
@@ -331,7 +316,7 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
             return empty(202);
         }
         let id = msg.get("id").cloned().unwrap_or(Value::Null);
-        return http(
+        return json_of(
             400,
             rpc_error(&id, INVALID_REQUEST, "method is required", None),
         );
@@ -341,7 +326,7 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
         Some(Value::Object(p)) => p,
         Some(_) => {
             let id = msg.get("id").cloned().unwrap_or(Value::Null);
-            return http(
+            return json_of(
                 400,
                 rpc_error(&id, INVALID_REQUEST, "params must be an object", None),
             );
@@ -352,7 +337,7 @@ fn post(cx: &mut Cx, req: &Request, family: &Family) -> Response {
         return empty(202);
     };
     if !(id.is_string() || id.is_i64() || id.is_u64()) {
-        return http(
+        return json_of(
             400,
             rpc_error(
                 &Value::Null,
@@ -439,12 +424,11 @@ fn legacy(
             &session_key(&sid),
             &Session {
                 family: family.id.clone(),
-                version: version.into(),
                 created_ms: now,
             },
         );
         super::oauth::forget_at(cx, session_key(&sid), now + SESSION_TTL_MS);
-        let mut resp = http(
+        let mut resp = json_of(
             200,
             json!({
                 "jsonrpc": "2.0",
@@ -461,7 +445,7 @@ fn legacy(
         return resp;
     }
     let Some(sid) = req.header("mcp-session-id") else {
-        return http(
+        return json_of(
             400,
             rpc_error(
                 id,
@@ -472,11 +456,11 @@ fn legacy(
         );
     };
     let now = cx.now();
-    let Some(session) = cx
+    let live = cx
         .load::<Session>(&session_key(sid))
-        .filter(|s| s.family == family.id && s.created_ms + SESSION_TTL_MS > now)
-    else {
-        return http(
+        .is_some_and(|s| s.family == family.id && s.created_ms + SESSION_TTL_MS > now);
+    if !live {
+        return json_of(
             404,
             rpc_error(
                 id,
@@ -485,11 +469,11 @@ fn legacy(
                 None,
             ),
         );
-    };
+    }
     if let Some(v) = req.header("mcp-protocol-version")
         && !HANDSHAKE.contains(&v)
     {
-        return http(
+        return json_of(
             400,
             rpc_error(
                 id,
@@ -499,7 +483,6 @@ fn legacy(
             ),
         );
     }
-    let _ = session.version;
     if method == "tools/call" {
         return tool_answer(cx, req, id, params, false);
     }
@@ -534,9 +517,9 @@ fn answer(id: &Value, result: RpcResult, modern: bool) -> Response {
                 }
                 m.insert("_meta".into(), json!({ SERVER_INFO_META: server_info() }));
             }
-            http(200, json!({ "jsonrpc": "2.0", "id": id, "result": r }))
+            json_of(200, json!({ "jsonrpc": "2.0", "id": id, "result": r }))
         }
-        Err((code, message, data)) => http(200, rpc_error(id, code, &message, data)),
+        Err((code, message, data)) => json_of(200, rpc_error(id, code, &message, data)),
     }
 }
 
@@ -591,11 +574,8 @@ fn call_tool(cx: &mut Cx, req: &Request, params: &Map<String, Value>) -> Result<
             ));
         }
     };
-    if !tools::exists(name) {
-        return Err((INVALID_PARAMS, format!("unknown tool {name}"), None));
-    }
-    let out = tools::call(cx, req, name, args);
-    out.ok_or_else(|| (INVALID_PARAMS, format!("unknown tool {name}"), None))
+    tools::call(cx, req, name, args)
+        .ok_or_else(|| (INVALID_PARAMS, format!("unknown tool {name}"), None))
 }
 
 fn modern(
@@ -607,7 +587,7 @@ fn modern(
     version: Option<&str>,
 ) -> Response {
     let bad = |code: i64, message: String, data: Option<Value>| {
-        http(400, rpc_error(id, code, &message, data))
+        json_of(400, rpc_error(id, code, &message, data))
     };
     let supported = json!([MODERN, HANDSHAKE[0], HANDSHAKE[1], HANDSHAKE[2]]);
     let meta = params.get("_meta").and_then(Value::as_object);
@@ -677,8 +657,6 @@ fn modern(
                 );
             }
         }
-    }
-    if method == "tools/call" {
         return tool_answer(cx, req, id, params, true);
     }
     let result = match method {
@@ -690,7 +668,7 @@ fn modern(
         _ => match common(method, params) {
             Some(r) => r,
             None => {
-                let mut resp = http(
+                return json_of(
                     404,
                     rpc_error(
                         id,
@@ -699,8 +677,6 @@ fn modern(
                         None,
                     ),
                 );
-                resp.status = 404;
-                return resp;
             }
         },
     };

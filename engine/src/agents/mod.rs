@@ -83,6 +83,21 @@ pub fn resource_metadata_url(cx: &mut Cx) -> String {
     format!("{}/.well-known/oauth-protected-resource/mcp", base(cx))
 }
 
+/// Whether a space-separated `scope` asks only for [`SCOPE`] (or nothing).
+pub fn scope_ok(scope: &str) -> bool {
+    scope.split(' ').all(|s| s.is_empty() || s == SCOPE)
+}
+
+/// Whether an RFC 8707 `resource` names this server's `/mcp`.
+pub fn is_our_resource(cx: &mut Cx, target: &str) -> bool {
+    target.trim_end_matches('/') == resource(cx)
+}
+
+/// Whether an `Origin` header names this server's origin (the base URL).
+pub fn is_our_origin(cx: &mut Cx, origin: &str) -> bool {
+    origin.trim_end_matches('/') == base(cx)
+}
+
 /// RFC 9728 protected resource metadata.
 fn resource_metadata(cx: &mut Cx) -> serde_json::Value {
     let base = base(cx);

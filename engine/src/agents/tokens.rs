@@ -5,7 +5,7 @@
 use super::clients::find_client;
 use super::oauth::{Code, code_key, constant_eq, forget_at, oauth_error};
 use super::{
-    Client, Family, Grant, SCOPE, access_key, client_key, family_key, refresh_key, resource,
+    Family, Grant, SCOPE, access_key, family_key, is_our_resource, refresh_key, scope_ok,
     user_family_key,
 };
 use crate::auth;
@@ -46,7 +46,7 @@ pub fn token(cx: &mut Cx, req: &Request) -> Response {
             .filter(|v| !v.is_empty())
     };
     if let Some(target) = get("resource")
-        && target.trim_end_matches('/') != resource(cx)
+        && !is_our_resource(cx, &target)
     {
         return oauth_error(
             400,
@@ -71,7 +71,7 @@ pub fn token(cx: &mut Cx, req: &Request) -> Response {
         ),
         Some("refresh_token") => {
             if let Some(scope) = get("scope")
-                && scope.split(' ').any(|s| !s.is_empty() && s != SCOPE)
+                && !scope_ok(&scope)
             {
                 return oauth_error(400, "invalid_scope", "the only scope is basic");
             }
@@ -111,9 +111,9 @@ fn exchange_code(
             "code_verifier must be 43 to 128 unreserved characters",
         );
     }
-    if find_client(cx, client_id).is_err() {
+    let Ok(client) = find_client(cx, client_id) else {
         return oauth_error(401, "invalid_client", "unknown client_id");
-    }
+    };
     let key = code_key(&sha256_hex(code.as_bytes()));
     let now = cx.now();
     let Some(mut record) = cx.load::<Code>(&key) else {
@@ -167,14 +167,10 @@ fn exchange_code(
     let family = new_id(cx);
     record.family = family.clone();
     cx.save(&key, &record);
-    let client_name = cx
-        .load::<Client>(&client_key(client_id))
-        .map(|c| c.name)
-        .unwrap_or_default();
     let fam = Family {
         id: family.clone(),
-        client_id: client_id.to_string(),
-        client_name,
+        client_id: client.id,
+        client_name: client.name,
         user_id: record.user_id.clone(),
         entity_id: record.entity_id.clone(),
         scope: SCOPE.into(),
@@ -218,7 +214,7 @@ fn rotate(cx: &mut Cx, client_id: &str, refresh: Option<String>) -> Response {
     }
     if grant.used {
         // A refresh token is good once: a second use means it leaked.
-        revoke_family(cx, &family.id);
+        mark_revoked(cx, family);
         return oauth_error(
             400,
             "invalid_grant",
@@ -277,11 +273,16 @@ fn issue(cx: &mut Cx, family: &str) -> Response {
 }
 
 fn revoke_family(cx: &mut Cx, id: &str) {
-    if let Some(mut family) = cx.load::<Family>(&family_key(id))
-        && !family.revoked
-    {
+    if let Some(family) = cx.load::<Family>(&family_key(id)) {
+        mark_revoked(cx, family);
+    }
+}
+
+/// Revokes a loaded family: every token of it stops working.
+fn mark_revoked(cx: &mut Cx, mut family: Family) {
+    if !family.revoked {
         family.revoked = true;
-        cx.save(&family_key(id), &family);
+        cx.save(&family_key(&family.id), &family);
     }
 }
 
@@ -364,7 +365,7 @@ pub fn disconnect(cx: &mut Cx, req: &Request, client_id: &str) -> ApiResult<Resp
     let mut found = false;
     for f in live_families(cx, &pr.user.id) {
         if f.client_id == client_id {
-            revoke_family(cx, &f.id);
+            mark_revoked(cx, f);
             found = true;
         }
     }

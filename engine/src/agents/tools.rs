@@ -341,11 +341,6 @@ fn describe(t: &Tool) -> Value {
     })
 }
 
-/// Whether a tool of that name exists.
-pub fn exists(name: &str) -> bool {
-    TOOLS.iter().any(|t| t.name == name)
-}
-
 /// Runs tool `name` with `args` for the grant in `cx.agent`; the `tools/call` result,
 /// serialized (a JSON object). `None` when there is no such tool.
 pub fn call(cx: &mut Cx, outer: &Request, name: &str, args: &Map<String, Value>) -> Option<String> {
