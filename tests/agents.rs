@@ -18,7 +18,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 const REDIRECT: &str = "http://127.0.0.1:9/callback";
-const PW: &str = "user-password-1";
+const PW: &str = USER_PASSWORD;
 
 /// A client that shows redirects instead of following them, without a cookie jar.
 fn browser() -> Client {
@@ -893,46 +893,14 @@ fn mcp_checks_origin_and_host() {
 fn only_people_who_may_act_in_an_entity_can_grant_it() {
     let mut s = Server::start(&["--login-max-failures", "2"]);
     s.stop();
-    let home = s.admin(&["entity", "list"])[0]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let other = s.admin(&["entity", "add", "--name", "Other"])["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let add = |email: &str| {
-        s.admin(&[
-            "user",
-            "add",
-            "--email",
-            email,
-            "--password",
-            PW,
-            "--first-name",
-            "A",
-            "--last-name",
-            "B",
-        ])["id"]
-            .as_str()
-            .unwrap()
-            .to_string()
-    };
-    let pending = add("pending@example.com");
-    s.admin(&[
-        "member",
-        "add",
-        "--user",
-        &pending,
-        "--entity",
-        &home,
-        "--profile",
-        "pending",
-    ]);
-    let plain = add("plain@example.com");
-    s.admin(&["member", "add", "--user", &plain, "--entity", &home]);
-    let locked = add("locked@example.com");
-    s.admin(&["member", "add", "--user", &locked, "--entity", &home]);
+    let home = admin_entity(&s);
+    let other = add_entity(&s, "Other", &[]);
+    let pending = add_user(&s, "pending@example.com", &[]);
+    add_member(&s, &pending, &home, &["--profile", "pending"]);
+    let plain = add_user(&s, "plain@example.com", &[]);
+    add_member(&s, &plain, &home, &[]);
+    let locked = add_user(&s, "locked@example.com", &[]);
+    add_member(&s, &locked, &home, &[]);
     s.launch();
     let client = client_id(&s);
 

@@ -6,44 +6,7 @@ use common::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-const PW: &str = "user-password-1";
-
-/// Adds a user with `PW` (server stopped); returns its id.
-fn add_user(s: &Server, email: &str, extra: &[&str]) -> String {
-    let mut args = vec![
-        "user",
-        "add",
-        "--email",
-        email,
-        "--password",
-        PW,
-        "--first-name",
-        "Ada",
-        "--last-name",
-        "Lovelace",
-    ];
-    args.extend_from_slice(extra);
-    s.admin(&args)["id"].as_str().unwrap().to_string()
-}
-
-fn add_entity(s: &Server, name: &str, extra: &[&str]) -> String {
-    let mut args = vec!["entity", "add", "--name", name];
-    args.extend_from_slice(extra);
-    s.admin(&args)["id"].as_str().unwrap().to_string()
-}
-
-fn add_member(s: &Server, user: &str, entity: &str, extra: &[&str]) {
-    let mut args = vec!["member", "add", "--user", user, "--entity", entity];
-    args.extend_from_slice(extra);
-    s.admin(&args);
-}
-
-fn admin_entity(s: &Server) -> String {
-    s.admin(&["entity", "list"])[0]["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
+const PW: &str = USER_PASSWORD;
 
 /// The admin's right password is refused because the account is locked.
 fn assert_locked(s: &Server) {

@@ -297,6 +297,49 @@ impl Drop for Server {
     }
 }
 
+/// The password of the users [`add_user`] makes.
+pub const USER_PASSWORD: &str = "user-password-1";
+
+/// Adds a user with [`USER_PASSWORD`] (server stopped); returns its id.
+pub fn add_user(s: &Server, email: &str, extra: &[&str]) -> String {
+    let mut args = vec![
+        "user",
+        "add",
+        "--email",
+        email,
+        "--password",
+        USER_PASSWORD,
+        "--first-name",
+        "Ada",
+        "--last-name",
+        "Lovelace",
+    ];
+    args.extend_from_slice(extra);
+    s.admin(&args)["id"].as_str().unwrap().to_string()
+}
+
+/// Adds an entity (server stopped); returns its id.
+pub fn add_entity(s: &Server, name: &str, extra: &[&str]) -> String {
+    let mut args = vec!["entity", "add", "--name", name];
+    args.extend_from_slice(extra);
+    s.admin(&args)["id"].as_str().unwrap().to_string()
+}
+
+/// Makes a user a member of an entity (server stopped).
+pub fn add_member(s: &Server, user: &str, entity: &str, extra: &[&str]) {
+    let mut args = vec!["member", "add", "--user", user, "--entity", entity];
+    args.extend_from_slice(extra);
+    s.admin(&args);
+}
+
+/// The id of the first entity (the bootstrap admin's).
+pub fn admin_entity(s: &Server) -> String {
+    s.admin(&["entity", "list"])[0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 /// A client with bounded timeouts.
 pub fn client() -> Client {
     Client::builder()
