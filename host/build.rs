@@ -19,6 +19,9 @@ fn main() {
     for path in [
         "engine/src",
         "engine/Cargo.toml",
+        "engine/build.rs",
+        "engine/assets",
+        "engine/openapi.json",
         "components/engine/src",
         "components/engine/Cargo.toml",
         "wit",

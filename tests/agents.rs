@@ -724,7 +724,7 @@ fn revoking_or_disconnecting_drops_access_at_once() {
         (200, 0)
     );
     let (status, body) = s.delete_as(&rest, &format!("/v1/users/me/connections/{client}"));
-    assert_eq!(assert_error(status, &body, 404), "not_found");
+    assert_eq!(assert_error(status, &body, 404), "connection_not_found");
 }
 
 #[test]

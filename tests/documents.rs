@@ -278,13 +278,20 @@ fn detail_reads_flags_status_and_in_object() {
     );
     assert_eq!(status, 200, "{c}");
     let (_, cs) = s.get_as(&t, &format!("/v1/documents/{id}/comments"));
-    assert_eq!(cs["comments"][0]["text"], "Looks good");
+    assert_eq!(cs[0]["text"], "Looks good");
     let (status, body) = s.post_json(&t, &format!("/v1/documents/{id}/comments"), &json!({}));
     assert_eq!(assert_error(status, &body, 400), "missing_field");
+    // Every member is checked, even one a suggestion makes moot.
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/comments"),
+        &json!({"text": "x", "suggestion": true, "internal": "maybe"}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
     assert_eq!(s.events(&t, id), ["document.created", "comment.created"]);
     // The log says who and when.
     let (_, log) = s.get_as(&t, &format!("/v1/documents/{id}/log"));
-    let first = &log["log"][0];
+    let first = &log[0];
     assert_eq!(first["action"], "created");
     assert_eq!(first["actor"]["type"], "user");
     assert!(first["at"].as_str().unwrap().ends_with("+00:00"));

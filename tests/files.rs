@@ -99,7 +99,7 @@ fn uploads_and_file_sources_import_in_the_background() {
     // The draft's single file can be downloaded as it is.
     let bytes = s
         .get(&format!(
-            "/v1/documents/{}/download",
+            "/v1/documents/{}/download?direct=true",
             doc["id"].as_str().unwrap()
         ))
         .bearer_auth(&t)
@@ -461,7 +461,7 @@ fn word_files_are_converted_by_libreoffice_or_fail_clearly() {
     let id = doc["id"].as_str().unwrap();
     s.wait_status(&t, id, "draft");
     let bytes = s
-        .get(&format!("/v1/documents/{id}/download"))
+        .get(&format!("/v1/documents/{id}/download?direct=true"))
         .bearer_auth(&t)
         .send()
         .unwrap()

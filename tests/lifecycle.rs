@@ -117,7 +117,7 @@ fn send_moves_to_sent_mails_every_recipient_and_records_one_event() {
     }
     // The device and IP are recorded.
     let (_, log) = s.get_as(&t, &format!("/v1/documents/{id}/log"));
-    let entry = log["log"]
+    let entry = log
         .as_array()
         .unwrap()
         .iter()

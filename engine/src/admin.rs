@@ -126,7 +126,7 @@ fn update_entity(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
     Ok(json(200, &entity_json(e)))
 }
 
-fn new_user(
+pub(crate) fn new_user(
     cx: &mut Cx,
     email: &str,
     password: &str,
@@ -208,7 +208,7 @@ pub fn team_key(entity_id: &str, team_id: &str, user_id: &str) -> Vec<u8> {
     format!("team/{entity_id}/{team_id}/{user_id}").into_bytes()
 }
 
-fn add_membership(cx: &mut Cx, user: &mut User, m: &Membership) {
+pub(crate) fn add_membership(cx: &mut Cx, user: &mut User, m: &Membership) {
     if let Some(old) = cx.load::<Membership>(&membership_key(&m.user_id, &m.entity_id))
         && let Some(team) = old.team_id
     {

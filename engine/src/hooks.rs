@@ -194,7 +194,9 @@ fn sub_json(s: &Subscription) -> Value {
         "payload": s.payload,
         "notification_email": s.notification_email,
         "user_id": s.user_id,
-        "status": if s.active { "active" } else { "disabled" },
+        // GetAccept types `status` as an integer: 1 active, 0 disabled.
+        "status": u8::from(s.active),
+        "state": if s.active { "active" } else { "disabled" },
         "disabled_reason": s.disabled_reason,
         "dead_letters": s.dead_letters,
         "created_at": iso8601(s.created_ms),
@@ -225,14 +227,20 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
             let mine = list(cx, &pr);
             Ok(json(
                 200,
-                &json!({"subscriptions": mine.iter().map(sub_json).collect::<Vec<_>>()}),
+                &Value::Array(mine.iter().map(sub_json).collect()),
             ))
         }
         ("POST", []) => create(cx, &pr, req),
         (_, []) => Err(method_not_allowed(m, &["GET", "POST"])),
+        // GetAccept's `{name, value}` items, and ours.
         ("GET", ["events"]) => Ok(json(
             200,
-            &json!({"events": EVENTS.iter().map(|(e, d)| json!({"event": e, "description": d})).collect::<Vec<_>>()}),
+            &Value::Array(
+                EVENTS
+                    .iter()
+                    .map(|(e, d)| json!({"name": d, "value": e, "event": e, "description": d}))
+                    .collect(),
+            ),
         )),
         ("GET", ["errors"]) => errors(cx, &pr),
         ("POST", ["test"]) => test(cx, &pr, req),
@@ -321,7 +329,7 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     cx.p.put(&fanout_key(&s.entity_id, &s.event, &s.id), b"");
     let mut v = sub_json(&s);
     v["secret"] = s.secret.clone().into(); // shown only now
-    Ok(json(200, &json!([v])))
+    Ok(json(200, &v))
 }
 
 fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
@@ -338,10 +346,13 @@ fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
                 "subscription_id": d.subscription_id, "event": d.event, "event_id": d.event_id,
                 "target_url": d.target_url, "attempts": d.attempts, "last_error": d.last_error,
                 "first_attempt_at": iso8601(d.first_attempt_ms), "failed_at": iso8601(d.failed_ms),
+                // GetAccept's members (all strings there).
+                "created_at": iso8601(d.failed_ms), "result": d.last_error,
+                "retry": d.attempts.to_string(), "status": "failed", "payload": "",
             })
         })
         .collect();
-    Ok(json(200, &json!({ "errors": items })))
+    Ok(json(200, &Value::Array(items)))
 }
 
 /// `POST /v1/subscriptions/test` (body `event`, `document_id`, `subscription_id`?): a

@@ -40,7 +40,8 @@ mod http;
 pub mod memory;
 mod model;
 mod recipients;
-mod router;
+pub mod router;
+mod users;
 mod util;
 pub mod work;
 
@@ -273,7 +274,10 @@ pub fn run_job(p: &mut dyn Platform, job: &Job) -> JobOutcome {
     match job.kind.as_str() {
         auth::PURGE_TOKEN_JOB => auth::purge_token(&mut cx, &job.payload),
         agents::FORGET_JOB => agents::forget(&mut cx, &job.payload),
-        docs::create::IMPORT_JOB => docs::jobs::imported(&mut cx, job),
+        docs::download::FORGET_LINK_JOB => docs::download::forget_link(&mut cx, &job.payload),
+        docs::create::IMPORT_JOB | docs::create::ARCHIVE_IMPORT_JOB => {
+            docs::jobs::imported(&mut cx, job)
+        }
         docs::lifecycle::RENDER_JOB => docs::jobs::rendered(&mut cx, job),
         docs::lifecycle::SCHEDULED_SEND_JOB => docs::jobs::scheduled_send(&mut cx, job),
         docs::lifecycle::EXPIRE_JOB => docs::jobs::expire(&mut cx, job),

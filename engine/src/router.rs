@@ -4,13 +4,149 @@
 use crate::http::{ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::{Cx, Origin, Request, Response, admin, agents, auth, docs, hooks, recipients};
+use crate::{Cx, Origin, Request, Response, admin, agents, auth, docs, hooks, recipients, users};
+
+/// Every public route: a path template (`{name}` matches one segment) and the methods it
+/// answers. [`route`] answers 404 and 405 from this table before it dispatches, so a
+/// route missing here cannot be reached, and `openapi.json` documents exactly these (a
+/// test compares the two). Admin routes (the CLI's origin) are not public and not here.
+pub const ROUTES: &[(&str, &[&str])] = &[
+    ("/.well-known/oauth-protected-resource", &["GET"]),
+    ("/.well-known/oauth-protected-resource/mcp", &["GET"]),
+    ("/.well-known/oauth-authorization-server", &["GET"]),
+    ("/.well-known/oauth-authorization-server/mcp", &["GET"]),
+    ("/.well-known/openid-configuration", &["GET"]),
+    ("/register", &["POST"]),
+    ("/authorize", &["GET", "POST"]),
+    ("/token", &["POST"]),
+    ("/revoke", &["POST"]),
+    ("/mcp", &["GET", "POST", "DELETE"]),
+    ("/v1/auth", &["POST"]),
+    ("/v1/refresh", &["GET"]),
+    ("/v1/refresh/{entity_id}", &["GET"]),
+    ("/v1/test", &["GET"]),
+    ("/v1/openapi.json", &["GET"]),
+    ("/v1/signing-certificate", &["GET"]),
+    ("/v1/verify", &["POST"]),
+    ("/v1/users/me", &["GET"]),
+    ("/v1/users", &["GET", "POST"]),
+    ("/v1/users/{user_id}", &["GET", "DELETE"]),
+    ("/v1/teams", &["GET"]),
+    ("/v1/users/me/connections", &["GET"]),
+    ("/v1/users/me/connections/{client_id}", &["DELETE"]),
+    ("/v1/revoke", &["GET"]),
+    ("/v1/documents", &["GET", "POST"]),
+    ("/v1/documents/latest", &["GET"]),
+    ("/v1/documents/external/{external_id}", &["GET"]),
+    ("/v1/documents/{id}", &["GET", "PUT", "DELETE"]),
+    ("/v1/documents/{id}/status", &["GET"]),
+    ("/v1/documents/{id}/recipients", &["GET"]),
+    ("/v1/documents/{id}/pages", &["GET"]),
+    ("/v1/documents/{id}/download", &["GET"]),
+    ("/v1/documents/{id}/log", &["GET"]),
+    ("/v1/documents/{id}/attachments", &["GET"]),
+    ("/v1/documents/{id}/custom-data", &["GET", "POST"]),
+    (
+        "/v1/documents/{id}/custom-data/{custom_data_id}",
+        &["GET", "PUT", "DELETE"],
+    ),
+    ("/v1/custom-data/entity", &["GET", "POST"]),
+    ("/v1/custom-data/entity/{key}", &["DELETE"]),
+    ("/v1/documents/{id}/comments", &["GET", "POST"]),
+    (
+        "/v1/documents/{id}/comments/{comment_id}/resolve",
+        &["POST"],
+    ),
+    ("/v1/documents/{id}/pricing-tables", &["GET", "PUT"]),
+    ("/v1/documents/{id}/revisions", &["GET", "POST"]),
+    ("/v1/documents/{id}/fields", &["GET", "POST", "PUT"]),
+    (
+        "/v1/documents/{id}/recipients/{recipient_id}",
+        &["PUT", "DELETE"],
+    ),
+    ("/v1/documents/{id}/recipients/send", &["POST"]),
+    ("/v1/documents/{id}/seal", &["POST"]),
+    ("/v1/documents/{id}/send", &["POST"]),
+    ("/v1/documents/{id}/forward", &["POST"]),
+    ("/v1/documents/{id}/expiration", &["POST"]),
+    ("/v1/documents/{id}/manually-sign", &["POST"]),
+    ("/v1/documents/{id}/lost", &["POST"]),
+    ("/v1/documents/{id}/reminders", &["POST"]),
+    ("/v1/download/{secret}", &["GET"]),
+    ("/v1/upload", &["POST"]),
+    ("/v1/upload/archive", &["POST"]),
+    ("/v1/upload/{id}", &["GET"]),
+    ("/v1/templates", &["GET", "POST"]),
+    ("/v1/templates/{id}", &["GET", "DELETE"]),
+    ("/v1/products", &["GET", "POST"]),
+    ("/v1/subscriptions", &["GET", "POST"]),
+    ("/v1/subscriptions/events", &["GET"]),
+    ("/v1/subscriptions/errors", &["GET"]),
+    ("/v1/subscriptions/test", &["POST"]),
+    ("/v1/subscriptions/{id}", &["GET", "DELETE"]),
+    ("/v1/subscriptions/{id}/secret", &["POST"]),
+    ("/s/_/{name}", &["GET"]),
+    ("/s/{secret}", &["GET", "HEAD"]),
+    ("/v1/recipient/{secret}", &["GET"]),
+    ("/v1/recipient/{secret}/verify/start", &["POST"]),
+    ("/v1/recipient/{secret}/verify", &["POST"]),
+    ("/v1/recipient/{secret}/view", &["POST"]),
+    ("/v1/recipient/{secret}/review", &["POST"]),
+    ("/v1/recipient/{secret}/comment", &["POST"]),
+    ("/v1/recipient/{secret}/sign", &["POST"]),
+    ("/v1/recipient/{secret}/approve", &["POST"]),
+    ("/v1/recipient/{secret}/reject", &["POST"]),
+    ("/v1/recipient/{secret}/print", &["POST"]),
+    ("/v1/recipient/{secret}/download", &["GET"]),
+    ("/v1/recipient/{secret}/pages/{n}", &["GET"]),
+    ("/v1/recipient/{secret}/comments", &["GET"]),
+    ("/v1/eid/return/{session}", &["GET"]),
+];
+
+/// The methods of the table's route for `segments`: the template whose literal segments
+/// match most of them, so `/v1/documents/latest` is not taken for `/v1/documents/{id}`.
+pub fn allowed_methods(segments: &[&str]) -> Option<&'static [&'static str]> {
+    let mut best: Option<(usize, &'static [&'static str])> = None;
+    for (template, methods) in ROUTES {
+        let parts = template.split('/').skip(1);
+        if parts.clone().count() != segments.len() {
+            continue;
+        }
+        let mut literals = 0;
+        let fits = parts.zip(segments).all(|(t, s)| {
+            if t.starts_with('{') {
+                !s.is_empty()
+            } else {
+                literals += 1;
+                t == *s
+            }
+        });
+        if fits && best.is_none_or(|(n, _)| literals > n) {
+            best = Some((literals, methods));
+        }
+    }
+    best.map(|(_, m)| m)
+}
 
 /// Dispatches one request.
-pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+pub(crate) fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let path = req.path.strip_suffix('/').unwrap_or(&req.path);
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     let method = req.method.as_str();
+    if !(req.origin == Origin::Admin && segments.first() == Some(&"admin")) {
+        match allowed_methods(&segments) {
+            None => {
+                return Err(ApiError::not_found(
+                    "not_found",
+                    format!("no such endpoint: {} {}", req.method, req.path),
+                ));
+            }
+            Some(allowed) if !allowed.contains(&method) => {
+                return Err(method_not_allowed(method, allowed));
+            }
+            Some(_) => {}
+        }
+    }
     if let Some(answer) = agents::route(cx, req, &segments) {
         return answer;
     }
@@ -21,22 +157,32 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             only(method, "GET", || auth::refresh_entity(cx, req, entity))
         }
         (_, ["v1", "test"]) => only(method, "GET", || auth::test(cx, req)),
+        (_, ["v1", "openapi.json"]) => only(method, "GET", || Ok(openapi())),
         (_, ["v1", "signing-certificate"]) => {
             only(method, "GET", || docs::evidence::signing_certificate(cx))
         }
         (_, ["v1", "verify"]) => only(method, "POST", || docs::evidence::verify(cx, req)),
         (_, ["v1", "users", "me"]) => only(method, "GET", || auth::me(cx, req)),
+        (_, ["v1", "users", rest @ ..]) => users::route(cx, req, rest),
+        (_, ["v1", "teams"]) => only(method, "GET", || users::teams(cx, req)),
         (_, ["v1", "revoke"]) => only(method, "GET", || auth::revoke(cx, req)),
         (_, ["v1", "documents", rest @ ..]) => docs::route(cx, req, rest),
         (_, ["v1", "upload"]) => only(method, "POST", || docs::uploads::create(cx, req)),
+        (_, ["v1", "download", secret]) => {
+            only(method, "GET", || docs::download::by_link(cx, secret))
+        }
+        (_, ["v1", "upload", "archive"]) => only(method, "POST", || docs::create::archive(cx, req)),
         (_, ["v1", "upload", id]) => only(method, "GET", || docs::uploads::get(cx, req, id)),
+        (_, ["v1", "custom-data", "entity", rest @ ..]) => {
+            docs::custom_data::entity_route(cx, req, rest)
+        }
         (_, ["v1", "templates", rest @ ..]) => docs::templates::route(cx, req, rest),
         (_, ["v1", "products"]) => docs::products::route(cx, req),
         (_, ["v1", "subscriptions", rest @ ..]) => hooks::route(cx, req, rest),
         // The signing page's assets, and the page behind each recipient's mailed link.
         (_, ["s", "_", name]) => only(method, "GET", || {
             recipients::page::asset(name)
-                .ok_or_else(|| ApiError::not_found("not_found", "no such asset"))
+                .ok_or_else(|| ApiError::not_found("asset_not_found", "no such asset"))
         }),
         (_, ["s", secret]) => Ok(recipients::page_route(cx, req, secret)),
         (_, ["v1", "recipient", secret, rest @ ..]) => {
@@ -66,7 +212,7 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
 }
 
 /// Runs `f` when `method` is `allowed`; otherwise 405 naming the allowed method.
-pub fn only(
+pub(crate) fn only(
     method: &str,
     allowed: &str,
     f: impl FnOnce() -> ApiResult<Response>,
@@ -78,11 +224,25 @@ pub fn only(
     }
 }
 
-pub fn method_not_allowed(method: &str, allowed: &[&str]) -> ApiError {
+pub(crate) fn method_not_allowed(method: &str, allowed: &[&str]) -> ApiError {
     ApiError::new(
         405,
         "method_not_allowed",
         format!("{method} is not allowed here; use {}", allowed.join(" or ")),
     )
     .with_header("allow", allowed.join(", "))
+}
+
+/// The OpenAPI 3.1 document of the public API, served as it is in the repository.
+pub const OPENAPI_JSON: &str = include_str!("../openapi.json");
+
+fn openapi() -> Response {
+    Response {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "application/json".into()),
+            ("cache-control".into(), "public, max-age=3600".into()),
+        ],
+        body: OPENAPI_JSON.as_bytes().to_vec(),
+    }
 }

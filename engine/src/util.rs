@@ -84,6 +84,16 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (yoe + era * 400 + i64::from(m <= 2), m, d)
 }
 
+/// A document's value as JSON: an integer when it is whole (GetAccept types `value` as
+/// an integer), the number itself otherwise.
+pub fn money(v: f64) -> serde_json::Value {
+    if v > -9_007_199_254_740_992.0 && v < 9_007_199_254_740_992.0 && (v as i64) as f64 == v {
+        serde_json::Value::from(v as i64)
+    } else {
+        serde_json::Value::from(v)
+    }
+}
+
 /// RFC 3339 / ISO 8601 with an explicit offset, in UTC: `2026-11-22T17:14:05+00:00`.
 pub fn iso8601(ms: u64) -> String {
     let secs = (ms / 1000) as i64;

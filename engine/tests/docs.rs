@@ -419,7 +419,7 @@ fn a_blob_shared_by_two_documents_lives_until_the_last_one_lets_go() {
         &mut p,
         &t,
         "GET",
-        &format!("/v1/documents/{}/download", ids[1]),
+        &format!("/v1/documents/{}/download?direct=true", ids[1]),
         None,
     );
     assert_eq!(s, 200, "the second document keeps the shared file");

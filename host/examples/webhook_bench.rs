@@ -168,7 +168,7 @@ fn main() {
             "/v1/subscriptions",
             &json!({"event": "document.created", "target_url": hook}),
         );
-        subs.push(s[0]["id"].as_str().unwrap().to_string());
+        subs.push(s["id"].as_str().unwrap().to_string());
     }
 
     const DOCS: usize = 2000;

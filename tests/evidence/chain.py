@@ -11,7 +11,7 @@ import rfc8785
 
 
 def main():
-    log = json.load(sys.stdin)["log"]
+    log = json.load(sys.stdin)
     prev = ""
     for i, entry in enumerate(log):
         h = entry.pop("hash")

@@ -371,7 +371,7 @@ pub fn disconnect(cx: &mut Cx, req: &Request, client_id: &str) -> ApiResult<Resp
     }
     if !found {
         return Err(ApiError::not_found(
-            "not_found",
+            "connection_not_found",
             "no connected agent with that client_id",
         ));
     }

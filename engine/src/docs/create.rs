@@ -30,6 +30,8 @@ use serde_json::{Map, Value, json};
 
 /// Job: record the import of a document's files.
 pub const IMPORT_JOB: &str = "doc.import";
+/// Job: record the import of an archived contract's files (`importing` → `archived`).
+pub const ARCHIVE_IMPORT_JOB: &str = "doc.import-archive";
 /// Default days until a document expires.
 pub const DEFAULT_EXPIRATION_DAYS: u32 = 30;
 const DAY_MS: u64 = 24 * 3600 * 1000;
@@ -433,7 +435,30 @@ fn with_document(err: ApiError, doc_id: &str) -> Response {
 
 /// `POST /v1/documents`.
 pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    create_as(cx, pr, req, false)
+}
+
+/// `POST /v1/upload/archive` (GetAccept's "upload to archive"): a contract signed
+/// elsewhere, kept with the others: the body of a create without recipients or a
+/// template, a file required, and `sign_date` (default: now). Its files are imported
+/// like a draft's; then it is `archived`, and stays so.
+pub fn archive(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let pr = crate::auth::authenticate(cx, req)?;
+    create_as(cx, &pr, req, true)
+}
+
+fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiResult<Response> {
     let f = req.body_fields()?;
+    if archive {
+        for name in ["recipients", "template_id"] {
+            if f.has(name) {
+                return Err(ApiError::bad_request(
+                    "invalid_field",
+                    format!("an archived contract has no `{name}`: it was signed elsewhere"),
+                ));
+            }
+        }
+    }
     let template = match f.optional_str("template_id")?.filter(|s| !s.is_empty()) {
         Some(id) => Some(templates::find(cx, pr, &id)?),
         None => None,
@@ -448,7 +473,13 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     let given_fields = parse_custom_fields(&f)?;
     let mut used = Vec::new();
     let mut attachments = parse_attachments(cx, pr, &f, &mut used)?;
-    let flags = parse_flags(&f, &recipients)?;
+    let mut flags = parse_flags(&f, &recipients)?;
+    if archive {
+        // Nothing is sent, scheduled or reminded for a contract signed elsewhere.
+        flags.is_automatic_sending = false;
+        flags.is_scheduled_sending = false;
+        flags.is_reminder_sending = false;
+    }
     let value = f.optional_number("value")?.unwrap_or(0.0);
     let now = cx.now();
     let expiration_days = match f.optional_number("expiration_days")? {
@@ -481,6 +512,32 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     let contract_start = parse_time_field(&f, "contract_start_date")?;
     let contract_end = parse_time_field(&f, "contract_end_date")?;
     let mut sources = parse_sources(cx, pr, &f)?;
+    let sign_ms = if archive {
+        if let Some(missing) = &sources.missing {
+            return Err(ApiError::not_found(
+                "file_not_found",
+                format!("the upload {missing} in file_ids is unknown or has expired"),
+            ));
+        }
+        if sources.sources.is_empty() {
+            return Err(ApiError::bad_request(
+                "missing_file",
+                "an archived contract needs its file: `file`, `file_content`, `file_url` or `file_ids`",
+            ));
+        }
+        match parse_time_field(&f, "sign_date")? {
+            Some(t) if t > now => {
+                return Err(ApiError::bad_request(
+                    "invalid_field",
+                    "the field `sign_date` must not be in the future",
+                ));
+            }
+            Some(t) => Some(t),
+            None => Some(now),
+        }
+    } else {
+        None
+    };
     used.append(&mut sources.used);
     let tags_raw = tags_text(&f)?.unwrap_or_default();
     let name = f
@@ -516,7 +573,7 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
         status_before_expiry: None,
         rejection_reason: None,
         send_ms: None,
-        sign_ms: None,
+        sign_ms,
         created_ms: now,
         updated_ms: now,
         expiration_ms,
@@ -671,12 +728,22 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
             .collect();
         doc.sources = import;
         cx.p.schedule_job(JobSpec {
-            kind: IMPORT_JOB.into(),
+            kind: if archive {
+                ARCHIVE_IMPORT_JOB
+            } else {
+                IMPORT_JOB
+            }
+            .into(),
             payload: id.clone().into_bytes(),
             run_at_ms: now,
             work: Some(WorkOrder::Import(order)),
         });
-        created(cx, &mut doc, "created; importing files");
+        let detail = if archive {
+            "created for the archive; importing files"
+        } else {
+            "created; importing files"
+        };
+        created(cx, &mut doc, detail);
         return Ok(json(200, &json!({"id": id, "status": "importing"})));
     }
     created(cx, &mut doc, "created");

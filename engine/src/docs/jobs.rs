@@ -20,7 +20,8 @@ pub fn owner_of(doc_id: &str) -> String {
     format!("doc:{doc_id}")
 }
 
-/// Job `doc.import`: the files are imported (or one failed): `importing` → `draft`.
+/// Job `doc.import`: the files are imported (or one failed): `importing` → `draft`
+/// (`archived` for `doc.import-archive` when every file imported).
 /// A failure keeps the pages of the files before it, none from it or later files, and
 /// emails the owner.
 pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
@@ -76,6 +77,20 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
     doc.status = Status::Draft;
     let actor = Actor::system();
     match failure {
+        None if job.kind == super::create::ARCHIVE_IMPORT_JOB => {
+            doc.status = Status::Archived;
+            let pages = doc.page_count();
+            let detail = format!("{} file(s), {pages} page(s); archived", doc.files.len());
+            emit_and_log(
+                cx,
+                &mut doc,
+                &actor,
+                "document.imported",
+                "imported",
+                detail,
+                json!({"page_count": pages}),
+            );
+        }
         None => {
             let pages = doc.page_count();
             let detail = format!("{} file(s), {pages} page(s)", doc.files.len());
@@ -420,7 +435,7 @@ fn finish_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, hash: &str) {
         });
     }
     let extra = json!({"document": {
-        "id": doc.id, "name": doc.name, "status": doc.status.as_str(), "value": doc.value,
+        "id": doc.id, "name": doc.name, "status": doc.status.as_str(), "value": crate::util::money(doc.value),
         "send_date": iso8601(now),
         "external_id": doc.external_id,
     }});
@@ -534,6 +549,7 @@ pub fn erase(cx: &mut Cx, job: &Job) -> JobOutcome {
         return JobOutcome::Failed("bad erase payload".into());
     };
     super::fields::erase(cx, &e.doc_id);
+    super::custom_data::erase(cx, &e.doc_id);
     super::signatures::erase(cx, &e.doc_id);
     super::pages::erase(cx, &e.doc_id);
     super::evidence::remove(cx, &e.doc_id);
@@ -581,7 +597,8 @@ pub fn remind_job(cx: &mut Cx, job: &Job) -> JobOutcome {
     }
     let before = doc.clone();
     let message = p["message"].as_str().unwrap_or("").to_string();
-    remind(cx, &mut doc, &who, &message, &Actor::system());
+    let sms = p["sms"].as_bool().unwrap_or(false);
+    remind(cx, &mut doc, &who, &message, sms, &Actor::system());
     store_doc(cx, Some(&before), &mut doc);
     if auto && doc.reminders_sent < lifecycle::AUTO_REMINDER_MAX * who.len() as u32 {
         return JobOutcome::RetryAt(cx.now() + lifecycle::AUTO_REMINDER_DAYS * 24 * 3600 * 1000);

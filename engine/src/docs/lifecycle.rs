@@ -1,6 +1,6 @@
 //! State changes after create (spec §3.3, §4.2): update, seal, send, send to
 //! recipients, forward, expiration, manual signing, lost, revisions, reminders, delete
-//! and recall, comments, pricing tables, recipient corrections.
+//! and recall, comments, pricing tables (recipient corrections are in `roster`).
 //!
 //! Sealing, sending and revisions answer at acceptance and finish in a render job
 //! ([`request_render`], then `jobs::rendered`).
@@ -1001,16 +1001,17 @@ pub fn waiting(doc: &Document) -> Vec<Recipient> {
         .collect()
 }
 
-/// Sends reminders to `who`; returns how many went out.
+/// Sends reminders to `who` (by SMS when `sms`); returns how many went out.
 pub fn remind(
     cx: &mut Cx,
     doc: &mut Document,
     who: &[Recipient],
     message: &str,
+    sms: bool,
     actor: &Actor,
 ) -> usize {
     for r in who {
-        notify::reminder(cx, doc, r, message);
+        notify::reminder(cx, doc, r, message, sms);
     }
     doc.reminders_sent += who.len() as u32;
     log(
@@ -1024,7 +1025,10 @@ pub fn remind(
     who.len()
 }
 
-/// `POST /v1/documents/{id}/reminders` (body `message`?, `recipient_ids`?, `send_at`?).
+/// `POST /v1/documents/{id}/reminders`: `message` (or GetAccept's `text`),
+/// `recipient_ids`, `send_at`, and GetAccept's `type` (`email` or `sms`), `not_opened`
+/// (only those who have not opened it) and `not_signed` (everyone still waiting, the
+/// default). All optional.
 pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;
@@ -1037,8 +1041,31 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
             ),
         ));
     }
-    let message = f.optional_str("message")?.unwrap_or_default();
+    let sms = match f.optional_str("type")?.as_deref() {
+        None | Some("" | "email") => false,
+        Some("sms") => true,
+        Some(other) => {
+            return Err(bad(
+                "invalid_field",
+                format!(
+                    "`type` must be email or sms, not {other:?} (video reminders are not offered)"
+                ),
+            ));
+        }
+    };
+    let message = match f.optional_str("message")?.filter(|m| !m.is_empty()) {
+        Some(m) => m,
+        None => f.optional_str("text")?.unwrap_or_default(),
+    };
+    let only_unopened = f.optional_bool("not_opened")? == Some(true)
+        && f.optional_bool("not_signed")? != Some(true);
     let mut who = waiting(&doc);
+    if only_unopened {
+        who.retain(|r| r.status == RecipientStatus::Sent);
+    }
+    if sms {
+        who.retain(|r| !r.mobile.is_empty());
+    }
     if f.has("recipient_ids") {
         let ids = recipient_ids(&f)?;
         for rid in &ids {
@@ -1054,7 +1081,11 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
     if who.is_empty() {
         return Err(bad(
             "nobody_to_remind",
-            "no recipient is waiting to sign, approve or review",
+            if sms {
+                "no recipient with a mobile number is waiting to sign, approve or review"
+            } else {
+                "no recipient is waiting to sign, approve or review"
+            },
         ));
     }
     let before = doc.clone();
@@ -1071,7 +1102,7 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
             cx.p.schedule_job(JobSpec {
                 kind: REMIND_JOB.into(),
                 payload: serde_json::to_vec(
-                    &json!({"doc": doc.id, "ids": ids, "message": message}),
+                    &json!({"doc": doc.id, "ids": ids, "message": message, "sms": sms}),
                 )
                 .unwrap_or_default(),
                 run_at_ms: at,
@@ -1087,7 +1118,7 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
             );
         }
         None => {
-            remind(cx, &mut doc, &who, &message, &actor);
+            remind(cx, &mut doc, &who, &message, sms, &actor);
         }
     }
     store_doc(cx, Some(&before), &mut doc);
@@ -1390,6 +1421,8 @@ pub fn comment(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
     let f = req.body_fields()?;
     let text = f.required_str("text")?;
     let suggestion = f.optional_bool("suggestion")?.unwrap_or(false);
+    // Checked even when a suggestion makes it moot: a bad member is a 400 either way.
+    let internal = f.optional_bool("internal")?.unwrap_or(false);
     if suggestion && !access(cx, pr, &doc).write {
         return Err(ApiError::forbidden(
             "access_denied",
@@ -1404,7 +1437,7 @@ pub fn comment(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
         author_name: user_name(&pr.user),
         author_email: pr.user.email.clone(),
         created_ms: cx.now(),
-        internal: suggestion || f.optional_bool("internal")?.unwrap_or(false),
+        internal: suggestion || internal,
         suggestion,
         resolved: false,
     };
@@ -1424,7 +1457,10 @@ pub fn comment(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
         extra,
     );
     store_doc(cx, Some(&before), &mut doc);
-    Ok(json(200, &comment_json(&c)))
+    // GetAccept answers `{comment_id}`; the comment itself comes with it.
+    let mut out = comment_json(&c);
+    out["comment_id"] = json!(c.id);
+    Ok(json(200, &out))
 }
 
 /// `POST /v1/documents/{id}/comments/{comment}/resolve`.
@@ -1443,89 +1479,4 @@ pub fn resolve_comment(cx: &mut Cx, pr: &Principal, id: &str, cid: &str) -> ApiR
         "comment_not_found",
         format!("no comment {cid}"),
     ))
-}
-
-/// `PUT /v1/documents/{id}/recipients/{recipient}`: corrects a recipient who has not
-/// been reached yet (status added or hardbounced): names, email, mobile.
-pub fn update_recipient(
-    cx: &mut Cx,
-    pr: &Principal,
-    req: &Request,
-    id: &str,
-    rid: &str,
-) -> ApiResult<Response> {
-    let mut doc = writable(cx, pr, id)?;
-    let f = req.body_fields()?;
-    f.only(&[
-        "first_name",
-        "last_name",
-        "email",
-        "mobile",
-        "phone",
-        "title",
-        "company_name",
-    ])?;
-    let before = doc.clone();
-    let r = doc
-        .recipients
-        .iter_mut()
-        .find(|r| r.id == rid)
-        .ok_or_else(|| ApiError::not_found("recipient_not_found", format!("no recipient {rid}")))?;
-    if !matches!(
-        r.status,
-        RecipientStatus::Added | RecipientStatus::Hardbounced
-    ) {
-        return Err(bad(
-            "invalid_recipient",
-            format!(
-                "the recipient is already {}; only added or hard-bounced recipients can be corrected",
-                r.status.as_str()
-            ),
-        ));
-    }
-    if let Some(e) = f.optional_str("email")? {
-        if !e.is_empty() && !is_email(&e) {
-            return Err(bad(
-                "invalid_field",
-                format!("{e:?} is not a valid email address"),
-            ));
-        }
-        r.email = e;
-    }
-    if let Some(m) = f.optional_str("mobile")? {
-        if !m.is_empty() && !super::create::is_mobile(&m) {
-            return Err(bad(
-                "invalid_field",
-                format!("{m:?} is not a valid mobile number"),
-            ));
-        }
-        r.mobile = m;
-    }
-    if r.email.is_empty() && r.mobile.is_empty() {
-        return Err(bad(
-            "invalid_recipient",
-            "a recipient needs a valid email or a mobile number",
-        ));
-    }
-    for (k, slot) in [
-        ("first_name", &mut r.first_name),
-        ("last_name", &mut r.last_name),
-        ("phone", &mut r.phone),
-        ("title", &mut r.title),
-        ("company_name", &mut r.company_name),
-    ] {
-        if let Some(v) = f.optional_str(k)? {
-            *slot = v;
-        }
-    }
-    log(
-        cx,
-        &mut doc,
-        &Actor::user(pr, Some(req)),
-        "recipient_updated",
-        format!("recipient {rid}"),
-        None,
-    );
-    store_doc(cx, Some(&before), &mut doc);
-    Ok(no_content())
 }

@@ -126,7 +126,17 @@ pub fn limit_param(req: &Request, name: &str) -> ApiResult<u32> {
         .map_or(DEFAULT_LIMIT, |n| (n as usize).min(MAX_LIMIT)) as u32)
 }
 
-fn parse_int(req: &Request, name: &str) -> ApiResult<Option<i64>> {
+/// Parses an integer query parameter given at most once; `None` when absent or blank.
+pub fn parse_int(req: &Request, name: &str) -> ApiResult<Option<i64>> {
+    let given = form_urlencoded::parse(req.query.as_bytes())
+        .filter(|(k, _)| k == name)
+        .count();
+    if given > 1 {
+        return Err(ApiError::bad_request(
+            "invalid_parameter",
+            format!("the query parameter `{name}` is given {given} times; give it once"),
+        ));
+    }
     match req.query_param(name) {
         None => Ok(None),
         Some(v) if v.trim().is_empty() => Ok(None),

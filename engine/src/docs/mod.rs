@@ -8,6 +8,8 @@
 
 pub mod blobs;
 pub mod create;
+pub mod custom_data;
+pub mod download;
 pub mod evidence;
 pub mod fields;
 pub mod jobs;
@@ -19,6 +21,7 @@ pub mod pages;
 pub mod pricing;
 pub mod products;
 pub mod read;
+pub mod roster;
 pub mod signatures;
 pub mod templates;
 pub mod trail;
@@ -52,8 +55,10 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         ("GET", [id, "status"]) => read::status(cx, &pr, id),
         ("GET", [id, "recipients"]) => read::recipients(cx, &pr, id),
         ("GET", [id, "pages"]) => read::pages(cx, &pr, id),
-        ("GET", [id, "download"]) => read::download(cx, &pr, id),
+        ("GET", [id, "download"]) => download::download(cx, &pr, req, id),
         ("GET", [id, "log"]) => read::log(cx, &pr, id),
+        ("GET", [id, "attachments"]) => read::attachments(cx, &pr, id),
+        (_, [id, "custom-data", rest @ ..]) => custom_data::document_route(cx, &pr, req, id, rest),
         ("GET", [id, "comments"]) => read::comments(cx, &pr, id),
         ("POST", [id, "comments"]) => lifecycle::comment(cx, &pr, req, id),
         (_, [_, "comments"]) => Err(method_not_allowed(m, &["GET", "POST"])),
@@ -63,7 +68,8 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         (_, [_, "pricing-tables"]) => Err(method_not_allowed(m, &["GET", "PUT"])),
         ("GET", [id, "revisions"]) => read::revisions(cx, &pr, id),
         (_, [id, "fields"]) => fields::route(cx, &pr, req, id),
-        ("PUT", [id, "recipients", rid]) => lifecycle::update_recipient(cx, &pr, req, id, rid),
+        ("PUT", [id, "recipients", rid]) => roster::update_recipient(cx, &pr, req, id, rid),
+        ("DELETE", [id, "recipients", rid]) => roster::remove_recipient(cx, &pr, req, id, rid),
         ("POST", [id, "revisions"]) => lifecycle::revise(cx, &pr, req, id),
         (_, [_, "revisions"]) => Err(method_not_allowed(m, &["GET", "POST"])),
         ("POST", [id, "seal"]) => lifecycle::seal(cx, &pr, req, id),
@@ -273,7 +279,7 @@ pub fn event_document(doc: &Document) -> Value {
         "id": doc.id,
         "name": doc.name,
         "status": doc.status.as_str(),
-        "value": doc.value,
+        "value": crate::util::money(doc.value),
         "external_id": doc.external_id,
         "external_client_id": doc.external_client_id,
         "send_date": doc.send_ms.map(crate::util::iso8601),

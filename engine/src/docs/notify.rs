@@ -39,9 +39,22 @@ fn link_mail(
     intro: String,
     message: &str,
 ) {
+    link_message(cx, doc, r, subject, intro, message, false);
+}
+
+/// The link by mail, or by SMS when `sms` is asked or the recipient has no email.
+fn link_message(
+    cx: &mut Cx,
+    doc: &Document,
+    r: &Recipient,
+    subject: String,
+    intro: String,
+    message: &str,
+    sms: bool,
+) {
     let Some(secret) = &r.secret else { return };
     let url = document_url(cx, secret);
-    if r.email.is_empty() {
+    if r.email.is_empty() || (sms && !r.mobile.is_empty()) {
         // A recipient with only a mobile number gets the link by SMS.
         cx.p.send_sms(Sms {
             to: r.mobile.clone(),
@@ -83,7 +96,9 @@ pub fn invitation(cx: &mut Cx, doc: &Document, r: &Recipient) {
     link_mail(cx, doc, r, subject, intro, &message);
 }
 
-pub fn reminder(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str) {
+/// A reminder with the recipient's link: by mail, or by SMS when `sms` (a recipient
+/// without a mobile number gets it by mail then).
+pub fn reminder(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str, sms: bool) {
     let subject = format!("Reminder: \"{}\" is waiting for you", doc.name);
     let intro = format!(
         "{} is waiting for you to {} \"{}\".",
@@ -91,7 +106,7 @@ pub fn reminder(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str) {
         what_to_do(r),
         doc.name
     );
-    link_mail(cx, doc, r, subject, intro, message);
+    link_message(cx, doc, r, subject, intro, message, sms);
 }
 
 pub fn revision(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str) {

@@ -159,7 +159,7 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
         "name": doc.name,
         "external_id": doc.external_id,
         "external_client_id": doc.external_client_id,
-        "value": doc.value,
+        "value": crate::util::money(doc.value),
         "type": doc.doc_type,
         "tags": if o.external { &doc.tags_raw } else { &doc.tags },
         "company_name": doc.company_name,
@@ -274,7 +274,7 @@ pub fn list_item_json(cx: &mut Cx, doc: &Document, archive: bool) -> Value {
         "id": doc.id,
         "name": doc.name,
         "status": doc.status.as_str(),
-        "value": doc.value,
+        "value": crate::util::money(doc.value),
         "sender_name": doc.sender.name,
         "created_at": iso8601(doc.created_ms),
         "updated_at": iso8601(doc.updated_ms),
@@ -404,6 +404,49 @@ pub fn recipients(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> 
     Ok(json(200, &json!({ "recipients": items })))
 }
 
+/// `GET /v1/documents/{id}/attachments`: the files attached to the document, in
+/// GetAccept's shape (esign serves no attachment URLs of its own: those are `""`).
+pub fn attachments(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let doc = readable(cx, pr, id)?;
+    let items: Vec<Value> = doc
+        .attachments
+        .iter()
+        .map(|a| {
+            let extension = a
+                .name
+                .rsplit_once('.')
+                .map(|(_, e)| e.to_ascii_lowercase())
+                .unwrap_or_default();
+            let names: Vec<String> = a
+                .restricted_to
+                .iter()
+                .flat_map(|email| {
+                    doc.recipients
+                        .iter()
+                        .filter(move |r| r.email.eq_ignore_ascii_case(email))
+                        .map(|r| r.fullname())
+                })
+                .collect();
+            json!({
+                "attachment_id": a.id,
+                "attachment_title": a.name,
+                "attachment_filename": a.name,
+                "attachment_extension": extension,
+                "attachment_type": "file",
+                "attachment_description": "",
+                "attachment_url": "",
+                "attachment_download_url": "",
+                "attachment_preview_url": "",
+                "size": a.size,
+                "restrict_access": a.restricted_to.is_some(),
+                "access_recipient_names": names,
+                "last_attachment_view": "",
+            })
+        })
+        .collect();
+    Ok(json(200, &json!({ "attachments": items })))
+}
+
 /// `GET /v1/documents/{id}/pages`.
 pub fn pages(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let doc = readable(cx, pr, id)?;
@@ -413,46 +456,6 @@ pub fn pages(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     ))
 }
 
-/// `GET /v1/documents/{id}/download`: the current PDF (the rendered one once sealed or
-/// sent; before that, a draft's single imported file).
-pub fn download(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
-    let doc = readable(cx, pr, id)?;
-    if super::evidence::sealing(&doc) {
-        return Err(super::evidence::sealing_error());
-    }
-    let (blob, _) = current_pdf(&doc).ok_or_else(|| {
-        ApiError::not_found(
-            "pdf_not_ready",
-            "the document has no PDF yet: import a file, or seal or send it",
-        )
-    })?;
-    let bytes = cx.p.get_blob(&blob).ok_or_else(|| {
-        ApiError::not_found("pdf_not_ready", "the document's PDF is not stored any more")
-    })?;
-    let safe: String = doc
-        .name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ' ' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    Ok(Response {
-        status: 200,
-        headers: vec![
-            ("content-type".into(), "application/pdf".into()),
-            (
-                "content-disposition".into(),
-                format!("attachment; filename=\"{}.pdf\"", safe.trim()),
-            ),
-        ],
-        body: bytes,
-    })
-}
-
 /// `GET /v1/documents/{id}/log`: the audit trail, oldest first, with its chain hashes.
 pub fn log(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let doc = readable(cx, pr, id)?;
@@ -460,7 +463,10 @@ pub fn log(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
         .iter()
         .map(super::trail::served)
         .collect();
-    Ok(json(200, &json!({ "log": entries })))
+    // A bare array, as GetAccept answers it. The entries keep the hash-chained shape of
+    // the audit trail (DESIGN.md §4, Evidence): a member added here would break the
+    // chain a client recomputes.
+    Ok(json(200, &Value::Array(entries)))
 }
 
 pub fn comment_json(c: &Comment) -> Value {
@@ -472,16 +478,25 @@ pub fn comment_json(c: &Comment) -> Value {
     })
 }
 
-/// `GET /v1/documents/{id}/comments`.
+/// `GET /v1/documents/{id}/comments`: a bare array, as GetAccept answers it.
 pub fn comments(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let doc = readable(cx, pr, id)?;
     let (start, end) = comments_prefix(&doc.id);
     let items: Vec<Value> =
         cx.p.scan(&start, &end, u32::MAX, false)
             .into_iter()
-            .map(|(_, v)| comment_json(&decode::<Comment>(&v)))
+            .map(|(_, v)| {
+                let c = decode::<Comment>(&v);
+                let mut out = comment_json(&c);
+                // GetAccept's members: who wrote it, and whether the caller did.
+                out["email"] = json!(c.author_email);
+                out["full_name"] = json!(c.author_name);
+                out["thumb_url"] = json!("");
+                out["self"] = json!(u8::from(c.author_id == pr.user.id));
+                out
+            })
             .collect();
-    Ok(json(200, &json!({ "comments": items })))
+    Ok(json(200, &Value::Array(items)))
 }
 
 /// `GET /v1/documents/{id}/pricing-tables`.

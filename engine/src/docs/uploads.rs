@@ -265,6 +265,8 @@ pub fn create(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         created_ms: now,
         expires_ms: now + ttl,
     };
+    // Every member is checked, even one the chosen source makes unused.
+    let file_url = f.optional_str("file_url")?;
     if let Some(file) = given_file(&f)? {
         let info = put_blob(cx, &file.bytes)?;
         upload.name = if file.name.is_empty() {
@@ -277,7 +279,7 @@ pub fn create(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         upload.sha256 = info.sha256;
         blobs::hold(cx, &info.id, &owner(&upload.id));
         upload.blob = Some(info.id);
-    } else if let Some(url) = f.optional_str("file_url")?.filter(|u| !u.is_empty()) {
+    } else if let Some(url) = file_url.filter(|u| !u.is_empty()) {
         check_url("file_url", &url)?;
         upload.name = f
             .optional_str("file_name")?

@@ -126,7 +126,7 @@ pub(super) fn recipient_view(
     let mine = sigs.iter().find(|s| s.recipient_id == r.id);
     json!({
         "document": {
-            "id": doc.id, "name": doc.name, "status": doc.status.as_str(), "value": doc.value,
+            "id": doc.id, "name": doc.name, "status": doc.status.as_str(), "value": crate::util::money(doc.value),
             "sender_name": doc.sender.name, "sender_email": doc.sender.email,
             "expiration_date": iso8601(doc.expiration_ms), "page_count": doc.page_count(),
             "is_signing": doc.flags.is_signing, "is_signing_order": doc.flags.is_signing_order,

@@ -1,0 +1,125 @@
+//! The contract: `openapi.json` documents exactly the routes the engine answers.
+
+mod common;
+
+use common::*;
+use esign_engine::router::{OPENAPI_JSON, ROUTES};
+use esign_engine::{Origin, handle};
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+const METHODS: &[&str] = &[
+    "GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE",
+];
+
+fn documented() -> BTreeSet<(String, String)> {
+    let doc: Value = serde_json::from_str(OPENAPI_JSON).expect("openapi.json is JSON");
+    assert_eq!(doc["openapi"].as_str().map(|v| &v[..4]), Some("3.1."));
+    let mut out = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().expect("paths") {
+        for (key, _) in item.as_object().expect("path item") {
+            if METHODS.contains(&key.to_uppercase().as_str()) {
+                out.insert((key.to_uppercase(), path.clone()));
+            }
+        }
+    }
+    out
+}
+
+fn routed() -> BTreeSet<(String, String)> {
+    ROUTES
+        .iter()
+        .flat_map(|(path, methods)| methods.iter().map(|m| (m.to_string(), path.to_string())))
+        .collect()
+}
+
+#[test]
+fn the_document_lists_every_route_and_nothing_else() {
+    let (doc, routes) = (documented(), routed());
+    let undocumented: Vec<_> = routes.difference(&doc).collect();
+    let unrouted: Vec<_> = doc.difference(&routes).collect();
+    assert!(
+        undocumented.is_empty() && unrouted.is_empty(),
+        "routed but not in openapi.json: {undocumented:?}\nin openapi.json but not routed: {unrouted:?}"
+    );
+}
+
+/// A template's path with each `{param}` filled by a value no record has.
+fn sample(template: &str) -> String {
+    template
+        .split('/')
+        .map(|s| {
+            if s.starts_with('{') {
+                "0000000000000000"
+            } else {
+                s
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[test]
+fn every_route_in_the_table_reaches_a_handler_and_other_methods_get_405() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    for (template, methods) in ROUTES {
+        let path = sample(template);
+        for method in METHODS {
+            let mut req = request(Origin::Http, method, &path, None);
+            req.headers
+                .push(("authorization".into(), format!("Bearer {t}")));
+            let resp = handle(&mut p, &req);
+            let b = body(&resp);
+            if methods.contains(method) {
+                // The dispatcher behind the table knows the route: whatever it answers
+                // (a missing record, a bad body), it is not the router's 404 or 405.
+                assert!(
+                    resp.status != 405 && !(resp.status == 404 && b["error"] == "not_found"),
+                    "{method} {template} is in the table but not dispatched: {} {b}",
+                    resp.status
+                );
+            } else {
+                assert_eq!(resp.status, 405, "{method} {template}: {b}");
+                let allow = resp
+                    .headers
+                    .iter()
+                    .find(|(k, _)| k == "allow")
+                    .map(|(_, v)| v.clone())
+                    .unwrap_or_default();
+                assert_eq!(allow, methods.join(", "), "{method} {template}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_path_outside_the_table_is_404() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    for path in [
+        "/v1",
+        "/v1/documents/a/b/c/d/e",
+        "/v1/nothing",
+        "/admin/users",
+        "/s",
+    ] {
+        let (status, b) = api(&mut p, &t, "GET", path, None);
+        assert_eq!(
+            (status, b["error"].as_str()),
+            (404, Some("not_found")),
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn the_document_is_served_as_it_is() {
+    let mut p = bootstrapped();
+    let resp = handle(
+        &mut p,
+        &request(Origin::Http, "GET", "/v1/openapi.json", None),
+    );
+    assert_eq!(resp.status, 200);
+    assert_eq!(resp.body, OPENAPI_JSON.as_bytes());
+}

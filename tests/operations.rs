@@ -1,0 +1,575 @@
+//! The operations GetAccept v1 has that a self-hosted service needs (issue 12, part 3),
+//! and GetAccept's shapes of download and reminders, against the real binary: users
+//! and teams, removing a recipient, attachments, archiving a signed contract, custom
+//! data. Every answer is also checked against `engine/openapi.json` by `call`.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+
+fn signer(email: &str) -> Value {
+    json!({"email": email, "first_name": "Sam", "last_name": "Signer", "role": "signer"})
+}
+
+/// A user made through the API with `role`; returns (id, token).
+fn api_user(s: &Server, admin: &str, email: &str, role: &str) -> (String, String) {
+    let (status, u) = s.post_json(
+        admin,
+        "/v1/users",
+        &json!({"email": email, "first_name": "Uma", "last_name": "User", "role": role,
+                "password": USER_PASSWORD}),
+    );
+    assert_eq!(status, 200, "{u}");
+    assert!(
+        u.get("password").is_none(),
+        "a given password is not echoed: {u}"
+    );
+    let id = u["id"].as_str().unwrap().to_string();
+    (id, s.token(email, USER_PASSWORD, None))
+}
+
+#[test]
+fn users_and_teams_follow_the_role_rules() {
+    let s = Server::start(&[]);
+    let admin = s.admin_token();
+
+    // A manager and a user, made by the admin; a generated password is answered once.
+    let (manager_id, manager) = api_user(&s, &admin, "manager@example.com", "manager");
+    let (user_id, user) = api_user(&s, &admin, "user@example.com", "user");
+    let (status, made) = s.post_json(
+        &admin,
+        "/v1/users",
+        &json!({"email": "gen@example.com", "fullname": "Grace Hopper", "team_id": "sales"}),
+    );
+    assert_eq!(status, 200, "{made}");
+    assert_eq!(made["first_name"], "Grace");
+    assert_eq!(made["last_name"], "Hopper");
+    assert_eq!(made["role"], "user");
+    assert_eq!(made["team_id"], "sales");
+    let generated = made["password"].as_str().unwrap().to_string();
+    assert!(generated.len() >= 16, "{made}");
+    let gen_id = made["id"].as_str().unwrap().to_string();
+    // The generated password signs in.
+    s.token("gen@example.com", &generated, None);
+
+    // Bad input: 400s and a 409, nothing made.
+    for (body, code) in [
+        (json!({"email": "not-an-email"}), "invalid_email"),
+        (
+            json!({"email": "x@example.com", "role": "owner"}),
+            "invalid_role",
+        ),
+        (
+            json!({"email": "x@example.com", "password": "short"}),
+            "weak_password",
+        ),
+        (json!({}), "missing_field"),
+    ] {
+        let (status, body) = s.post_json(&admin, "/v1/users", &body);
+        assert_eq!(assert_error(status, &body, 400), code);
+    }
+    let (status, body) = s.post_json(
+        &admin,
+        "/v1/users",
+        &json!({"email": "USER@example.com", "password": USER_PASSWORD}),
+    );
+    assert_eq!(assert_error(status, &body, 409), "email_taken");
+
+    // The list: admins and managers; a user is refused.
+    let (status, list) = s.get_as(&manager, "/v1/users");
+    assert_eq!(status, 200, "{list}");
+    let mut emails: Vec<&str> = list["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|u| u["email"].as_str().unwrap())
+        .collect();
+    emails.sort();
+    assert_eq!(
+        emails,
+        [
+            ADMIN_EMAIL,
+            "gen@example.com",
+            "manager@example.com",
+            "user@example.com"
+        ]
+    );
+    let me = list["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["email"] == "manager@example.com")
+        .unwrap();
+    assert_eq!(me["role"], "manager");
+    assert_eq!(me["status"], "active");
+    assert_eq!(me["user_id"], manager_id.as_str());
+    assert!(me["last_login"].as_str().unwrap().ends_with("+00:00"));
+    let (status, body) = s.get_as(&user, "/v1/users");
+    assert_eq!(assert_error(status, &body, 403), "forbidden");
+
+    // Details: one's own for everyone, others' for managers and admins.
+    let (status, own) = s.get_as(&user, &format!("/v1/users/{user_id}"));
+    assert_eq!(status, 200, "{own}");
+    assert_eq!(own["email"], "user@example.com");
+    assert_eq!(own["entity_name"], "Default");
+    let (status, body) = s.get_as(&user, &format!("/v1/users/{manager_id}"));
+    assert_eq!(assert_error(status, &body, 403), "forbidden");
+    let (status, body) = s.get_as(&manager, &format!("/v1/users/{user_id}"));
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = s.get_as(&admin, "/v1/users/0123456789abcdef0123456789abcdef");
+    assert_eq!(assert_error(status, &body, 404), "user_not_found");
+
+    // A manager makes and removes users only.
+    let (status, body) = s.post_json(
+        &manager,
+        "/v1/users",
+        &json!({"email": "boss@example.com", "role": "admin"}),
+    );
+    assert_eq!(assert_error(status, &body, 403), "forbidden");
+    let (status, body) = s.post_json(&user, "/v1/users", &json!({"email": "u2@example.com"}));
+    assert_eq!(assert_error(status, &body, 403), "forbidden");
+
+    // Teams: every member reads them.
+    let (status, teams) = s.get_as(&user, "/v1/teams");
+    assert_eq!(status, 200, "{teams}");
+    assert_eq!(
+        teams["teams"],
+        json!([{"team_id": "sales", "name": "sales", "status": "active", "team_user_count": 1}])
+    );
+
+    // Removal: nobody removes themselves; a manager cannot remove a manager; removing a
+    // member stops their token at once and leaves them out of the list and the teams.
+    let (status, body) = s.delete_as(&admin, &format!("/v1/users/{}", admin_id(&s, &admin)));
+    assert_eq!(assert_error(status, &body, 409), "cannot_remove_self");
+    let (status, body) = s.delete_as(&manager, &format!("/v1/users/{manager_id}"));
+    assert_eq!(assert_error(status, &body, 409), "cannot_remove_self");
+    let (status, _) = s.get_as(&user, "/v1/test");
+    assert_eq!(status, 200);
+    let (status, body) = s.delete_as(&manager, &format!("/v1/users/{user_id}"));
+    assert_eq!(status, 204, "{body}");
+    let (status, body) = s.get_as(&user, "/v1/test");
+    assert_eq!(
+        status, 403,
+        "a removed member's token stops at once: {body}"
+    );
+    let (status, body) = s.delete_as(&manager, &format!("/v1/users/{user_id}"));
+    assert_eq!(assert_error(status, &body, 404), "user_not_found");
+    // Without another membership, the account cannot sign in any more.
+    let resp = s.login("user@example.com", USER_PASSWORD, None);
+    assert_ne!(resp.status(), 200);
+    let (status, body) = s.delete_as(&admin, &format!("/v1/users/{gen_id}"));
+    assert_eq!(status, 204, "{body}");
+    let (_, teams) = s.get_as(&admin, "/v1/teams");
+    assert_eq!(teams["teams"], json!([]));
+    let (_, list) = s.get_as(&admin, "/v1/users");
+    assert_eq!(list["users"].as_array().unwrap().len(), 2, "{list}");
+}
+
+fn admin_id(s: &Server, token: &str) -> String {
+    let (_, me) = s.get_as(token, "/v1/test");
+    me["user_id"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn a_recipient_who_has_not_acted_can_be_removed() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    // In a draft: gone from the recipients, logged.
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Roster",
+        json!([
+            signer("a@example.com"),
+            signer("b@example.com"),
+            signer("c@example.com")
+        ]),
+        json!({}),
+    );
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let rid = |d: &Value, i: usize| d["recipients"][i]["id"].as_str().unwrap().to_string();
+    let (a, b, c) = (rid(&d, 0), rid(&d, 1), rid(&d, 2));
+    let (status, body) = s.delete_as(&t, &format!("/v1/documents/{id}/recipients/{c}"));
+    assert_eq!(status, 204, "{body}");
+    let (_, r) = s.get_as(&t, &format!("/v1/documents/{id}/recipients"));
+    assert_eq!(r["recipients"].as_array().unwrap().len(), 2, "{r}");
+    let (status, body) = s.delete_as(&t, &format!("/v1/documents/{id}/recipients/{c}"));
+    assert_eq!(assert_error(status, &body, 404), "recipient_not_found");
+
+    // Sent: b has not acted and goes, and b's link stops working at once; a signs.
+    s.act_ok(&t, &id, "send");
+    let d = s.wait_status(&t, &id, "sent");
+    assert_eq!(d["status"], "sent");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let (link_a, link_b) = (link(&d, 0), link(&d, 1));
+    let (status, _) = call(s.get(&format!("/v1/recipient/{link_b}")));
+    assert_eq!(status, 200);
+    let (status, body) = s.delete_as(&t, &format!("/v1/documents/{id}/recipients/{b}"));
+    assert_eq!(status, 204, "{body}");
+    let (status, body) = call(s.get(&format!("/v1/recipient/{link_b}")));
+    assert_eq!(assert_error(status, &body, 404), "link_not_found");
+    assert!(
+        s.events(&t, &id).len() >= 2,
+        "the removal is in the log, with the rest"
+    );
+    let (_, log) = s.get_as(&t, &format!("/v1/documents/{id}/log"));
+    assert!(
+        log.as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["action"] == "recipient_removed"),
+        "{log}"
+    );
+    // a is the last signer waiting: removing a would finish the document.
+    let (status, body) = s.delete_as(&t, &format!("/v1/documents/{id}/recipients/{a}"));
+    assert_eq!(assert_error(status, &body, 409), "last_recipient");
+    let (status, body) = call(
+        s.post(&format!("/v1/recipient/{link_a}/sign"))
+            .json(&json!({})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = s.delete_as(&t, &format!("/v1/documents/{id}/recipients/{a}"));
+    assert_eq!(assert_error(status, &body, 409), "invalid_status");
+}
+
+#[test]
+fn attachments_are_listed_in_getaccepts_shape() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let (status, up) =
+        call(s.post("/v1/upload").bearer_auth(&t).json(
+            &json!({"file_content": b64(&esign::pdf::sample_pdf(1)), "file_name": "Terms.PDF"}),
+        ));
+    assert_eq!(status, 200, "{up}");
+    let file_id = up["file_id"].as_str().unwrap();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "With attachment",
+        json!([signer("a@example.com")]),
+        json!({"attachments": [{"file_id": file_id, "name": "Terms.PDF", "restricted_to": "a@example.com"}]}),
+    );
+    let (status, body) = s.get_as(&t, &format!("/v1/documents/{id}/attachments"));
+    assert_eq!(status, 200, "{body}");
+    let items = body["attachments"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{body}");
+    assert_eq!(items[0]["attachment_title"], "Terms.PDF");
+    assert_eq!(items[0]["attachment_extension"], "pdf");
+    assert_eq!(items[0]["restrict_access"], true);
+    assert_eq!(items[0]["access_recipient_names"], json!(["Sam Signer"]));
+    let other = pdf_draft(&s, &t, "Plain", json!([]), json!({}));
+    let (_, body) = s.get_as(&t, &format!("/v1/documents/{other}/attachments"));
+    assert_eq!(body, json!({"attachments": []}));
+    let (status, body) = s.get_as(
+        &t,
+        "/v1/documents/0123456789abcdef0123456789abcdef/attachments",
+    );
+    assert_eq!(assert_error(status, &body, 404), "document_not_found");
+}
+
+#[test]
+fn a_contract_signed_elsewhere_is_archived() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let (status, created) = s.post_json(
+        &t,
+        "/v1/upload/archive",
+        &json!({"name": "Old lease", "file_content": b64(&esign::pdf::sample_pdf(3)),
+                "file_name": "lease.pdf", "sign_date": "2024-05-01T10:00:00+00:00", "value": 1200}),
+    );
+    assert_eq!(status, 200, "{created}");
+    assert_eq!(created["status"], "importing");
+    let id = created["id"].as_str().unwrap().to_string();
+    s.wait_status(&t, &id, "archived");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(d["status"], "archived");
+    assert_eq!(d["sign_date"], "2024-05-01T10:00:00+00:00");
+    assert_eq!(d["recipients"], json!([]));
+    let (_, p) = s.get_as(&t, &format!("/v1/documents/{id}/pages"));
+    assert_eq!(p["page_count"], 3);
+    // It lists under filter=archived, and cannot be sent.
+    let (_, list) = s.get_as(&t, "/v1/documents?filter=archive");
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["id"] == id.as_str()),
+        "{list}"
+    );
+    let (status, body) = s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    assert!((400..500).contains(&status), "{status} {body}");
+    assert_eq!(s.status_of(&t, &id), "archived");
+
+    // Bad input: 400 or 404 before anything exists.
+    for (body, want, code) in [
+        (json!({"name": "No file"}), 400, "missing_file"),
+        (
+            json!({"name": "x", "file_content": b64(b"%PDF"), "recipients": [signer("a@example.com")]}),
+            400,
+            "invalid_field",
+        ),
+        (
+            json!({"name": "x", "file_content": b64(b"%PDF"), "sign_date": "2999-01-01T00:00:00Z"}),
+            400,
+            "invalid_field",
+        ),
+        (
+            json!({"name": "x", "file_ids": "0123456789abcdef0123456789abcdef"}),
+            404,
+            "file_not_found",
+        ),
+    ] {
+        let (status, answer) = s.post_json(&t, "/v1/upload/archive", &body);
+        assert_eq!(assert_error(status, &answer, want), code, "{body}");
+    }
+    // Nothing was left behind by the refused requests.
+    let (_, archived) = s.get_as(&t, "/v1/documents?filter=archive");
+    assert_eq!(archived.as_array().unwrap().len(), 1, "{archived}");
+    let (_, every) = s.get_as(&t, "/v1/documents");
+    assert_eq!(
+        every.as_array().unwrap().len(),
+        1,
+        "no draft was made: {every}"
+    );
+}
+
+#[test]
+fn custom_data_is_declared_by_the_entity_and_typed() {
+    let s = Server::start(&[]);
+    let admin = s.admin_token();
+    let (_, user) = api_user(&s, &admin, "user@example.com", "user");
+
+    let (status, body) = s.get_as(&user, "/v1/custom-data/entity");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["allowed_properties"], json!([]));
+    // Only admins declare properties.
+    let prop = json!({"key": "crm_id", "label": "CRM id", "value_type": "string"});
+    let (status, body) = s.post_json(&user, "/v1/custom-data/entity", &prop);
+    assert_eq!(assert_error(status, &body, 403), "forbidden");
+    let (status, body) = s.post_json(&admin, "/v1/custom-data/entity", &prop);
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = s.post_json(&admin, "/v1/custom-data/entity", &prop);
+    assert_eq!(assert_error(status, &body, 409), "property_exists");
+    let (status, _) = s.post_json(
+        &admin,
+        "/v1/custom-data/entity",
+        &json!({"key": "seats", "label": "Seats", "value_type": "number"}),
+    );
+    assert_eq!(status, 200);
+    for (bad, code) in [
+        (
+            json!({"key": "a b", "label": "x", "value_type": "string"}),
+            "invalid_key",
+        ),
+        (
+            json!({"key": "ok", "label": "x", "value_type": "date"}),
+            "invalid_value_type",
+        ),
+        (
+            json!({"key": "ok", "value_type": "string"}),
+            "missing_field",
+        ),
+    ] {
+        let (status, body) = s.post_json(&admin, "/v1/custom-data/entity", &bad);
+        assert_eq!(assert_error(status, &body, 400), code, "{bad}");
+    }
+    let (_, body) = s.get_as(&user, "/v1/custom-data/entity");
+    assert_eq!(body["allowed_properties"].as_array().unwrap().len(), 2);
+
+    // Values on a document: declared keys only, of the declared type.
+    let id = pdf_draft(&s, &admin, "With data", json!([]), json!({}));
+    let base = format!("/v1/documents/{id}/custom-data");
+    let (status, v) = s.post_json(
+        &admin,
+        &base,
+        &json!({"property": {"key": "crm_id", "value": "ACME-7"}}),
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["document_id"], id.as_str());
+    assert_eq!(v["property"]["value"], "ACME-7");
+    assert_eq!(v["property"]["label"], "CRM id");
+    let vid = v["id"].as_str().unwrap().to_string();
+    for (bad, want, code) in [
+        (
+            json!({"property": {"key": "seats", "value": "ten"}}),
+            400,
+            "invalid_value",
+        ),
+        (
+            json!({"property": {"key": "nope", "value": 1}}),
+            400,
+            "unknown_property",
+        ),
+        (json!({"property": {"key": "seats"}}), 400, "missing_field"),
+        (json!({"value": 1}), 400, "missing_field"),
+        (
+            json!({"property": {"key": "crm_id", "value": "again"}}),
+            409,
+            "custom_data_exists",
+        ),
+    ] {
+        let (status, body) = s.post_json(&admin, &base, &bad);
+        assert_eq!(assert_error(status, &body, want), code, "{bad}");
+    }
+    let (status, _) = s.post_json(
+        &admin,
+        &base,
+        &json!({"property": {"key": "seats", "value": 10}}),
+    );
+    assert_eq!(status, 200);
+    let (status, body) = s.put_json(
+        &admin,
+        &format!("{base}/{vid}"),
+        &json!({"property": {"value": "ACME-8", "label": "CRM"}}),
+    );
+    assert_eq!(status, 204, "{body}");
+    let (status, body) = s.put_json(
+        &admin,
+        &format!("{base}/{vid}"),
+        &json!({"property": {"value": 8}}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_value");
+    let (_, one) = s.get_as(&admin, &format!("{base}/{vid}"));
+    assert_eq!(one["property"]["value"], "ACME-8");
+    assert_eq!(one["property"]["label"], "CRM");
+    let (_, list) = s.get_as(&admin, &format!("{base}?limit=1&offset=1"));
+    assert_eq!(list["total_count"], 2);
+    assert_eq!(list["custom_data"][0]["property"]["value"], 10, "{list}");
+    // Another member reads the document's values; deleting one leaves the other.
+    let (status, list) = s.get_as(&user, &base);
+    assert_eq!(status, 200, "{list}");
+    let (status, body) = s.delete_as(&admin, &format!("{base}/{vid}"));
+    assert_eq!(status, 204, "{body}");
+    let (status, body) = s.get_as(&admin, &format!("{base}/{vid}"));
+    assert_eq!(assert_error(status, &body, 404), "custom_data_not_found");
+    let (_, list) = s.get_as(&admin, &base);
+    assert_eq!(list["total_count"], 1);
+    // Deleting the property keeps the values given.
+    let (status, _) = s.delete_as(&admin, "/v1/custom-data/entity/seats");
+    assert_eq!(status, 204);
+    let (status, body) = s.delete_as(&admin, "/v1/custom-data/entity/seats");
+    assert_eq!(assert_error(status, &body, 404), "property_not_found");
+    let (_, list) = s.get_as(&admin, &base);
+    assert_eq!(list["total_count"], 1);
+}
+
+#[test]
+fn download_answers_a_link_by_default_and_the_bytes_when_direct() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(&s, &t, "Offer: 2026/Q4", json!([]), json!({}));
+    let (status, body) = s.get_as(&t, &format!("/v1/documents/{id}/download"));
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["file"], "Offer_ 2026_Q4.pdf");
+    assert!(body.get("file_content").is_none());
+    let url = body["document_url"].as_str().unwrap();
+    // The link serves the PDF without a token.
+    let path = url
+        .split_once("/v1/")
+        .map(|(_, p)| format!("/v1/{p}"))
+        .unwrap();
+    let resp = s.get(&path).send().unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "application/pdf");
+    let linked = resp.bytes().unwrap().to_vec();
+    assert!(linked.starts_with(b"%PDF"));
+    // with_file_content: the same bytes in base64.
+    let (_, body) = s.get_as(
+        &t,
+        &format!("/v1/documents/{id}/download?with_file_content=true"),
+    );
+    assert_eq!(body["file_content"], b64(&linked));
+    // direct: the bytes.
+    let resp = s
+        .get(&format!("/v1/documents/{id}/download?direct=true"))
+        .bearer_auth(&t)
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.bytes().unwrap().to_vec(), linked);
+    let (status, body) = s.get_as(&t, &format!("/v1/documents/{id}/download?direct=maybe"));
+    assert_eq!(assert_error(status, &body, 400), "invalid_parameter");
+    // A made-up link, and a link to a deleted document: 404.
+    let (status, body) = call(s.get("/v1/download/not-a-real-secret"));
+    assert_eq!(assert_error(status, &body, 404), "link_not_found");
+    let (status, _) = s.delete_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(status, 204);
+    let (status, body) = call(s.get(&path));
+    assert_eq!(assert_error(status, &body, 404), "link_not_found");
+}
+
+#[test]
+fn reminders_take_getaccepts_type_text_and_not_opened() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Remind me",
+        json!([
+            {"email": "opened@example.com", "first_name": "Olive", "role": "signer"},
+            {"email": "unopened@example.com", "first_name": "Uri", "role": "signer"},
+            {"mobile": "+46701234567", "first_name": "Mo", "role": "signer"}
+        ]),
+        json!({}),
+    );
+    s.act_ok(&t, &id, "send");
+    let d = s.wait_status(&t, &id, "sent");
+    assert_eq!(d["status"], "sent");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let (status, _) = call(
+        s.post(&format!("/v1/recipient/{}/view", link(&d, 0)))
+            .json(&json!({})),
+    );
+    assert_eq!(status, 200);
+    // The invitations first, so that the reminders are counted on their own.
+    s.wait_mails(2, |m| m.contains("Remind me"));
+    let sms_before = s.sms().len();
+
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/reminders"),
+        &json!({"type": "email", "text": "Nudge number one", "not_opened": true}),
+    );
+    assert!(status == 200 || status == 204, "{status} {body}");
+    let reminders = s.wait_mails(1, |m| m.contains("Nudge number one"));
+    assert!(
+        reminders[0].contains("unopened@example.com"),
+        "{reminders:?}"
+    );
+    // SMS reminders reach those with a mobile number.
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/reminders"),
+        &json!({"type": "sms", "text": "Nudge by text"}),
+    );
+    assert!(status == 200 || status == 204, "{status} {body}");
+    wait_until(20, "an SMS reminder", || {
+        (s.sms().len() > sms_before).then_some(())
+    });
+    // Barrier: a later mail on the same queue, then count.
+    let (status, _) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/reminders"),
+        &json!({"text": "Barrier", "not_signed": true}),
+    );
+    assert!(status == 200 || status == 204);
+    s.wait_mails(2, |m| m.contains("Barrier"));
+    let ones = s
+        .mails()
+        .into_iter()
+        .filter(|m| m.contains("Nudge number one"))
+        .count();
+    assert_eq!(ones, 1, "only the recipient who had not opened it");
+    assert!(
+        !s.mails().iter().any(|m| m.contains("Nudge by text")),
+        "SMS reminders are not mailed"
+    );
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/reminders"),
+        &json!({"type": "video", "text": "x"}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
+}
