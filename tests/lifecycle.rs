@@ -669,7 +669,13 @@ fn reminders_go_to_waiting_recipients() {
     s.act_ok(&t, &id, "send");
     s.wait_status(&t, &id, "sent");
     let (status, body) = s.post_json(&t, &path, &json!({"message": "Friendly nudge"}));
-    assert_eq!(status, 204, "{body}");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["send_at"], Value::Null);
+    assert_eq!(
+        body["recipient_ids"].as_array().map(Vec::len),
+        Some(1),
+        "{body}"
+    );
     s.wait_mails(1, |m| {
         m.contains("Reminder") && m.contains("Friendly nudge")
     });
@@ -802,7 +808,7 @@ fn pricing_tables_and_products() {
         }]})
     };
     let (status, body) = s.put_json(&t, &path, &table(10.0));
-    assert_eq!(status, 200, "{body}");
+    assert_eq!(status, 204, "{body}");
     let (_, got) = s.get_as(&t, &path);
     let tbl = &got["pricing_tables"][0];
     assert_eq!(tbl["currency_settings"]["currency"], "SEK");
@@ -822,7 +828,7 @@ fn pricing_tables_and_products() {
     s.wait_status(&t, &id, "sent");
     assert!(pdf_text(&s, &t, &id).contains("Widget 2 x 10.00"));
     // A sent document's tables can change: visible at once, and in the PDF once rendered.
-    assert_eq!(s.put_json(&t, &path, &table(12.5)).0, 200);
+    assert_eq!(s.put_json(&t, &path, &table(12.5)).0, 204);
     assert_eq!(
         s.get_as(&t, &path).1["pricing_tables"][0]["sections"][0]["rows"][0]["price"],
         12.5

@@ -1,7 +1,7 @@
 //! Token authentication (spec §4.1, §5.1): login, refresh, entity switching, the
 //! authenticated-user reads, revocation, and the bearer check every other route uses.
 
-use crate::http::{ApiError, ApiResult, json, no_content};
+use crate::http::{ApiError, ApiResult, json};
 use crate::model::{
     Entity, Membership, Profile, Token, User, entity_key, membership_key, memberships_of,
     token_key, user_email_key, user_key,
@@ -439,11 +439,16 @@ pub fn me(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     ))
 }
 
-/// `GET /v1/revoke`: the presented token stops working at once.
+/// `GET /v1/revoke`: the presented token stops working at once; 200 without a body, as
+/// GetAccept answers it.
 pub fn revoke(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let pr = authenticate(cx, req)?;
     cx.p.delete(&token_key(&pr.token_hash));
-    Ok(no_content())
+    Ok(Response {
+        status: 200,
+        headers: Vec::new(),
+        body: Vec::new(),
+    })
 }
 
 /// Job [`PURGE_TOKEN_JOB`]: forgets a token record once its grace period is over.

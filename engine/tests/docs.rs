@@ -122,7 +122,7 @@ fn a_superseded_render_is_dropped_and_the_latest_one_seals() {
             json!({"pricing_tables": [{"sections": [{"rows": [{"name": "x", "quantity": 1, "price": 5}]}]}]}),
         ),
     );
-    assert_eq!(s, 200);
+    assert_eq!(s, 204);
     let second = take_jobs(&mut p, "doc.render").remove(0);
     let old = rendered(&mut p, "a");
     assert_eq!(run(&mut p, &first, Some(old)), JobOutcome::Done);

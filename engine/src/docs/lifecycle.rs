@@ -1025,7 +1025,8 @@ pub fn remind(
     who.len()
 }
 
-/// `POST /v1/documents/{id}/reminders`: `message` (or GetAccept's `text`),
+/// `POST /v1/documents/{id}/reminders` → 200 `{recipient_ids, send_at}`: `message` (or
+/// GetAccept's `text`),
 /// `recipient_ids`, `send_at`, and GetAccept's `type` (`email` or `sms`), `not_opened`
 /// (only those who have not opened it) and `not_signed` (everyone still waiting, the
 /// default). All optional.
@@ -1090,6 +1091,8 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
     }
     let before = doc.clone();
     let actor = Actor::user(pr, Some(req));
+    let ids: Vec<String> = who.iter().map(|r| r.id.clone()).collect();
+    let mut send_at = None;
     match f.optional_str("send_at")?.filter(|s| !s.is_empty()) {
         Some(t) => {
             let at = parse_time(&t).filter(|at| *at > cx.now()).ok_or_else(|| {
@@ -1098,7 +1101,7 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
                     "`send_at` must be a future ISO 8601 timestamp",
                 )
             })?;
-            let ids: Vec<String> = who.iter().map(|r| r.id.clone()).collect();
+            send_at = Some(iso8601(at));
             cx.p.schedule_job(JobSpec {
                 kind: REMIND_JOB.into(),
                 payload: serde_json::to_vec(
@@ -1122,7 +1125,11 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
         }
     }
     store_doc(cx, Some(&before), &mut doc);
-    Ok(no_content())
+    // 200, as GetAccept answers it, saying whom and when.
+    Ok(json(
+        200,
+        &json!({"recipient_ids": ids, "send_at": send_at}),
+    ))
 }
 
 /// What a permanent delete leaves for the erase job.
@@ -1409,10 +1416,8 @@ pub fn put_pricing_tables(
     let detail = format!("{} table(s)", doc.pricing_tables.len());
     log(cx, &mut doc, &actor, "pricing_updated", detail, None);
     store_doc(cx, Some(&before), &mut doc);
-    Ok(json(
-        200,
-        &json!({"pricing_tables": super::pricing::tables_json(&doc.pricing_tables)}),
-    ))
+    // 204, as GetAccept answers it; `GET .../pricing-tables` reads them with totals.
+    Ok(no_content())
 }
 
 /// `POST /v1/documents/{id}/comments` (body `text`, `internal`?, `suggestion`?).
