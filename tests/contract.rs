@@ -151,7 +151,8 @@ fn cases() -> String {
     std::env::var("ESIGN_CONTRACT_EXAMPLES").unwrap_or_else(|_| "10".into())
 }
 
-/// Runs `schemathesis run` with `args`; panics with its report unless it exits 0.
+/// Runs `schemathesis run` with `args`, [`cases`] per operation, a fixed seed and one
+/// worker; panics with its report unless it exits 0.
 fn run_schemathesis(py: &str, args: &[&str], secs: u64) -> String {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/contract/schemathesis.toml");
     let out = output_within(
@@ -160,6 +161,11 @@ fn run_schemathesis(py: &str, args: &[&str], secs: u64) -> String {
             .arg(&config)
             .arg("run")
             .args(args)
+            .args(["--max-examples", &cases(), "--seed", "1"])
+            // One worker: hypothesis describes its lambdas through `ast`, which races
+            // between worker threads (a runtime error "AST constructor recursion depth
+            // mismatch" in a few runs out of ten).
+            .args(["--workers", "1", "--request-timeout", "20"])
             .env("SCHEMATHESIS_HOOKS", "")
             // schemathesis keeps a `.schemathesis/` cache in its working directory: not
             // in the source tree.
@@ -184,7 +190,6 @@ fn schemathesis_finds_nothing_our_document_does_not_describe() {
     let s = Server::start(&[]);
     let token = s.admin_token();
     let auth = format!("Authorization: Bearer {token}");
-    let n = cases();
     let text = run_schemathesis(
         &py,
         &[
@@ -197,17 +202,6 @@ fn schemathesis_finds_nothing_our_document_does_not_describe() {
             "all",
             "--phases",
             "examples,coverage,fuzzing,stateful",
-            "--max-examples",
-            &n,
-            "--seed",
-            "1",
-            // One worker: hypothesis describes its lambdas through `ast`, which races
-            // between worker threads (a runtime error "AST constructor recursion depth
-            // mismatch" in a few runs out of ten).
-            "--workers",
-            "1",
-            "--request-timeout",
-            "20",
         ],
         1200,
     );
@@ -335,7 +329,6 @@ fn getaccepts_own_schema_accepts_our_answers_to_the_operations_we_share() {
     let s = Server::start(&[]);
     let token = s.admin_token();
     let auth = format!("Authorization: Bearer {token}");
-    let n = cases();
     let text = run_schemathesis(
         &py,
         &[
@@ -350,17 +343,6 @@ fn getaccepts_own_schema_accepts_our_answers_to_the_operations_we_share() {
             "examples,fuzzing,stateful",
             "--mode",
             "positive",
-            "--max-examples",
-            &n,
-            "--seed",
-            "1",
-            // One worker: hypothesis describes its lambdas through `ast`, which races
-            // between worker threads (a runtime error "AST constructor recursion depth
-            // mismatch" in a few runs out of ten).
-            "--workers",
-            "1",
-            "--request-timeout",
-            "20",
         ],
         1200,
     );

@@ -14,11 +14,11 @@ use crate::auth::{Principal, authenticate};
 use crate::http::{ApiError, ApiResult, json, no_content};
 use crate::model::{
     Membership, Profile, Role, User, decode, entity_member_key, membership_key, memberships_of,
-    prefix_range, user_email_key, user_key,
+    prefix_range, user_key,
 };
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::util::{iso8601, new_secret, normalize_email};
+use crate::util::{iso8601, new_secret};
 use crate::{Cx, Request, Response};
 use serde_json::{Value, json};
 
@@ -199,17 +199,6 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
         Some(p) => (p, false),
         None => (new_secret(cx)[..24].to_string(), true),
     };
-    if cx
-        .p
-        .get(&user_email_key(&normalize_email(&email)))
-        .is_some()
-    {
-        return Err(ApiError::new(
-            409,
-            "email_taken",
-            format!("a user with email {} already exists", email.trim()),
-        ));
-    }
     let mut user = new_user(cx, &email, &password, first, last)?;
     let m = Membership {
         user_id: user.id.clone(),

@@ -174,8 +174,8 @@ const TOOLS: &[Tool] = &[
     Tool {
         name: "send_reminder",
         title: "Send a reminder",
-        description: "Reminds recipients who have not yet acted.",
-        properties: r#""message": {"type": "string"}, "text": {"type": "string"}, "type": {"type": "string"}"#,
+        description: "Reminds recipients who have not yet acted: by email, or by SMS with type sms; only those who have not opened it with not_opened.",
+        properties: r#""message": {"type": "string"}, "text": {"type": "string"}, "type": {"type": "string", "enum": ["email", "sms"]}, "not_opened": {"type": "boolean"}, "not_signed": {"type": "boolean"}"#,
         required: &[],
         document: true,
         read_only: false,

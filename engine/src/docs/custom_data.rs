@@ -60,7 +60,8 @@ fn value_key(doc_id: &str, id: &str) -> Vec<u8> {
     format!("dcd/{doc_id}/{id}").into_bytes()
 }
 
-fn values_prefix(doc_id: &str) -> (Vec<u8>, Vec<u8>) {
+/// The range of a document's values (the erase job deletes it).
+pub fn values_prefix(doc_id: &str) -> (Vec<u8>, Vec<u8>) {
     prefix_range(&format!("dcd/{doc_id}/"))
 }
 
@@ -412,18 +413,4 @@ fn update_value(
     v.updated_ms = cx.now();
     cx.save(&value_key(&doc.id, &v.id), &v);
     Ok(no_content())
-}
-
-/// Deletes a document's values (the erase job of a permanently deleted document).
-pub fn erase(cx: &mut Cx, doc_id: &str) {
-    let (start, end) = values_prefix(doc_id);
-    loop {
-        let batch = cx.p.scan(&start, &end, 500, false);
-        if batch.is_empty() {
-            break;
-        }
-        for (k, _) in batch {
-            cx.p.delete(&k);
-        }
-    }
 }

@@ -77,23 +77,17 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
     doc.status = Status::Draft;
     let actor = Actor::system();
     match failure {
-        None if job.kind == super::create::ARCHIVE_IMPORT_JOB => {
-            doc.status = Status::Archived;
-            let pages = doc.page_count();
-            let detail = format!("{} file(s), {pages} page(s); archived", doc.files.len());
-            emit_and_log(
-                cx,
-                &mut doc,
-                &actor,
-                "document.imported",
-                "imported",
-                detail,
-                json!({"page_count": pages}),
-            );
-        }
         None => {
+            let archive = job.kind == super::create::ARCHIVE_IMPORT_JOB;
+            if archive {
+                doc.status = Status::Archived;
+            }
             let pages = doc.page_count();
-            let detail = format!("{} file(s), {pages} page(s)", doc.files.len());
+            let detail = format!(
+                "{} file(s), {pages} page(s){}",
+                doc.files.len(),
+                if archive { "; archived" } else { "" }
+            );
             emit_and_log(
                 cx,
                 &mut doc,
@@ -549,13 +543,16 @@ pub fn erase(cx: &mut Cx, job: &Job) -> JobOutcome {
         return JobOutcome::Failed("bad erase payload".into());
     };
     super::fields::erase(cx, &e.doc_id);
-    super::custom_data::erase(cx, &e.doc_id);
     super::signatures::erase(cx, &e.doc_id);
     super::pages::erase(cx, &e.doc_id);
     super::evidence::remove(cx, &e.doc_id);
     crate::recipients::erase(cx, &e.doc_id);
     crate::recipients::verify::erase(cx, &e.doc_id);
-    for (start, end) in [log_prefix(&e.doc_id), comments_prefix(&e.doc_id)] {
+    for (start, end) in [
+        log_prefix(&e.doc_id),
+        comments_prefix(&e.doc_id),
+        super::custom_data::values_prefix(&e.doc_id),
+    ] {
         loop {
             let batch = cx.p.scan(&start, &end, 500, false);
             if batch.is_empty() {
