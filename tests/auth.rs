@@ -67,13 +67,14 @@ fn unknown_email_and_wrong_password_get_the_same_400() {
 
 #[test]
 fn repeated_failures_lock_the_login_even_for_the_right_password() {
-    let s = Server::start(&["--login-max-failures", "3", "--login-lock-secs", "2"]);
+    // A lock long enough for the locked attempt to land inside it on a busy machine.
+    let s = Server::start(&["--login-max-failures", "3", "--login-lock-secs", "8"]);
     for _ in 0..3 {
         let r = s.login(ADMIN_EMAIL, "wrong-password", None);
         assert_eq!(r.status(), 400);
     }
     assert_locked(&s);
-    std::thread::sleep(Duration::from_millis(2500));
+    std::thread::sleep(Duration::from_millis(8500));
     assert_eq!(s.login(ADMIN_EMAIL, ADMIN_PASSWORD, None).status(), 200);
 }
 
@@ -144,7 +145,8 @@ fn a_success_resets_the_failure_count() {
 
 #[test]
 fn token_requests_too_close_together_get_429_with_retry_after() {
-    let mut s = Server::start_with(&["--token-min-interval-ms", "5000"], &[]);
+    // A minute: the token, both 429s and the other user's login fit in it on any machine.
+    let mut s = Server::start_with(&["--token-min-interval-ms", "60000"], &[]);
     s.stop();
     s.add_member("other@example.com", &[]);
     s.launch();
@@ -159,7 +161,7 @@ fn token_requests_too_close_together_get_429_with_retry_after() {
             .unwrap()
             .parse()
             .unwrap();
-        assert!((1..=5).contains(&retry), "Retry-After {retry}");
+        assert!((1..=60).contains(&retry), "Retry-After {retry}");
         let body: Value = resp.json().unwrap();
         assert_eq!(assert_error(429, &body, 429), "too_many_requests");
     }
@@ -363,7 +365,8 @@ fn refresh_for_entity_follows_every_rule() {
 
 #[test]
 fn missing_invalid_and_expired_tokens_get_401_with_www_authenticate() {
-    let s = Server::start(&["--token-ttl-secs", "3"]);
+    // Long enough for the first request to land inside the token's life on a busy machine.
+    let s = Server::start(&["--token-ttl-secs", "8"]);
     let token = s.admin_token();
     assert_eq!(s.get_as(&token, "/v1/test").0, 200);
     let cases: Vec<(&str, Option<String>)> = vec![
@@ -389,7 +392,7 @@ fn missing_invalid_and_expired_tokens_get_401_with_www_authenticate() {
         let body: Value = resp.json().unwrap();
         assert_error(401, &body, 401);
     }
-    std::thread::sleep(Duration::from_millis(3500));
+    std::thread::sleep(Duration::from_millis(8500));
     let (status, body) = s.get_as(&token, "/v1/test");
     assert_eq!(assert_error(status, &body, 401), "invalid_token");
     assert!(body["description"].as_str().unwrap().contains("expired"));

@@ -284,8 +284,10 @@ fn deliveries_are_signed_and_carry_the_payload_of_their_event() {
     get("document.printed", 1);
     get("document.lost", 1);
     get("document.created", 1);
-    // Each event exactly once: no second delivery of any of them.
-    std::thread::sleep(Duration::from_millis(300));
+    // Each event exactly once: no second delivery of any of them. Barrier: a later
+    // event's delivery; a second delivery of any earlier one would have come first.
+    s.create_doc(&t, &json!({"name": "barrier"}));
+    rx.wait_for("/document.created", 2, 20);
     for e in [
         "document.sent",
         "document.viewed",
@@ -404,9 +406,16 @@ fn failures_are_retried_then_delivered_and_410_disables() {
     let attempts = rx.wait_for("/flaky", 3, 20);
     let ids: HashSet<&String> = attempts.iter().map(|r| &r.headers["webhook-id"]).collect();
     assert_eq!(ids.len(), 1, "webhook-id is stable across retries");
-    std::thread::sleep(Duration::from_millis(800));
+    // No attempt after the success. Barrier: past the time a retry would have been due
+    // (200 ms + 20 %), a later event's delivery; such a retry would have come first.
+    std::thread::sleep(Duration::from_millis(300));
+    s.create_doc(&t, &json!({"name": "barrier"}));
+    let seen = rx.wait_for("/flaky", 4, 20);
+    let first_id = &attempts[0].headers["webhook-id"];
     assert_eq!(
-        rx.received("/flaky").len(),
+        seen.iter()
+            .filter(|r| &r.headers["webhook-id"] == first_id)
+            .count(),
         3,
         "no attempt after the success"
     );
@@ -428,7 +437,10 @@ fn failures_are_retried_then_delivered_and_410_disables() {
         ))
         .bearer_auth(&t),
     );
-    std::thread::sleep(Duration::from_millis(800));
+    // Barrier: a later event's delivery (the third document's `created`; the second's
+    // was the fifth on /flaky); a delivery to the disabled target would have come first.
+    s.create_doc(&t, &json!({"name": "third"}));
+    rx.wait_for("/flaky", 6, 20);
     assert_eq!(rx.received("/gone").len(), 1);
 }
 
@@ -531,12 +543,15 @@ fn global_scoping_and_tenant_isolation() {
     rx.wait_for("/bea-own", 1, 20);
     rx.wait_for("/admin-own", 1, 20);
     rx.wait_for("/other-entity", 1, 20);
-    std::thread::sleep(Duration::from_millis(500));
+    // Barrier: a later event's delivery; any misdirected one was queued before it.
+    s.create_doc(&t, &json!({"name": "barrier"}));
+    rx.wait_for("/admin-own", 2, 20);
     let names = |path: &str| -> Vec<String> {
         let mut n: Vec<String> = rx
             .received(path)
             .iter()
             .map(|r| r.json()["document"]["name"].as_str().unwrap().to_string())
+            .filter(|n| n != "barrier")
             .collect();
         n.sort();
         n
@@ -692,20 +707,43 @@ fn internal_targets_are_refused_without_allow_private() {
 
 #[test]
 fn deleting_a_subscription_drops_its_queued_retries() {
-    let rx = HttpsServer::start(|_| Canned::status(500));
-    // The retry is due 5 s after the first attempt: time enough for the DELETE on a busy
-    // machine, and then a wait past the time it would have come.
-    let s = server_for(&rx, "5s,5s,5s");
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    // The first attempt is held in the receiver until the DELETE has answered (at most
+    // a minute), so its retry is queued for a subscription already deleted, however
+    // slow the machine.
+    let (arrived, release) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let (a, r) = (arrived.clone(), release.clone());
+    let rx = HttpsServer::start(move |req| {
+        if req.path != "/failing" {
+            return Canned::status(200);
+        }
+        a.store(true, Ordering::SeqCst);
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while !r.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Canned::status(500)
+    });
+    let s = server_for(&rx, "1s,1s,1s");
     let t = s.admin_token();
     let (sub, _) = subscribe(&s, &t, "document.created", &rx.url("/failing"), json!({}));
     s.create_doc(&t, &json!({"name": "x"}));
-    let first = rx.wait_for("/failing", 1, 20)[0].at;
+    wait_until(20, "the first attempt", || {
+        arrived.load(Ordering::SeqCst).then_some(())
+    });
     assert_eq!(s.delete_as(&t, &format!("/v1/subscriptions/{sub}")).0, 204);
-    assert!(
-        first.elapsed() < Duration::from_secs(5),
-        "the DELETE came after the retry was due; the test proves nothing"
-    );
-    std::thread::sleep(Duration::from_secs(7).saturating_sub(first.elapsed()));
+    release.store(true, Ordering::SeqCst);
+    rx.wait_for("/failing", 1, 20);
+    // Barrier: past the time the retry would be due (1 s + 20 %), a later event's
+    // delivery to the same target; the retry would have been launched first.
+    std::thread::sleep(Duration::from_millis(1300));
+    subscribe(&s, &t, "document.created", &rx.url("/barrier"), json!({}));
+    s.create_doc(&t, &json!({"name": "barrier"}));
+    rx.wait_for("/barrier", 1, 20);
     assert_eq!(
         rx.received("/failing").len(),
         1,

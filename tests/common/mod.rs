@@ -463,6 +463,29 @@ impl Server {
     }
 }
 
+impl Server {
+    /// A mail barrier: the mail worker sends one mail at a time, oldest first, so once
+    /// this owner notice is out (a document whose file is not a PDF fails its import),
+    /// every mail queued before it is out too. No bug of sealing, sending or reminding
+    /// makes this mail, so it cannot be mistaken for the mail a test counts. Returns
+    /// the notice's text.
+    pub fn mail_barrier(&self, token: &str) -> String {
+        let mut bytes = [0u8; 8];
+        getrandom::fill(&mut bytes).unwrap();
+        let name = format!("barrier {:016x}", u64::from_le_bytes(bytes));
+        let (status, body) = self.post_json(
+            token,
+            "/v1/documents",
+            &json!({"name": name, "file_content": b64(b"not a pdf"), "file_name": "barrier.pdf"}),
+        );
+        assert_eq!(status, 200, "the barrier document: {body}");
+        let mut found = self.wait_mails(1, |m| {
+            m.contains(&name) && m.contains("could not be imported")
+        });
+        found.remove(0)
+    }
+}
+
 /// Base64 (standard alphabet, padded).
 pub fn b64(data: &[u8]) -> String {
     use base64::Engine as _;
@@ -873,7 +896,10 @@ pub fn pdf_text(s: &Server, t: &str, id: &str) -> String {
 }
 
 /// A server that trusts `rx`'s certificate and may deliver to loopback, with a quick
-/// retry schedule.
+/// retry schedule. One attempt at a time per target, and the worker launches the
+/// oldest due delivery first: so once a delivery queued later has arrived, every one
+/// queued or due before it has been attempted (the barrier the webhook tests count
+/// behind).
 pub fn server_for(rx: &HttpsServer, schedule: &str) -> Server {
     let ca = rx.ca_file.display().to_string();
     Server::start(&[
@@ -884,6 +910,8 @@ pub fn server_for(rx: &HttpsServer, schedule: &str) -> Server {
         schedule,
         "--webhook-timeout-secs",
         "5",
+        "--webhook-per-target",
+        "1",
     ])
 }
 
