@@ -190,10 +190,28 @@ fn a_recipient_who_has_not_acted_can_be_removed() {
     let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
     let rid = |d: &Value, i: usize| d["recipients"][i]["id"].as_str().unwrap().to_string();
     let (a, b, c) = (rid(&d, 0), rid(&d, 1), rid(&d, 2));
+    // A field each for a and c; c's goes with c.
+    for who in [&a, &c] {
+        let (status, body) = s.post_json(
+            &t,
+            &format!("/v1/documents/{id}/fields"),
+            &json!({"field_type": "signature", "page_num": 1, "field_left": 72, "field_top": 600,
+                    "field_width": 220, "field_height": 60, "recipient_id": who}),
+        );
+        assert_eq!(status, 200, "{body}");
+    }
     let (status, body) = s.delete_as(&t, &format!("/v1/documents/{id}/recipients/{c}"));
     assert_eq!(status, 204, "{body}");
     let (_, r) = s.get_as(&t, &format!("/v1/documents/{id}/recipients"));
     assert_eq!(r["recipients"].as_array().unwrap().len(), 2, "{r}");
+    let (_, f) = s.get_as(&t, &format!("/v1/documents/{id}/fields"));
+    let owners: Vec<&str> = f["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["recipient_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(owners, [a.as_str()], "{f}");
     let (status, body) = s.delete_as(&t, &format!("/v1/documents/{id}/recipients/{c}"));
     assert_eq!(assert_error(status, &body, 404), "recipient_not_found");
 
@@ -226,7 +244,7 @@ fn a_recipient_who_has_not_acted_can_be_removed() {
     assert_eq!(assert_error(status, &body, 409), "last_recipient");
     let (status, body) = call(
         s.post(&format!("/v1/recipient/{link_a}/sign"))
-            .json(&json!({})),
+            .json(&json!({"signature": {"type": "typed", "name": "Sam Signer"}})),
     );
     assert_eq!(status, 200, "{body}");
     let (status, body) = s.delete_as(&t, &format!("/v1/documents/{id}/recipients/{a}"));

@@ -122,7 +122,8 @@ fn waiting(role: Role, status: RecipientStatus) -> bool {
 
 /// `DELETE /v1/documents/{id}/recipients/{recipient}` (GetAccept's "recall signer"):
 /// removes a recipient who has not acted (added, sent, viewed or hard-bounced) from a
-/// document that is not finished. Their link stops working at once. Refused with 409
+/// document that is not finished, with the fields assigned to them. Their link stops
+/// working at once. Refused with 409
 /// when the removal would finish the document (everyone else has signed: recall or
 /// sign instead), or would stall a signing order (the recipient whose turn it is).
 pub fn remove_recipient(
@@ -199,6 +200,14 @@ pub fn remove_recipient(
     }
     let before = doc.clone();
     doc.recipients.remove(i);
+    // Their fields go with them: nobody else may fill them, and a required one would
+    // stand unfilled on the final PDF.
+    let mut fields = super::fields::load(cx, &doc.id);
+    let count = fields.len();
+    fields.retain(|f| f.recipient_id != r.id);
+    if fields.len() != count {
+        super::fields::save(cx, &doc.id, &fields);
+    }
     if let Some(secret) = &r.secret {
         cx.p.delete(&link_key(&sha256_hex(secret.as_bytes())));
     }
