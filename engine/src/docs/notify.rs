@@ -31,19 +31,9 @@ fn sender_line(doc: &Document) -> String {
 }
 
 /// Sends `r` their link to `doc`. `intro` is the first sentence (e.g. "X sent you").
+/// By mail; by SMS when `sms` is asked (and they have a mobile number) or they have no
+/// email.
 fn link_mail(
-    cx: &mut Cx,
-    doc: &Document,
-    r: &Recipient,
-    subject: String,
-    intro: String,
-    message: &str,
-) {
-    link_message(cx, doc, r, subject, intro, message, false);
-}
-
-/// The link by mail, or by SMS when `sms` is asked or the recipient has no email.
-fn link_message(
     cx: &mut Cx,
     doc: &Document,
     r: &Recipient,
@@ -55,7 +45,6 @@ fn link_message(
     let Some(secret) = &r.secret else { return };
     let url = document_url(cx, secret);
     if r.email.is_empty() || (sms && !r.mobile.is_empty()) {
-        // A recipient with only a mobile number gets the link by SMS.
         cx.p.send_sms(Sms {
             to: r.mobile.clone(),
             text: format!("{subject}: {url}"),
@@ -93,7 +82,7 @@ pub fn invitation(cx: &mut Cx, doc: &Document, r: &Recipient) {
         doc.name
     );
     let message = doc.email_send_message.clone();
-    link_mail(cx, doc, r, subject, intro, &message);
+    link_mail(cx, doc, r, subject, intro, &message, false);
 }
 
 /// A reminder with the recipient's link: by mail, or by SMS when `sms` (a recipient
@@ -106,7 +95,7 @@ pub fn reminder(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str, sms: 
         what_to_do(r),
         doc.name
     );
-    link_message(cx, doc, r, subject, intro, message, sms);
+    link_mail(cx, doc, r, subject, intro, message, sms);
 }
 
 pub fn revision(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str) {
@@ -116,7 +105,7 @@ pub fn revision(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str) {
         sender_line(doc),
         doc.name
     );
-    link_mail(cx, doc, r, subject, intro, message);
+    link_mail(cx, doc, r, subject, intro, message, false);
 }
 
 pub fn expiration_changed(cx: &mut Cx, doc: &Document, r: &Recipient) {
@@ -126,7 +115,7 @@ pub fn expiration_changed(cx: &mut Cx, doc: &Document, r: &Recipient) {
         doc.name,
         crate::util::iso8601(doc.expiration_ms)
     );
-    link_mail(cx, doc, r, subject, intro, "");
+    link_mail(cx, doc, r, subject, intro, "", false);
 }
 
 /// A notice to the document's owner.
