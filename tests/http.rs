@@ -224,3 +224,75 @@ fn a_server_without_test_faults_ignores_the_fault_header() {
     );
     assert_eq!(status, 500);
 }
+
+/// A body of `n` JSON numbers in an array (`[0,0,...]`), about `2n` bytes.
+fn json_array(n: usize) -> Vec<u8> {
+    let mut body = Vec::with_capacity(2 * n + 2);
+    body.push(b'[');
+    for i in 0..n {
+        if i > 0 {
+            body.push(b',');
+        }
+        body.push(b'0');
+    }
+    body.push(b']');
+    body
+}
+
+#[test]
+fn a_huge_json_body_is_refused_with_413_not_a_trap() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    // 20 MB of JSON (10 million values) fits the 25 MiB body limit, and as a tree of
+    // values it would not fit the engine's memory: refused before it is built, on a
+    // route that takes no files (no login needed) and on one that does.
+    let array = json_array(10_000_000);
+    for (path, token) in [("/v1/auth", None), ("/v1/documents", Some(&t))] {
+        let mut req = s
+            .post(path)
+            .header("content-type", "application/json")
+            .body(array.clone());
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        let (status, body) = call(req);
+        let code = assert_error(status, &body, 413);
+        assert!(
+            ["payload_too_large", "body_too_complex"].contains(&code.as_str()),
+            "{path}: {body}"
+        );
+    }
+    // The same values inside an object member of a file route: still too many.
+    let mut member = b"{\"name\": \"x\", \"recipients\": ".to_vec();
+    member.extend_from_slice(&json_array(2_000_000));
+    member.push(b'}');
+    let (status, body) = call(
+        s.post("/v1/documents")
+            .bearer_auth(&t)
+            .header("content-type", "application/json")
+            .body(member),
+    );
+    assert_eq!(assert_error(status, &body, 413), "body_too_complex");
+    // A route that takes no files refuses a body over 1 MiB whatever it holds.
+    let padded = format!(
+        "{{\"email\": \"a@example.com\", \"password\": \"{}\"}}",
+        "x".repeat(2 << 20)
+    );
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .header("content-type", "application/json")
+            .body(padded),
+    );
+    assert_eq!(assert_error(status, &body, 413), "payload_too_large");
+    // The server is well: a large file is still accepted where files go.
+    let pdf = esign::pdf::sample_pdf(1);
+    let mut big = pdf.clone();
+    big.resize(3 << 20, b' ');
+    let (status, body) = s.post_json(
+        &t,
+        "/v1/upload",
+        &json!({"file_content": b64(&big), "file_name": "big.pdf"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(s.get_as(&t, "/v1/test").0, 200);
+}

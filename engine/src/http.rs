@@ -125,7 +125,7 @@ impl Request {
             return Ok(Fields::default());
         }
         match ctype.as_str() {
-            "application/json" => match serde_json::from_slice::<Value>(&self.body) {
+            "application/json" => match parse_json(&self.body) {
                 Ok(Value::Object(map)) => Ok(Fields {
                     map,
                     ..Fields::default()
@@ -134,10 +134,11 @@ impl Request {
                     "invalid_body",
                     "the JSON body must be an object",
                 )),
-                Err(e) => Err(ApiError::bad_request(
+                Err(e) if e.status == 400 => Err(ApiError::bad_request(
                     "invalid_json",
-                    format!("the body is not valid JSON: {e}"),
+                    format!("the body {}", e.description),
                 )),
+                Err(e) => Err(e),
             },
             "application/x-www-form-urlencoded" => {
                 let map = form_urlencoded::parse(&self.body)
@@ -164,6 +165,88 @@ impl Request {
     }
 }
 
+/// How many JSON values (scalars, arrays, objects) one body may hold: far more than any
+/// request needs (a document with a thousand recipients is some 20 000), and few enough
+/// that their tree fits an engine instance's memory however the 25 MiB are spent.
+pub const MAX_JSON_VALUES: usize = 200_000;
+
+/// Parses JSON after counting its values without building them (serde_json's own
+/// parser, with a visitor that stops at [`MAX_JSON_VALUES`]): 413 `body_too_complex`
+/// above it, 400 `invalid_json` for JSON that does not parse.
+fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
+    use serde::de::DeserializeSeed;
+    let left = core::cell::Cell::new(MAX_JSON_VALUES);
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    if Budget(&left).deserialize(&mut de).is_err() && left.get() == 0 {
+        return Err(ApiError::new(
+            413,
+            "body_too_complex",
+            format!("the JSON body holds more than {MAX_JSON_VALUES} values"),
+        ));
+    }
+    serde_json::from_slice::<Value>(bytes)
+        .map_err(|e| ApiError::bad_request("invalid_json", format!("is not valid JSON: {e}")))
+}
+
+/// Counts JSON values down from what is left; an error once none is.
+struct Budget<'a>(&'a core::cell::Cell<usize>);
+
+impl Budget<'_> {
+    fn take<E: serde::de::Error>(&self) -> Result<(), E> {
+        match self.0.get() {
+            0 => Err(E::custom("too many values")),
+            n => {
+                self.0.set(n - 1);
+                Ok(())
+            }
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Budget<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Budget<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut core::fmt::Formatter) -> core::fmt::Result {
+        f.write_str("JSON")
+    }
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<(), E> {
+        self.take()
+    }
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<(), E> {
+        self.take()
+    }
+    fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<(), E> {
+        self.take()
+    }
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<(), E> {
+        self.take()
+    }
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<(), E> {
+        self.take()
+    }
+    fn visit_unit<E: serde::de::Error>(self) -> Result<(), E> {
+        self.take()
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        self.take()?;
+        while seq.next_element_seed(Budget(self.0))?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        self.take()?;
+        while map.next_key::<serde::de::IgnoredAny>()?.is_some() {
+            map.next_value_seed(Budget(self.0))?;
+        }
+        Ok(())
+    }
+}
+
 fn multipart_fields(parts: &[FormPart]) -> ApiResult<Fields> {
     let mut fields = Fields {
         text: true,
@@ -175,11 +258,15 @@ fn multipart_fields(parts: &[FormPart]) -> ApiResult<Fields> {
             continue;
         }
         let value = if part.content_type == "application/json" {
-            serde_json::from_slice::<Value>(&part.data).map_err(|e| {
-                ApiError::bad_request(
-                    "invalid_json",
-                    format!("the multipart part `{}` is not valid JSON: {e}", part.name),
-                )
+            parse_json(&part.data).map_err(|e| {
+                if e.status == 400 {
+                    ApiError::bad_request(
+                        "invalid_json",
+                        format!("the multipart part `{}` {}", part.name, e.description),
+                    )
+                } else {
+                    e
+                }
             })?
         } else {
             match core::str::from_utf8(&part.data) {

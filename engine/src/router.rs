@@ -103,10 +103,31 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/eid/return/{session}", &["GET"]),
 ];
 
+/// The routes that take files (base64 `file_content`, multipart files, a drawn
+/// signature, an agent's `create_document`): their bodies may be as large as the host
+/// allows. Every other route takes at most [`SMALL_BODY`] (413 `payload_too_large`).
+pub const FILE_ROUTES: &[&str] = &[
+    "/v1/documents",
+    "/v1/upload",
+    "/v1/upload/archive",
+    "/v1/templates",
+    "/v1/verify",
+    "/v1/recipient/{secret}/sign",
+    "/mcp",
+];
+
+/// The largest body of a route that takes no files: 1 MiB.
+pub const SMALL_BODY: usize = 1 << 20;
+
 /// The methods of the table's route for `segments`: the template whose literal segments
 /// match most of them, so `/v1/documents/latest` is not taken for `/v1/documents/{id}`.
 pub fn allowed_methods(segments: &[&str]) -> Option<&'static [&'static str]> {
-    let mut best: Option<(usize, &'static [&'static str])> = None;
+    table_route(segments).map(|(_, methods)| methods)
+}
+
+/// The table's route for `segments`: its template and methods (see [`allowed_methods`]).
+fn table_route(segments: &[&str]) -> Option<(&'static str, &'static [&'static str])> {
+    let mut best: Option<(usize, &'static str, &'static [&'static str])> = None;
     for (template, methods) in ROUTES {
         let parts = template.split('/').skip(1);
         if parts.clone().count() != segments.len() {
@@ -121,11 +142,11 @@ pub fn allowed_methods(segments: &[&str]) -> Option<&'static [&'static str]> {
                 t == *s
             }
         });
-        if fits && best.is_none_or(|(n, _)| literals > n) {
-            best = Some((literals, methods));
+        if fits && best.is_none_or(|(n, _, _)| literals > n) {
+            best = Some((literals, template, methods));
         }
     }
-    best.map(|(_, m)| m)
+    best.map(|(_, t, m)| (t, m))
 }
 
 /// Dispatches one request.
@@ -134,17 +155,28 @@ pub(crate) fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     let method = req.method.as_str();
     if !(req.origin == Origin::Admin && segments.first() == Some(&"admin")) {
-        match allowed_methods(&segments) {
+        match table_route(&segments) {
             None => {
                 return Err(ApiError::not_found(
                     "not_found",
                     format!("no such endpoint: {} {}", req.method, req.path),
                 ));
             }
-            Some(allowed) if !allowed.contains(&method) => {
+            Some((_, allowed)) if !allowed.contains(&method) => {
                 return Err(method_not_allowed(method, allowed));
             }
-            Some(_) => {}
+            Some((template, _)) => {
+                let size = req.body.len() + req.parts.iter().map(|p| p.data.len()).sum::<usize>();
+                if size > SMALL_BODY && !FILE_ROUTES.contains(&template) {
+                    return Err(ApiError::new(
+                        413,
+                        "payload_too_large",
+                        format!(
+                            "{template} takes bodies of at most {SMALL_BODY} bytes; files go to POST /v1/upload"
+                        ),
+                    ));
+                }
+            }
         }
     }
     if let Some(answer) = agents::route(cx, req, &segments) {
