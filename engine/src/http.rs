@@ -141,6 +141,10 @@ impl Request {
                 Err(e) => Err(e),
             },
             "application/x-www-form-urlencoded" => {
+                // Counted before they are collected, as JSON values are.
+                if form_urlencoded::parse(&self.body).count() > MAX_JSON_VALUES {
+                    return Err(too_complex());
+                }
                 let map = form_urlencoded::parse(&self.body)
                     .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
                     .collect();
@@ -165,7 +169,8 @@ impl Request {
     }
 }
 
-/// How many JSON values (scalars, arrays, objects) one body may hold: far more than any
+/// How many JSON values (scalars, arrays, objects), form fields or multipart parts one
+/// body may hold: far more than any
 /// request needs (a document with a thousand recipients is some 20 000), and few enough
 /// that their tree fits an engine instance's memory however the 25 MiB are spent.
 pub const MAX_JSON_VALUES: usize = 200_000;
@@ -178,14 +183,18 @@ fn parse_json(bytes: &[u8]) -> ApiResult<Value> {
     let left = core::cell::Cell::new(MAX_JSON_VALUES);
     let mut de = serde_json::Deserializer::from_slice(bytes);
     if Budget(&left).deserialize(&mut de).is_err() && left.get() == 0 {
-        return Err(ApiError::new(
-            413,
-            "body_too_complex",
-            format!("the JSON body holds more than {MAX_JSON_VALUES} values"),
-        ));
+        return Err(too_complex());
     }
     serde_json::from_slice::<Value>(bytes)
         .map_err(|e| ApiError::bad_request("invalid_json", format!("is not valid JSON: {e}")))
+}
+
+fn too_complex() -> ApiError {
+    ApiError::new(
+        413,
+        "body_too_complex",
+        format!("the body holds more than {MAX_JSON_VALUES} values or fields"),
+    )
 }
 
 /// Counts JSON values down from what is left; an error once none is.
@@ -248,6 +257,9 @@ impl<'de> serde::de::Visitor<'de> for Budget<'_> {
 }
 
 fn multipart_fields(parts: &[FormPart]) -> ApiResult<Fields> {
+    if parts.len() > MAX_JSON_VALUES {
+        return Err(too_complex());
+    }
     let mut fields = Fields {
         text: true,
         ..Fields::default()
