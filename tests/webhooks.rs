@@ -775,3 +775,78 @@ fn a_manual_signature_is_announced_with_its_recipient() {
     assert_eq!(b["recipient"]["signing_methods"][0]["type"], "manual");
     assert_eq!(b["recipients"][0]["status"], "signedwithoutverification");
 }
+
+#[test]
+fn subscriptions_stop_when_their_owner_loses_access() {
+    let rx = HttpsServer::start(|_| Canned::status(200));
+    let s = server_for(&rx, "1s");
+    let t = s.admin_token();
+    // A second admin with a global subscription, a user with one to comments on their
+    // own documents; the first admin's own subscription is the barrier.
+    let make = |email: &str, role: &str| -> (String, String) {
+        let (status, u) = s.post_json(
+            &t,
+            "/v1/users",
+            &json!({"email": email, "role": role, "password": USER_PASSWORD}),
+        );
+        assert_eq!(status, 200, "{u}");
+        (
+            u["id"].as_str().unwrap().to_string(),
+            s.token(email, USER_PASSWORD, None),
+        )
+    };
+    let (mia_id, mia) = make("mia@example.com", "admin");
+    let (uwe_id, uwe) = make("uwe@example.com", "user");
+    subscribe(
+        &s,
+        &mia,
+        "document.created",
+        &rx.url("/mia-global"),
+        json!({"global": true}),
+    );
+    subscribe(
+        &s,
+        &uwe,
+        "comment.created",
+        &rx.url("/uwe-comments"),
+        json!({}),
+    );
+    subscribe(&s, &t, "comment.created", &rx.url("/barrier"), json!({}));
+    let uwes = s.create_doc(&uwe, &json!({"name": "uwe's"}));
+    rx.wait_for("/mia-global", 1, 20);
+    // Both lose their membership.
+    for id in [&mia_id, &uwe_id] {
+        assert_eq!(s.delete_as(&t, &format!("/v1/users/{id}")).0, 204);
+    }
+    // Events they would have covered: a comment on uwe's document, a new document.
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{}/comments", uwes["id"].as_str().unwrap()),
+        &json!({"text": "after"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    let mine = s.create_doc(&t, &json!({"name": "admin's"}));
+    // Barrier: a later event's delivery to the same receiver.
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{}/comments", mine["id"].as_str().unwrap()),
+        &json!({"text": "barrier"}),
+    );
+    assert_eq!(status, 200, "{body}");
+    rx.wait_for("/barrier", 1, 20);
+    assert_eq!(
+        rx.received("/mia-global").len(),
+        1,
+        "nothing after mia left"
+    );
+    assert!(
+        rx.received("/uwe-comments").is_empty(),
+        "nothing after uwe left"
+    );
+    // Each owner is told.
+    for who in ["mia@example.com", "uwe@example.com"] {
+        s.wait_mails(1, |m| {
+            m.contains(&format!("To: {who}")) && m.contains("disabled")
+        });
+    }
+}

@@ -14,7 +14,9 @@
 
 use crate::auth::{Principal, authenticate};
 use crate::http::{ApiError, ApiResult, json, no_content};
-use crate::model::{Role, User, decode, prefix_range, user_key};
+use crate::model::{
+    Membership, Profile, Role, User, decode, membership_key, prefix_range, user_key,
+};
 #[allow(unused_imports)]
 use crate::prelude::*;
 use crate::router::method_not_allowed;
@@ -118,7 +120,9 @@ fn fanout_key(entity: &str, event: &str, id: &str) -> Vec<u8> {
 }
 
 /// Records event `kind` with `payload` (a JSON object) and queues one delivery per
-/// active subscription of the entity to that event that covers `user_id`'s documents.
+/// active subscription of the entity to that event that covers `user_id`'s documents,
+/// and whose owner may still see them (see [`owner_lost_access`]; a subscription whose
+/// owner may not is disabled here, and its owner told).
 /// Each delivery's body is the payload plus `event_id`, `subscription_id` and the
 /// subscription's `payload` text. Returns the event id.
 pub fn emit(cx: &mut Cx, kind: &str, entity_id: &str, user_id: &str, mut payload: Value) -> String {
@@ -131,8 +135,12 @@ pub fn emit(cx: &mut Cx, kind: &str, entity_id: &str, user_id: &str, mut payload
         let Some(sub) = cx.load::<Subscription>(&sub_key(&sub_id)) else {
             continue;
         };
-        if sub.active && (sub.global || sub.user_id == user_id) {
-            deliveries.push(delivery_for(&sub, &payload));
+        if !(sub.active && (sub.global || sub.user_id == user_id)) {
+            continue;
+        }
+        match owner_lost_access(cx, &sub) {
+            None => deliveries.push(delivery_for(&sub, &payload)),
+            Some(why) => disable(cx, sub, why),
         }
     }
     cx.p.emit_event(
@@ -398,6 +406,37 @@ fn test(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     ))
 }
 
+/// Why a subscription's owner may no longer receive its events, if so: the account is
+/// gone or inactive, it is no longer an active member of the entity, or (for a global
+/// subscription, which covers every user's documents) no longer an admin there.
+fn owner_lost_access(cx: &mut Cx, s: &Subscription) -> Option<&'static str> {
+    match cx.load::<User>(&user_key(&s.user_id)) {
+        Some(u) if u.active => {}
+        _ => return Some("its owner's account is no longer active"),
+    }
+    let m = cx.load::<Membership>(&membership_key(&s.user_id, &s.entity_id));
+    match m {
+        Some(m) if m.profile == Profile::Active => (s.global && m.role != Role::Admin)
+            .then_some("its owner is no longer an admin, which a global subscription needs"),
+        _ => Some("its owner is no longer a member of the entity"),
+    }
+}
+
+/// Disables a subscription whose owner lost access, drops its queued deliveries and
+/// tells the owner.
+fn disable(cx: &mut Cx, mut s: Subscription, why: &str) {
+    s.active = false;
+    s.disabled_reason = Some(why.into());
+    cx.save(&sub_key(&s.id), &s);
+    cx.p.cancel_deliveries(&s.id);
+    let subject = format!("Webhook subscription to {} disabled", s.target_url);
+    let body = format!(
+        "The subscription {} to {} events was disabled: {why}.\n",
+        s.id, s.event
+    );
+    tell_owner(cx, &s, subject, body);
+}
+
 /// Mails a subscription's failure to its notification address, else its creator.
 fn tell_owner(cx: &mut Cx, s: &Subscription, subject: String, body: String) {
     let to = if s.notification_email.is_empty() {
@@ -442,21 +481,11 @@ pub fn dead(cx: &mut Cx, job: &Job) -> JobOutcome {
 /// queued deliveries dropped.
 pub fn gone(cx: &mut Cx, job: &Job) -> JobOutcome {
     let id = String::from_utf8_lossy(&job.payload).into_owned();
-    let Some(mut s) = cx.load::<Subscription>(&sub_key(&id)) else {
+    let Some(s) = cx.load::<Subscription>(&sub_key(&id)) else {
         return JobOutcome::Done;
     };
-    if !s.active {
-        return JobOutcome::Done;
+    if s.active {
+        disable(cx, s, "the target answered 410 Gone");
     }
-    s.active = false;
-    s.disabled_reason = Some("the target answered 410 Gone".into());
-    cx.save(&sub_key(&id), &s);
-    cx.p.cancel_deliveries(&id);
-    let subject = format!("Webhook subscription to {} disabled", s.target_url);
-    let body = format!(
-        "{} answered 410 Gone to a {} delivery, so the subscription {} was disabled.\n",
-        s.target_url, s.event, s.id
-    );
-    tell_owner(cx, &s, subject, body);
     JobOutcome::Done
 }
