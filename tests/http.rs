@@ -308,3 +308,101 @@ fn a_huge_json_body_is_refused_with_413_not_a_trap() {
     assert_eq!(status, 200, "{body}");
     assert_eq!(s.get_as(&t, "/v1/test").0, 200);
 }
+
+/// `host:port` of a server's base URL.
+fn addr_of(s: &Server) -> String {
+    s.base.split_once("://").unwrap().1.to_string()
+}
+
+/// Reads what the server sends until it closes or `secs` pass: (bytes, closed).
+fn read_for(stream: &mut std::net::TcpStream, secs: u64) -> (Vec<u8>, bool) {
+    use std::io::Read;
+    stream
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    while std::time::Instant::now() < deadline {
+        match stream.read(&mut buf) {
+            Ok(0) => return (got, true),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(_) => return (got, true),
+        }
+    }
+    (got, false)
+}
+
+#[test]
+fn a_trickled_body_gets_408_and_others_are_served_meanwhile() {
+    use std::io::Write;
+    let s = Server::start(&["--read-timeout-secs", "2"]);
+    let mut slow = std::net::TcpStream::connect(addr_of(&s)).unwrap();
+    slow.write_all(
+        b"POST /v1/auth HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{\"email\"",
+    )
+    .unwrap();
+    // Others are served while it trickles.
+    assert_eq!(call(s.get("/v1/test")).0, 401);
+    let (answer, _) = read_for(&mut slow, 30);
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains("request_timeout"), "{text}");
+}
+
+#[test]
+fn connections_past_the_limit_wait_until_one_closes() {
+    use std::io::Write;
+    let s = Server::start(&["--max-connections", "3", "--read-timeout-secs", "60"]);
+    let idle: Vec<_> = (0..3)
+        .map(|_| std::net::TcpStream::connect(addr_of(&s)).unwrap())
+        .collect();
+    // The fourth connects (the kernel's backlog) but is not served while three are open.
+    let mut fourth = std::net::TcpStream::connect(addr_of(&s)).unwrap();
+    fourth
+        .write_all(b"GET /v1/test HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    let (early, _) = read_for(&mut fourth, 2);
+    assert!(early.is_empty(), "{}", String::from_utf8_lossy(&early));
+    drop(idle);
+    let (answer, _) = read_for(&mut fourth, 30);
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+}
+
+#[test]
+fn a_tls_handshake_that_never_comes_is_closed() {
+    let dir = fresh_dir("tls-idle");
+    let cert =
+        rcgen::generate_simple_self_signed(vec!["localhost".to_string(), "127.0.0.1".to_string()])
+            .unwrap();
+    std::fs::write(dir.join("cert.pem"), cert.cert.pem()).unwrap();
+    std::fs::write(dir.join("key.pem"), cert.key_pair.serialize_pem()).unwrap();
+    let cert_path = dir.join("cert.pem").display().to_string();
+    let key_path = dir.join("key.pem").display().to_string();
+    let s = Server::start(&[
+        "--tls-cert",
+        &cert_path,
+        "--tls-key",
+        &key_path,
+        "--read-timeout-secs",
+        "2",
+    ]);
+    let mut silent = std::net::TcpStream::connect(addr_of(&s)).unwrap();
+    let started = std::time::Instant::now();
+    let (got, closed) = read_for(&mut silent, 30);
+    assert!(
+        closed && got.is_empty(),
+        "the server closed the silent connection"
+    );
+    assert!(
+        started.elapsed() >= Duration::from_secs(1),
+        "closed at the timeout, not at once"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -84,6 +84,13 @@ struct ServeArgs {
     /// Engine calls that may run at once.
     #[arg(long, env = "ESIGN_MAX_CONCURRENT_CALLS", default_value_t = 64)]
     max_concurrent_calls: u32,
+    /// Open client connections at most; more wait in the listen backlog until one closes.
+    #[arg(long, env = "ESIGN_MAX_CONNECTIONS", default_value_t = 4096)]
+    max_connections: usize,
+    /// Seconds a client has for each of: the TLS handshake, a request's headers, and its
+    /// body (a body not complete by then gets 408).
+    #[arg(long, env = "ESIGN_READ_TIMEOUT_SECS", default_value_t = 30)]
+    read_timeout_secs: u64,
     /// Lifetime of access tokens, in seconds.
     #[arg(long, env = "ESIGN_TOKEN_TTL_SECS", default_value_t = runtime::DEFAULT_TOKEN_TTL_SECS)]
     token_ttl_secs: u64,
@@ -573,6 +580,8 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
     let front = server::FrontConfig {
         max_body_bytes: args.max_body_bytes,
+        max_connections: args.max_connections.max(1),
+        read_timeout: std::time::Duration::from_secs(args.read_timeout_secs.max(1)),
         test_faults: args.test_faults,
         eid_test,
     };

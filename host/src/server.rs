@@ -22,13 +22,23 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
-/// A client must send a request's headers within this time (slowloris protection).
-const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(30);
+/// HTTP/2 streams one connection may have open at once.
+const H2_MAX_STREAMS: u32 = 128;
+/// HTTP/2 pings an idle connection this often, and drops it when a ping goes unanswered
+/// this long.
+const H2_KEEP_ALIVE: (Duration, Duration) = (Duration::from_secs(30), Duration::from_secs(20));
 
 /// How the front behaves; fixed for the process.
 #[derive(Clone)]
 pub struct FrontConfig {
     pub max_body_bytes: usize,
+    /// Open connections at most: past it, the accept loop waits for one to close, so
+    /// further clients wait in the kernel's backlog instead of costing memory and file
+    /// descriptors.
+    pub max_connections: usize,
+    /// What a client has for each of the TLS handshake, the request headers (slowloris)
+    /// and the body (a trickled body gets 408).
+    pub read_timeout: Duration,
     /// Honour `x-esign-test-fault` request headers (test builds of the suite only).
     pub test_faults: bool,
     /// The built-in test eID provider, whose pages (`/eid/test/...`) this front serves.
@@ -68,10 +78,25 @@ pub async fn serve(
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(HEADER_READ_TIMEOUT);
+        .header_read_timeout(front.read_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(H2_MAX_STREAMS)
+        .keep_alive_interval(H2_KEEP_ALIVE.0)
+        .keep_alive_timeout(H2_KEEP_ALIVE.1);
     let builder = Arc::new(builder);
+    let connections = Arc::new(tokio::sync::Semaphore::new(front.max_connections));
     tokio::pin!(shutdown);
     loop {
+        // A connection slot first: at the limit, accept nothing until one closes.
+        let slot = tokio::select! {
+            slot = connections.clone().acquire_owned() => match slot {
+                Ok(s) => s,
+                Err(_) => break,
+            },
+            _ = &mut shutdown => break,
+        };
         let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
@@ -93,18 +118,26 @@ pub async fn serve(
         let watcher = graceful.watcher();
         let builder = builder.clone();
         let tls = tls.clone();
+        let handshake = front.read_timeout;
         tokio::spawn(async move {
+            let _slot = slot; // held until the connection ends
             let result = match tls {
-                Some(acceptor) => match acceptor.accept(stream).await {
-                    Ok(s) => {
-                        let conn = builder.serve_connection(TokioIo::new(s), svc).into_owned();
-                        watcher.watch(conn).await
+                Some(acceptor) => {
+                    match tokio::time::timeout(handshake, acceptor.accept(stream)).await {
+                        Ok(Ok(s)) => {
+                            let conn = builder.serve_connection(TokioIo::new(s), svc).into_owned();
+                            watcher.watch(conn).await
+                        }
+                        Ok(Err(e)) => {
+                            tracing::debug!(%peer, "TLS handshake failed: {e}");
+                            return;
+                        }
+                        Err(_) => {
+                            tracing::debug!(%peer, "TLS handshake not done in {handshake:?}");
+                            return;
+                        }
                     }
-                    Err(e) => {
-                        tracing::debug!(%peer, "TLS handshake failed: {e}");
-                        return;
-                    }
-                },
+                }
                 None => {
                     let conn = builder
                         .serve_connection(TokioIo::new(stream), svc)
@@ -168,7 +201,26 @@ async fn respond(
     let resp = if declared.is_some_and(|n| n > front.max_body_bytes as u64) {
         too_large(front.max_body_bytes)
     } else {
-        match Limited::new(body, front.max_body_bytes).collect().await {
+        let read = Limited::new(body, front.max_body_bytes).collect();
+        let read = match tokio::time::timeout(front.read_timeout, read).await {
+            Ok(r) => r,
+            Err(_) => {
+                let mut resp = to_hyper(error_response(
+                    408,
+                    "request_timeout",
+                    &format!(
+                        "the body did not arrive within {} s",
+                        front.read_timeout.as_secs()
+                    ),
+                ));
+                resp.headers_mut().insert(
+                    hyper::header::CONNECTION,
+                    hyper::header::HeaderValue::from_static("close"),
+                );
+                return resp;
+            }
+        };
+        match read {
             Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
                 too_large(front.max_body_bytes)
             }
