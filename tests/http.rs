@@ -406,3 +406,42 @@ fn a_tls_handshake_that_never_comes_is_closed() {
     );
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn large_bodies_wait_for_a_permit_before_they_are_read() {
+    use std::io::Write;
+    // The first holds the permit for 8 s (its read timeout): a wide margin for the
+    // checks below on a busy machine.
+    let s = Server::start(&["--max-large-bodies", "1", "--read-timeout-secs", "8"]);
+    // The first large upload takes the only permit and trickles.
+    let mut first = std::net::TcpStream::connect(addr_of(&s)).unwrap();
+    first
+        .write_all(b"POST /v1/upload HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 2000000\r\n\r\n{")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    // The second sends all of its (large) body, and is not read while the first holds
+    // the permit; a small request is served meanwhile.
+    let mut second = std::net::TcpStream::connect(addr_of(&s)).unwrap();
+    let body = format!("{{\"pad\": \"{}\"}}", "x".repeat(1_500_000));
+    let head = format!(
+        "POST /v1/upload HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+        body.len()
+    );
+    let writer = {
+        let mut w = second.try_clone().unwrap();
+        std::thread::spawn(move || {
+            let _ = w.write_all(head.as_bytes());
+            let _ = w.write_all(body.as_bytes());
+        })
+    };
+    let (early, _) = read_for(&mut second, 1);
+    assert!(early.is_empty(), "{}", String::from_utf8_lossy(&early));
+    assert_eq!(call(s.get("/v1/test")).0, 401);
+    // Once the first times out (408), the second is read and answered (401: no token).
+    let (answer, _) = read_for(&mut first, 30);
+    assert!(String::from_utf8_lossy(&answer).starts_with("HTTP/1.1 408"));
+    let (answer, _) = read_for(&mut second, 30);
+    let text = String::from_utf8_lossy(&answer);
+    assert!(text.starts_with("HTTP/1.1 401"), "{text}");
+    writer.join().unwrap();
+}

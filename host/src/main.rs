@@ -84,6 +84,10 @@ struct ServeArgs {
     /// Engine calls that may run at once.
     #[arg(long, env = "ESIGN_MAX_CONCURRENT_CALLS", default_value_t = 64)]
     max_concurrent_calls: u32,
+    /// Requests with a body over 1 MiB read and handled at once; more wait before their
+    /// body is read.
+    #[arg(long, env = "ESIGN_MAX_LARGE_BODIES", default_value_t = 16)]
+    max_large_bodies: usize,
     /// Open client connections at most; more wait in the listen backlog until one closes.
     #[arg(long, env = "ESIGN_MAX_CONNECTIONS", default_value_t = 4096)]
     max_connections: usize,
@@ -582,6 +586,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_body_bytes: args.max_body_bytes,
         max_connections: args.max_connections.max(1),
         read_timeout: std::time::Duration::from_secs(args.read_timeout_secs.max(1)),
+        large_bodies: std::sync::Arc::new(tokio::sync::Semaphore::new(
+            args.max_large_bodies.max(1),
+        )),
         test_faults: args.test_faults,
         eid_test,
     };

@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 use tokio::net::TcpListener;
 use tokio_rustls::TlsAcceptor;
 
+/// A body over this (or of unknown length) needs a [`FrontConfig::large_bodies`] permit.
+pub const LARGE_BODY: u64 = 1 << 20;
+
 /// HTTP/2 streams one connection may have open at once.
 const H2_MAX_STREAMS: u32 = 128;
 /// HTTP/2 pings an idle connection this often, and drops it when a ping goes unanswered
@@ -39,6 +42,10 @@ pub struct FrontConfig {
     /// What a client has for each of the TLS handshake, the request headers (slowloris)
     /// and the body (a trickled body gets 408).
     pub read_timeout: Duration,
+    /// Requests with a large body (over [`LARGE_BODY`], or of unknown length) that may be
+    /// read and handled at once: a permit is taken before the body is buffered and held
+    /// until the answer, so their memory is bounded however many clients upload.
+    pub large_bodies: Arc<tokio::sync::Semaphore>,
     /// Honour `x-esign-test-fault` request headers (test builds of the suite only).
     pub test_faults: bool,
     /// The built-in test eID provider, whose pages (`/eid/test/...`) this front serves.
@@ -198,6 +205,15 @@ async fn respond(
         .get(hyper::header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
+    // A large body waits for its permit before a byte of it is buffered; so does one of
+    // unknown length (chunked, or HTTP/2 without content-length) that is not already
+    // known to be empty.
+    let has_body = !hyper::body::Body::is_end_stream(&body);
+    let _large = if has_body && declared.is_none_or(|n| n > LARGE_BODY) {
+        front.large_bodies.clone().acquire_owned().await.ok()
+    } else {
+        None
+    };
     let resp = if declared.is_some_and(|n| n > front.max_body_bytes as u64) {
         too_large(front.max_body_bytes)
     } else {
