@@ -228,17 +228,11 @@ fn modern_meta() -> Value {
 
 /// The Python with the `mcp` client, when there is one.
 fn mcp_python() -> Option<String> {
-    let py = std::env::var("ESIGN_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = Command::new(&py)
-        .args(["-c", "import mcp.client.auth, httpx, httpx2"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok && std::env::var("ESIGN_REQUIRE_MCP").is_ok_and(|v| v == "1") {
-        panic!("{py} cannot import mcp (tests/agents/requirements.txt; ESIGN_REQUIRE_MCP=1)");
-    }
-    ok.then_some(py)
+    python_with(
+        "mcp.client.auth, httpx, httpx2",
+        "ESIGN_REQUIRE_MCP",
+        "tests/agents/requirements.txt",
+    )
 }
 
 #[test]

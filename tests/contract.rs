@@ -17,7 +17,7 @@ mod common;
 use common::*;
 use serde_json::Value;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 /// Every `example` next to a schema: (pointer of the schema, the example).
 fn examples(doc: &Value, pointer: &str, out: &mut Vec<(String, Value)>) {
@@ -132,19 +132,11 @@ fn every_operation_documents_its_errors_and_an_example() {
 /// The Python that has schemathesis, or `None` (then the test is skipped, unless
 /// `ESIGN_REQUIRE_CONTRACT=1`).
 fn schemathesis() -> Option<String> {
-    let py = std::env::var("ESIGN_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = Command::new(&py)
-        .args(["-c", "import schemathesis"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok && std::env::var("ESIGN_REQUIRE_CONTRACT").is_ok_and(|v| v == "1") {
-        panic!(
-            "{py} cannot import schemathesis (tests/contract/requirements.txt; ESIGN_REQUIRE_CONTRACT=1)"
-        );
-    }
-    ok.then_some(py)
+    python_with(
+        "schemathesis",
+        "ESIGN_REQUIRE_CONTRACT",
+        "tests/contract/requirements.txt",
+    )
 }
 
 fn cases() -> String {

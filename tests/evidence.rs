@@ -34,17 +34,11 @@ fn tool(name: &str, env: &str) -> bool {
 
 /// The Python with pyHanko and rfc8785, when there is one.
 fn python() -> Option<String> {
-    let py = std::env::var("ESIGN_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = Command::new(&py)
-        .args(["-c", "import pyhanko, rfc8785"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok && std::env::var("ESIGN_REQUIRE_PYHANKO").is_ok_and(|v| v == "1") {
-        panic!("{py} cannot import pyhanko and rfc8785 (ESIGN_REQUIRE_PYHANKO=1)");
-    }
-    ok.then_some(py)
+    python_with(
+        "pyhanko, rfc8785",
+        "ESIGN_REQUIRE_PYHANKO",
+        "tests/evidence/requirements.txt",
+    )
 }
 
 fn script(name: &str) -> PathBuf {

@@ -486,6 +486,23 @@ impl Server {
     }
 }
 
+/// The Python (`ESIGN_PYTHON`, else `python3`) when it can `import {modules}`, else
+/// `None` (the caller skips), unless the variable `require` is `1` (as in CI): then it
+/// panics naming `hint`, the requirements file that installs them.
+pub fn python_with(modules: &str, require: &str, hint: &str) -> Option<String> {
+    let py = std::env::var("ESIGN_PYTHON").unwrap_or_else(|_| "python3".into());
+    let ok = Command::new(&py)
+        .args(["-c", &format!("import {modules}")])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok && std::env::var(require).is_ok_and(|v| v == "1") {
+        panic!("{py} cannot import {modules} ({hint}; {require}=1)");
+    }
+    ok.then_some(py)
+}
+
 /// Base64 (standard alphabet, padded).
 pub fn b64(data: &[u8]) -> String {
     use base64::Engine as _;
