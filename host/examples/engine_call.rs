@@ -230,19 +230,26 @@ fn main() -> anyhow::Result<()> {
     let component_us = report(
         "component: instantiate + handle",
         measure(|| {
-            let (resp, _) =
-                runtime.call(store.begin(), Faults::default(), HashMap::new(), |b, s| {
-                    b.call_handle(s, &req)
-                });
+            let (resp, _) = runtime.call(
+                store.begin(),
+                Faults::default(),
+                false,
+                HashMap::new(),
+                |b, s| b.call_handle(s, &req),
+            );
             assert_eq!(resp.unwrap().status, 200);
         }),
     );
     report(
         "component: instantiate only",
         measure(|| {
-            let (r, _) = runtime.call(store.begin(), Faults::default(), HashMap::new(), |_, _| {
-                Ok(())
-            });
+            let (r, _) = runtime.call(
+                store.begin(),
+                Faults::default(),
+                false,
+                HashMap::new(),
+                |_, _| Ok(()),
+            );
             r.unwrap();
         }),
     );
@@ -262,10 +269,13 @@ fn main() -> anyhow::Result<()> {
         report(
             label,
             measure(|| {
-                let (resp, _) =
-                    runtime.call(store.begin(), Faults::default(), HashMap::new(), |b, s| {
-                        b.call_handle(s, &r)
-                    });
+                let (resp, _) = runtime.call(
+                    store.begin(),
+                    Faults::default(),
+                    false,
+                    HashMap::new(),
+                    |b, s| b.call_handle(s, &r),
+                );
                 std::hint::black_box(resp.unwrap());
             }),
         );

@@ -2,7 +2,7 @@
 //! a conflict, roll back on a trap or store error and answer 500 with a `trace_id`.
 
 use crate::runtime::{
-    Faults, Job, JobOutcome, Request, Response, Runtime, StoredJob, keys, random_id,
+    Faults, Job, JobOutcome, Request, Response, Runtime, StoredJob, keys, offload, random_id,
 };
 use crate::store::{CommitError, Store, Txn};
 use std::collections::HashMap;
@@ -11,6 +11,10 @@ use tokio::sync::{Notify, Semaphore};
 
 /// How often a call is re-run after conflicts before the client gets a 503.
 const MAX_ATTEMPTS: u32 = 32;
+
+/// Request bodies up to this size are handled inline on the tokio worker; larger ones
+/// (uploads) are copied and decoded on a blocking thread.
+pub const INLINE_BODY: usize = 1 << 20;
 
 /// Runs engine calls. Cheap to clone.
 #[derive(Clone)]
@@ -23,6 +27,9 @@ struct Inner {
     store: Arc<Store>,
     /// Bounds concurrent calls to the instance pool's size.
     permits: Semaphore,
+    /// Bounds the calls that run off the tokio workers (uploads, blob reads) to the
+    /// machine's cores: more would only share the CPU and slow every call down.
+    heavy: Semaphore,
     /// Woken after a commit that scheduled a job.
     jobs_changed: Notify,
     /// Woken after a commit that queued mail.
@@ -67,6 +74,7 @@ impl Dispatcher {
                 runtime,
                 store,
                 permits: Semaphore::new(max_concurrent),
+                heavy: Semaphore::new(std::thread::available_parallelism().map_or(2, |n| n.get())),
                 jobs_changed: Notify::new(),
                 mail_queued: Notify::new(),
                 sms_queued: Notify::new(),
@@ -106,37 +114,68 @@ impl Dispatcher {
 
     /// Answers one request. The engine call runs inline on the current tokio worker: a
     /// call takes tens of microseconds, less than a hop to the blocking pool would cost.
-    /// The one slow import, argon2, moves itself off the worker with `block_in_place`
-    /// (see `runtime::offload`).
+    /// What can be slow leaves the worker through `block_in_place` (see
+    /// `runtime::offload`), so accept loops, timers and other connections go on:
+    /// a call with a body over [`INLINE_BODY`] runs off the worker from the start; a
+    /// call that reads a blob stops at the read and is re-run off the worker; argon2
+    /// and the commit of a call that wrote (the commit lock and the fsync) move off
+    /// by themselves. A call that only read commits without the lock.
     pub async fn handle(&self, req: Request, faults: Faults) -> Response {
+        let permit = self.inner.permits.acquire().await.expect("never closed");
+        let large = req.body.len() + req.parts.iter().map(|p| p.data.len()).sum::<usize>();
+        if large <= INLINE_BODY {
+            if let Some(resp) = self.handle_on(&req, faults, true) {
+                return resp;
+            }
+        }
+        // Waiting for a heavy slot holds no instance.
+        drop(permit);
+        let _heavy = self.inner.heavy.acquire().await.expect("never closed");
         let _permit = self.inner.permits.acquire().await.expect("never closed");
-        self.handle_blocking(&req, faults)
+        offload(|| self.handle_blocking(&req, faults))
     }
 
     /// Answers one request on the current thread (used by `handle`, the admin CLI and
     /// benchmarks).
     pub fn handle_blocking(&self, req: &Request, faults: Faults) -> Response {
+        self.handle_on(req, faults, false)
+            .expect("only calls on a worker stop to move")
+    }
+
+    /// Answers one request; `None` when `on_worker` and the call must move off it.
+    fn handle_on(&self, req: &Request, faults: Faults, on_worker: bool) -> Option<Response> {
         let mut verified = HashMap::new();
         for _ in 0..MAX_ATTEMPTS {
             let txn = self.inner.store.begin();
-            let (result, state) = self
-                .inner
-                .runtime
-                .call(txn, faults, verified, |b, s| b.call_handle(s, req));
+            let (result, state) =
+                self.inner
+                    .runtime
+                    .call(txn, faults, on_worker, verified, |b, s| {
+                        b.call_handle(s, req)
+                    });
+            if state.needs_blocking_thread {
+                return None;
+            }
             verified = state.verified;
             let resp = match result {
                 // 503 means "nothing was done": the call's writes are dropped.
-                Ok(resp) if resp.status == 503 => return resp,
+                Ok(resp) if resp.status == 503 => return Some(resp),
                 Ok(resp) => resp,
                 Err(trap) => {
                     let what = match &state.engine_error {
                         Some(said) => format!("{} {} ({said})", req.method, req.path),
                         None => format!("{} {}", req.method, req.path),
                     };
-                    return internal_error(&trap, &what);
+                    return Some(internal_error(&trap, &what));
                 }
             };
-            match state.txn.commit() {
+            let txn = state.txn;
+            let committed = if txn.is_read_only() {
+                txn.commit()
+            } else {
+                offload(|| txn.commit())
+            };
+            match committed {
                 Ok(_) => {
                     if state.scheduled_jobs {
                         self.inner.jobs_changed.notify_one();
@@ -150,11 +189,14 @@ impl Dispatcher {
                     if state.queued_deliveries {
                         self.inner.deliveries_queued.notify_one();
                     }
-                    return resp;
+                    return Some(resp);
                 }
                 Err(CommitError::Conflict) => continue,
                 Err(CommitError::Backend(e)) => {
-                    return internal_error(&e, &format!("committing {} {}", req.method, req.path));
+                    return Some(internal_error(
+                        &e,
+                        &format!("committing {} {}", req.method, req.path),
+                    ));
                 }
             }
         }
@@ -163,11 +205,11 @@ impl Dispatcher {
             req.method,
             req.path
         );
-        error_response(
+        Some(error_response(
             503,
             "busy",
             "the request kept conflicting with concurrent changes; retry",
-        )
+        ))
     }
 
     /// Runs the due job stored at `key` (if it is still there) and records its outcome,
@@ -200,7 +242,7 @@ impl Dispatcher {
             let (result, state) =
                 self.inner
                     .runtime
-                    .call(txn, Faults::default(), HashMap::new(), |b, s| {
+                    .call(txn, Faults::default(), false, HashMap::new(), |b, s| {
                         b.call_run_job(s, &job)
                     });
             let scheduled = result.is_ok() && state.scheduled_jobs;

@@ -533,7 +533,16 @@ pub fn extract_text(bytes: &[u8]) -> anyhow::Result<String> {
 /// (for tests and benchmarks). `sample_pdf(0)` is a PDF with zero pages, which
 /// [`inspect`] rejects.
 pub fn sample_pdf(pages: usize) -> Vec<u8> {
+    sample_pdf_of_size(pages, 0)
+}
+
+/// [`sample_pdf`] grown to at least `bytes` by an unreferenced stream of filler (for
+/// tests and benchmarks of large files).
+pub fn sample_pdf_of_size(pages: usize, bytes: usize) -> Vec<u8> {
     let mut doc = Document::with_version("1.7");
+    if bytes > 0 {
+        doc.add_object(lopdf::Stream::new(dictionary! {}, vec![b'x'; bytes]));
+    }
     let pages_id = doc.new_object_id();
     let resources = add_font_resources(&mut doc, &[]);
     let kids: Vec<ObjectId> = (1..=pages)

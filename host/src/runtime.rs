@@ -194,7 +194,16 @@ pub struct CallState {
     pub queued_deliveries: bool,
     /// What the engine said before it trapped (`host.log-error`).
     pub engine_error: Option<String>,
+    /// The call runs inline on a tokio worker, where a blob read (up to megabytes,
+    /// copied in and out of the instance) must not happen.
+    on_worker: bool,
+    /// The call stopped at a blob read because it runs on a tokio worker: the caller
+    /// re-runs it off the worker.
+    pub needs_blocking_thread: bool,
 }
+
+/// The trap a call stops with when it must move off the tokio worker.
+const MOVE_OFF_WORKER: &str = "the call reads a blob: re-run off the tokio worker";
 
 fn data_key(key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(keys::DATA.len() + key.len());
@@ -257,9 +266,16 @@ impl files::Host for CallState {
         Ok(Ok(self.put_blob(&data)))
     }
 
+    /// A blob can be megabytes, copied into the instance and out again with the answer:
+    /// a call on a tokio worker stops here (the caller re-runs it on a blocking thread),
+    /// so a download never holds up other connections.
     fn get(&mut self, id: String) -> wasmtime::Result<Option<Vec<u8>>> {
+        if self.on_worker {
+            self.needs_blocking_thread = true;
+            return Err(wasmtime::Error::msg(MOVE_OFF_WORKER));
+        }
         self.txn
-            .get(&keys::blob(&id))
+            .get_blob(&keys::blob(&id))
             .map_err(wasmtime::Error::from_anyhow)
     }
 
@@ -520,10 +536,11 @@ impl random::Host for CallState {
     }
 }
 
-/// Runs slow, blocking work (argon2: tens of milliseconds) from inside an engine call.
+/// Runs slow, blocking work (argon2: tens of milliseconds; a large blob read; a commit's
+/// lock wait and fsync) from inside an engine call.
 /// On a multi-thread tokio worker it uses `block_in_place`, so the worker's other tasks
 /// move to another thread meanwhile; elsewhere (admin CLI, blocking threads) it just runs.
-fn offload<R>(f: impl FnOnce() -> R) -> R {
+pub(crate) fn offload<R>(f: impl FnOnce() -> R) -> R {
     use tokio::runtime::{Handle, RuntimeFlavor};
     match Handle::try_current() {
         Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
@@ -569,11 +586,14 @@ impl Runtime {
     }
 
     /// Instantiates the engine over `txn` and runs `f`; returns its result and the
-    /// call's state (with the transaction, to commit or drop).
+    /// call's state (with the transaction, to commit or drop). With `on_worker` (an
+    /// inline call on a tokio worker) a blob read stops the call with
+    /// `needs_blocking_thread` set.
     pub fn call<R>(
         &self,
         txn: Txn,
         faults: Faults,
+        on_worker: bool,
         verified: HashMap<(String, String), bool>,
         f: impl FnOnce(&Esign, &mut Store<CallState>) -> wasmtime::Result<R>,
     ) -> (wasmtime::Result<R>, CallState) {
@@ -588,6 +608,8 @@ impl Runtime {
             queued_sms: false,
             queued_deliveries: false,
             engine_error: None,
+            on_worker,
+            needs_blocking_thread: false,
         };
         let mut store = Store::new(&self.engine, state);
         store.set_epoch_deadline(CALL_DEADLINE_TICKS);

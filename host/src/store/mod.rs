@@ -8,11 +8,18 @@
 //! writes as one atomic batch and makes them durable. A transaction whose reads went
 //! stale fails with [`CommitError::Conflict`] and is re-run by the caller. Dropping a
 //! transaction without committing rolls it back.
+//!
+//! A transaction that wrote nothing never takes the commit lock: when no commit was
+//! applied since it began, what it read was one committed state; otherwise it checks
+//! its reads between two looks at the commit sequence (a seqlock), and takes the lock
+//! only if commits kept landing meanwhile. Blobs are immutable, so a blob read through
+//! [`Txn::get_blob`] is validated by the blob's existence, not its bytes.
 
 pub mod sled;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// A key/value pair.
@@ -32,12 +39,18 @@ pub trait Backend: Send + Sync + 'static {
     fn apply(&self, writes: &BTreeMap<Vec<u8>, Option<Vec<u8>>>) -> anyhow::Result<()>;
     /// Makes every applied write durable.
     fn flush(&self) -> anyhow::Result<()>;
+    /// Whether `key` has a value (without reading it when the backend can).
+    fn contains(&self, key: &[u8]) -> anyhow::Result<bool> {
+        Ok(self.get(key)?.is_some())
+    }
 }
 
 /// A backend plus the lock that serializes commits.
 pub struct Store {
     backend: Box<dyn Backend>,
     commit_lock: Mutex<()>,
+    /// Odd while a commit applies its writes; grows by two per applied commit.
+    sequence: AtomicU64,
 }
 
 /// Why a commit did not happen.
@@ -54,12 +67,14 @@ impl Store {
         Arc::new(Store {
             backend: Box::new(backend),
             commit_lock: Mutex::new(()),
+            sequence: AtomicU64::new(0),
         })
     }
 
     /// Starts a transaction.
     pub fn begin(self: &Arc<Self>) -> Txn {
         Txn {
+            begun_at: self.sequence.load(Ordering::Acquire),
             store: self.clone(),
             reads: Vec::new(),
             scans: Vec::new(),
@@ -97,10 +112,22 @@ struct ScanRead {
     exhausted: bool,
 }
 
+/// What a transaction read at a key.
+enum Seen {
+    Value(Option<Vec<u8>>),
+    /// A blob: only whether it existed matters (blobs never change).
+    Exists(bool),
+}
+
+/// Rounds a read-only transaction checks its reads without the lock before taking it.
+const LOCK_FREE_CHECKS: usize = 4;
+
 /// One transaction. See the module documentation.
 pub struct Txn {
     store: Arc<Store>,
-    reads: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    /// The commit sequence when the transaction began.
+    begun_at: u64,
+    reads: Vec<(Vec<u8>, Seen)>,
     scans: Vec<ScanRead>,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
 }
@@ -111,8 +138,25 @@ impl Txn {
             return Ok(own.clone());
         }
         let value = self.store.backend.get(key)?;
-        self.reads.push((key.to_vec(), value.clone()));
+        self.reads.push((key.to_vec(), Seen::Value(value.clone())));
         Ok(value)
+    }
+
+    /// Reads an immutable value (a blob): the commit checks that it still exists, not
+    /// that its bytes are unchanged, so a large file is read once per call.
+    pub fn get_blob(&mut self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
+        if let Some(own) = self.writes.get(key) {
+            return Ok(own.clone());
+        }
+        let value = self.store.backend.get(key)?;
+        self.reads
+            .push((key.to_vec(), Seen::Exists(value.is_some())));
+        Ok(value)
+    }
+
+    /// Whether the transaction wrote nothing (its commit takes no lock).
+    pub fn is_read_only(&self) -> bool {
+        self.writes.is_empty()
     }
 
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
@@ -193,14 +237,50 @@ impl Txn {
 
     /// Validates and applies the transaction. See the module documentation.
     pub fn commit(self) -> Result<(), CommitError> {
+        let store = &*self.store;
+        if self.writes.is_empty() {
+            let sequence = &store.sequence;
+            if sequence.load(Ordering::Acquire) == self.begun_at && self.begun_at % 2 == 0 {
+                return Ok(()); // nothing was applied while it read
+            }
+            for _ in 0..LOCK_FREE_CHECKS {
+                let before = sequence.load(Ordering::Acquire);
+                if before % 2 == 1 {
+                    std::thread::yield_now();
+                    continue;
+                }
+                self.validate()?;
+                std::sync::atomic::fence(Ordering::SeqCst);
+                if sequence.load(Ordering::Acquire) == before {
+                    return Ok(()); // every read held at one moment
+                }
+            }
+        }
+        let guard = store.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
+        self.validate()?;
+        if self.writes.is_empty() {
+            return Ok(());
+        }
+        store.sequence.fetch_add(1, Ordering::SeqCst);
+        std::sync::atomic::fence(Ordering::SeqCst);
+        let applied = store.backend.apply(&self.writes);
+        store.sequence.fetch_add(1, Ordering::SeqCst);
+        applied.map_err(CommitError::Backend)?;
+        drop(guard);
+        store.backend.flush().map_err(CommitError::Backend)
+    }
+
+    /// Checks that everything read is still what it was.
+    fn validate(&self) -> Result<(), CommitError> {
         let backend = &*self.store.backend;
-        let guard = self
-            .store
-            .commit_lock
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
         for (key, seen) in &self.reads {
-            if backend.get(key).map_err(CommitError::Backend)? != *seen {
+            let same = match seen {
+                Seen::Value(value) => backend.get(key).map_err(CommitError::Backend)? == *value,
+                Seen::Exists(existed) => {
+                    backend.contains(key).map_err(CommitError::Backend)? == *existed
+                }
+            };
+            if !same {
                 return Err(CommitError::Conflict);
             }
         }
@@ -216,12 +296,7 @@ impl Txn {
                 return Err(CommitError::Conflict);
             }
         }
-        if self.writes.is_empty() {
-            return Ok(());
-        }
-        backend.apply(&self.writes).map_err(CommitError::Backend)?;
-        drop(guard);
-        backend.flush().map_err(CommitError::Backend)
+        Ok(())
     }
 }
 
@@ -321,5 +396,63 @@ mod tests {
         t.put(b"k", b"v");
         drop(t);
         assert_eq!(s.begin().get(b"k").unwrap(), None);
+    }
+
+    #[test]
+    fn a_read_only_transaction_commits_without_the_lock_and_still_sees_conflicts() {
+        let (s, _d) = store();
+        let mut t = s.begin();
+        t.put(b"k", b"1");
+        t.commit().unwrap();
+        // Held by "another commit": a read-only commit must not wait for it.
+        let guard = s.commit_lock.lock().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let s2 = s.clone();
+        std::thread::spawn(move || {
+            let mut t = s2.begin();
+            t.get(b"k").unwrap();
+            tx.send(t.commit().is_ok()).unwrap();
+        });
+        let done = rx.recv_timeout(std::time::Duration::from_secs(20));
+        drop(guard);
+        assert_eq!(done, Ok(true), "a read-only commit waited for the lock");
+        // A value read, then changed by a commit: the read-only commit conflicts.
+        let mut reader = s.begin();
+        reader.get(b"k").unwrap();
+        let mut writer = s.begin();
+        writer.put(b"k", b"2");
+        writer.commit().unwrap();
+        assert!(matches!(reader.commit(), Err(CommitError::Conflict)));
+        // A commit elsewhere does not disturb it.
+        let mut reader = s.begin();
+        reader.get(b"k").unwrap();
+        let mut writer = s.begin();
+        writer.put(b"other", b"x");
+        writer.commit().unwrap();
+        reader.commit().unwrap();
+    }
+
+    #[test]
+    fn a_blob_read_is_validated_by_existence() {
+        let (s, _d) = store();
+        let mut t = s.begin();
+        t.put(b"b/1", b"bytes");
+        t.commit().unwrap();
+        let mut reader = s.begin();
+        assert_eq!(reader.get_blob(b"b/1").unwrap(), Some(b"bytes".to_vec()));
+        reader.put(b"ref", b"1");
+        // Rewritten with other bytes (never happens to a blob): still valid.
+        let mut w = s.begin();
+        w.put(b"b/1", b"other");
+        w.commit().unwrap();
+        let mut deleter = s.begin();
+        deleter.delete(b"b/1");
+        let mut second = s.begin();
+        second.get_blob(b"b/1").unwrap();
+        second.put(b"ref2", b"1");
+        reader.commit().unwrap();
+        // Deleted after it was read: conflict.
+        deleter.commit().unwrap();
+        assert!(matches!(second.commit(), Err(CommitError::Conflict)));
     }
 }

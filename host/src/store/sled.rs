@@ -83,4 +83,8 @@ impl Backend for SledBackend {
         self.db.flush()?;
         Ok(())
     }
+
+    fn contains(&self, key: &[u8]) -> anyhow::Result<bool> {
+        Ok(self.db.contains_key(key)?)
+    }
 }
