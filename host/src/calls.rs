@@ -123,10 +123,10 @@ impl Dispatcher {
     pub async fn handle(&self, req: Request, faults: Faults) -> Response {
         let permit = self.inner.permits.acquire().await.expect("never closed");
         let large = req.body.len() + req.parts.iter().map(|p| p.data.len()).sum::<usize>();
-        if large <= INLINE_BODY {
-            if let Some(resp) = self.handle_on(&req, faults, true) {
-                return resp;
-            }
+        if large <= INLINE_BODY
+            && let Some(resp) = self.handle_on(&req, faults, true)
+        {
+            return resp;
         }
         // Waiting for a heavy slot holds no instance.
         drop(permit);

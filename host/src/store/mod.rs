@@ -240,12 +240,13 @@ impl Txn {
         let store = &*self.store;
         if self.writes.is_empty() {
             let sequence = &store.sequence;
-            if sequence.load(Ordering::Acquire) == self.begun_at && self.begun_at % 2 == 0 {
+            if sequence.load(Ordering::Acquire) == self.begun_at && self.begun_at.is_multiple_of(2)
+            {
                 return Ok(()); // nothing was applied while it read
             }
             for _ in 0..LOCK_FREE_CHECKS {
                 let before = sequence.load(Ordering::Acquire);
-                if before % 2 == 1 {
+                if !before.is_multiple_of(2) {
                     std::thread::yield_now();
                     continue;
                 }
