@@ -850,3 +850,45 @@ fn subscriptions_stop_when_their_owner_loses_access() {
         });
     }
 }
+
+#[test]
+fn a_dead_target_with_a_backlog_does_not_delay_another() {
+    let rx = HttpsServer::start(|_| Canned::status(200));
+    // A target that accepts connections and never answers: each attempt waits for the
+    // timeout, so the target is always busy.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let dead_url = format!("https://127.0.0.1:{}", dead.local_addr().unwrap().port());
+    let s = server_for(&rx, "1h");
+    let t = s.admin_token();
+    for i in 0..1000 {
+        subscribe(
+            &s,
+            &t,
+            "document.created",
+            &format!("{dead_url}/h{i}"),
+            json!({}),
+        );
+    }
+    // 100 events × 1 000 subscriptions: 100 000 deliveries queued for the dead target.
+    for i in 0..100 {
+        s.create_doc(&t, &json!({"name": format!("backlog {i}")}));
+    }
+    subscribe(&s, &t, "document.created", &rx.url("/live"), json!({}));
+    let started = std::time::Instant::now();
+    let doc = s.create_doc(&t, &json!({"name": "the live one"}));
+    let got = rx.wait_for("/live", 1, 60);
+    let delay = started.elapsed();
+    eprintln!(
+        "first attempt at the live target after {delay:?} (behind 100 000 queued for a dead one)"
+    );
+    assert_eq!(
+        got[0].json()["document"]["id"],
+        doc["id"],
+        "{:?}",
+        got[0].json()
+    );
+    // The goal is one second; the bound leaves room for a loaded machine (without
+    // per-target queues the live target waited behind the whole backlog).
+    assert!(delay < Duration::from_secs(5), "{delay:?}");
+    drop(dead);
+}

@@ -55,8 +55,14 @@ pub mod keys {
     pub const DEAD_SMS: &[u8] = b"smsx/";
     /// File contents: `b/<blob id>`.
     pub const BLOBS: &[u8] = b"b/";
-    /// Webhook deliveries due: `w/<due ms, 8 bytes BE><delivery id>`.
+    /// Webhook deliveries of stores written before per-target queues: `w/<due ms, 8
+    /// bytes BE><delivery id>`; moved to [`DELIVERIES`] when the delivery worker starts.
     pub const WEBHOOKS: &[u8] = b"w/";
+    /// Webhook deliveries, one queue per target (scheme, host and port):
+    /// `wq/<target: 16 hex digits of its SHA-256><due ms, 8 bytes BE><delivery id>`.
+    pub const DELIVERIES: &[u8] = b"wq/";
+    /// Length of the target part of a [`DELIVERIES`] key.
+    pub const TARGET_LEN: usize = 16;
     /// Subscriptions whose queued deliveries are dropped: `wc/<subscription id>`.
     pub const CANCELLED: &[u8] = b"wc/";
 
@@ -337,7 +343,7 @@ impl effects::Host for CallState {
                 last_error: String::new(),
             };
             self.txn.put(
-                &keys::timed(keys::WEBHOOKS, created_ms, &row.id),
+                &crate::webhooks::queue_key(&row.target_url, created_ms, &row.id),
                 &serde_json::to_vec(&row)?,
             );
             self.queued_deliveries = true;

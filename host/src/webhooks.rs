@@ -14,9 +14,14 @@
 //!
 //! A row is removed or rescheduled only after its attempt, in a transaction that commits
 //! the results of many attempts at once: a crash in between repeats the attempt (at
-//! least once), never loses it. Each target (scheme, host and port) has its own
-//! concurrency limit and rows of a busy target are skipped, not waited for, so a slow
-//! or dead subscriber never delays the others.
+//! least once), never loses it.
+//!
+//! Each target (scheme, host and port) has its own queue (`wq/<target><due><id>`) and
+//! its own concurrency limit. A pass visits the targets, one seek each, and reads only
+//! the due heads of those with room: a busy target's backlog is never read, so a slow
+//! or dead subscriber with any number of queued deliveries does not delay the others.
+//! When all attempts are in flight, the next pass starts where this one stopped, so
+//! every target gets its turn. Passes run on a blocking thread.
 
 use crate::calls::{Dispatcher, now_ms};
 use crate::outbound::Outbound;
@@ -28,7 +33,7 @@ use sha2::Sha256;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{Notify, Semaphore, mpsc, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
 
 /// A queued delivery, as stored under `w/<due ms><id>`.
 #[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
@@ -135,12 +140,45 @@ struct Attempted {
 
 /// Longest sleep between looks at the table.
 const IDLE: Duration = Duration::from_secs(30);
-/// Rows read per page, and pages per pass at most: rows of busy targets are skipped,
-/// so a pass reads on past them (up to `SCAN * PAGES` rows) to reach other targets.
-const SCAN: usize = 2048;
-const PAGES: usize = 16;
+/// Rows read from one target's queue per page, and pages per target per pass at most
+/// (rows in flight or cancelled are read past).
+const PAGE: usize = 256;
+const PAGES_PER_TARGET: usize = 4;
+/// Targets visited per pass at most; the next pass goes on from there.
+const TARGETS_PER_PASS: usize = 10_000;
 /// Results committed together at most.
 const BATCH: usize = 512;
+
+/// The queue key of a delivery to `url` due at `due_ms`.
+pub fn queue_key(url: &str, due_ms: u64, id: &str) -> Vec<u8> {
+    let mut k = queue_prefix(&target_hash(url));
+    k.extend_from_slice(&due_ms.to_be_bytes());
+    k.extend_from_slice(id.as_bytes());
+    k
+}
+
+/// `wq/<target>`: the start of one target's queue.
+fn queue_prefix(target: &[u8]) -> Vec<u8> {
+    let mut k = keys::DELIVERIES.to_vec();
+    k.extend_from_slice(target);
+    k
+}
+
+/// The fixed-width queue name of the target of `url`.
+fn target_hash(url: &str) -> Vec<u8> {
+    let digest = <Sha256 as sha2::Digest>::digest(target_of(url).as_bytes());
+    digest[..keys::TARGET_LEN / 2]
+        .iter()
+        .flat_map(|b| format!("{b:02x}").into_bytes())
+        .collect()
+}
+
+/// `key` with one more byte of `0xff`: the end of the range of keys it prefixes.
+fn range_end(key: &[u8]) -> Vec<u8> {
+    let mut end = key.to_vec();
+    end.push(0xff);
+    end
+}
 
 /// The key of a target's concurrency limit: scheme, host and port.
 fn target_of(url: &str) -> String {
@@ -160,8 +198,11 @@ struct Shared {
     outbound: Outbound,
     config: WebhookConfig,
     in_flight: Mutex<HashSet<Vec<u8>>>,
-    targets: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Each target's concurrency limit, by queue name.
+    targets: Mutex<HashMap<Vec<u8>, Arc<Semaphore>>>,
     global: Arc<Semaphore>,
+    /// The queue the next pass starts at (empty: the first).
+    cursor: Mutex<Vec<u8>>,
     /// Woken when results were committed (rows freed, permits back).
     progress: Notify,
 }
@@ -181,16 +222,36 @@ pub async fn run(
         config,
         in_flight: Mutex::default(),
         targets: Mutex::default(),
+        cursor: Mutex::default(),
         progress: Notify::new(),
     });
     let (tx, rx) = mpsc::unbounded_channel::<Attempted>();
     tokio::spawn(commit_loop(shared.clone(), rx));
+    let s = shared.clone();
+    match tokio::task::spawn_blocking(move || move_legacy_rows(s.dispatcher.store())).await {
+        Ok(Ok(0)) => {}
+        Ok(Ok(n)) => {
+            tracing::info!("webhook delivery: moved {n} queued deliveries to per-target queues")
+        }
+        Ok(Err(e)) => tracing::error!("webhook delivery: moving queued deliveries: {e:#}"),
+        Err(e) => tracing::error!("webhook delivery: moving queued deliveries: {e}"),
+    }
     let mut next_prune = 0u64;
     loop {
-        let wait = match launch_due(&shared, &tx) {
-            Ok(wait) => wait,
-            Err(e) => {
+        let (s, t) = (shared.clone(), tx.clone());
+        let wait = match tokio::task::spawn_blocking(move || plan(&s, &t)).await {
+            Ok(Ok(plan)) => {
+                for launch in plan.launches {
+                    start_attempt(&shared, &tx, launch);
+                }
+                plan.wait
+            }
+            Ok(Err(e)) => {
                 tracing::error!("webhook delivery: {e:#}");
+                Duration::from_secs(1)
+            }
+            Err(e) => {
+                tracing::error!("webhook delivery: {e}");
                 Duration::from_secs(1)
             }
         };
@@ -208,84 +269,180 @@ pub async fn run(
     }
 }
 
-/// Starts an attempt for every due row not in flight whose target has room; returns
-/// how long until the next look is needed.
-fn launch_due(
-    shared: &Arc<Shared>,
-    tx: &mpsc::UnboundedSender<Attempted>,
-) -> anyhow::Result<Duration> {
+/// An attempt to start: the row and the permits it holds while in flight.
+struct Launch {
+    key: Vec<u8>,
+    row: StoredDelivery,
+    permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
+}
+
+/// What a pass decided: attempts to start, and how long until the next look.
+struct Plan {
+    launches: Vec<Launch>,
+    wait: Duration,
+}
+
+/// One pass over the target queues (on a blocking thread): takes the due rows, not in
+/// flight, of every target with room, while global permits last; cancelled rows go
+/// straight to the commit loop.
+fn plan(shared: &Shared, tx: &mpsc::UnboundedSender<Attempted>) -> anyhow::Result<Plan> {
     let store = shared.dispatcher.store();
-    let mut start = keys::WEBHOOKS.to_vec();
-    let mut end = keys::WEBHOOKS.to_vec();
-    end.push(0xff);
     let now = now_ms();
+    let all_end = range_end(keys::DELIVERIES);
+    let first = std::mem::take(&mut *shared.cursor.lock().unwrap());
+    let mut plan = Plan {
+        launches: Vec::new(),
+        wait: IDLE,
+    };
     let mut cancelled: HashMap<String, bool> = HashMap::new();
-    for _ in 0..PAGES {
-        let rows = store.scan_committed(&start, &end, SCAN)?;
-        let full = rows.len() == SCAN;
-        for (key, value) in rows {
-            start = key.clone();
-            start.push(0);
-            if shared.in_flight.lock().unwrap().contains(&key) {
-                continue;
+    let mut start = queue_prefix(&first);
+    let mut wrapped = first.is_empty();
+    let mut visited = 0;
+    loop {
+        let Some((key, _)) = store
+            .scan_committed(&start, &all_end, 1)?
+            .into_iter()
+            .next()
+        else {
+            if wrapped {
+                break;
             }
-            let at =
-                u64::from_be_bytes(key[keys::WEBHOOKS.len()..keys::WEBHOOKS.len() + 8].try_into()?);
-            if at > now {
-                return Ok(Duration::from_millis(at - now).min(IDLE));
-            }
-            let row: StoredDelivery = serde_json::from_slice(&value)?;
-            let dropped = match cancelled.get(&row.subscription_id) {
-                Some(c) => *c,
-                None => {
-                    let c = store
-                        .get_committed(&keys::cancelled(&row.subscription_id))?
-                        .is_some();
-                    cancelled.insert(row.subscription_id.clone(), c);
-                    c
-                }
-            };
-            if dropped {
-                shared.in_flight.lock().unwrap().insert(key.clone());
-                let _ = tx.send(Attempted {
-                    key,
-                    row,
-                    outcome: Outcome::Cancelled,
-                });
-                continue;
-            }
-            let target = {
-                let mut targets = shared.targets.lock().unwrap();
-                targets
-                    .entry(target_of(&row.target_url))
-                    .or_insert_with(|| Arc::new(Semaphore::new(shared.config.per_target)))
-                    .clone()
-            };
-            let Ok(target_permit) = target.try_acquire_owned() else {
-                continue; // this target is busy; others go on
-            };
-            let Ok(permit) = shared.global.clone().try_acquire_owned() else {
-                return Ok(IDLE); // woken when attempts finish
-            };
-            shared.in_flight.lock().unwrap().insert(key.clone());
-            let (s, tx) = (shared.clone(), tx.clone());
-            tokio::spawn(async move {
-                let mut row = row;
-                let started = now_ms();
-                row.attempts += 1;
-                if row.first_attempt_ms == 0 {
-                    row.first_attempt_ms = started;
-                }
-                let outcome = attempt(&s.outbound, &row).await;
-                drop((permit, target_permit));
-                let _ = tx.send(Attempted { key, row, outcome });
-            });
+            wrapped = true;
+            start = keys::DELIVERIES.to_vec();
+            continue;
+        };
+        let name_at = keys::DELIVERIES.len();
+        let target = key[name_at..name_at + keys::TARGET_LEN].to_vec();
+        if wrapped && !first.is_empty() && target >= first {
+            break; // the whole ring was visited
         }
-        if !full {
+        if visited == TARGETS_PER_PASS {
+            *shared.cursor.lock().unwrap() = target;
+            plan.wait = Duration::ZERO;
             break;
         }
+        visited += 1;
+        let queue = queue_prefix(&target);
+        start = range_end(&queue);
+        let semaphore = {
+            let mut targets = shared.targets.lock().unwrap();
+            targets
+                .entry(target.clone())
+                .or_insert_with(|| Arc::new(Semaphore::new(shared.config.per_target)))
+                .clone()
+        };
+        if semaphore.available_permits() == 0 {
+            continue; // busy: its queue is not read
+        }
+        let mut from = queue.clone();
+        let queue_end = range_end(&queue);
+        'pages: for _ in 0..PAGES_PER_TARGET {
+            let rows = store.scan_committed(&from, &queue_end, PAGE)?;
+            let full = rows.len() == PAGE;
+            for (key, value) in rows {
+                from = key.clone();
+                from.push(0);
+                if shared.in_flight.lock().unwrap().contains(&key) {
+                    continue;
+                }
+                let at_from = queue.len();
+                let at = u64::from_be_bytes(key[at_from..at_from + 8].try_into()?);
+                if at > now {
+                    plan.wait = plan.wait.min(Duration::from_millis(at - now));
+                    break 'pages;
+                }
+                let row: StoredDelivery = serde_json::from_slice(&value)?;
+                let dropped = match cancelled.get(&row.subscription_id) {
+                    Some(c) => *c,
+                    None => {
+                        let c = store
+                            .get_committed(&keys::cancelled(&row.subscription_id))?
+                            .is_some();
+                        cancelled.insert(row.subscription_id.clone(), c);
+                        c
+                    }
+                };
+                if dropped {
+                    shared.in_flight.lock().unwrap().insert(key.clone());
+                    let _ = tx.send(Attempted {
+                        key,
+                        row,
+                        outcome: Outcome::Cancelled,
+                    });
+                    continue;
+                }
+                let Ok(target_permit) = semaphore.clone().try_acquire_owned() else {
+                    break 'pages;
+                };
+                let Ok(permit) = shared.global.clone().try_acquire_owned() else {
+                    // Out of attempts: the next pass (woken when one ends) starts here.
+                    *shared.cursor.lock().unwrap() = target;
+                    return Ok(plan);
+                };
+                shared.in_flight.lock().unwrap().insert(key.clone());
+                plan.launches.push(Launch {
+                    key,
+                    row,
+                    permits: (permit, target_permit),
+                });
+            }
+            if !full {
+                break;
+            }
+        }
     }
-    Ok(IDLE)
+    Ok(plan)
+}
+
+/// Runs one attempt as a task; its result goes to the commit loop.
+fn start_attempt(shared: &Arc<Shared>, tx: &mpsc::UnboundedSender<Attempted>, launch: Launch) {
+    let (s, tx) = (shared.clone(), tx.clone());
+    tokio::spawn(async move {
+        let Launch {
+            key,
+            mut row,
+            permits,
+        } = launch;
+        let started = now_ms();
+        row.attempts += 1;
+        if row.first_attempt_ms == 0 {
+            row.first_attempt_ms = started;
+        }
+        let outcome = attempt(&s.outbound, &row).await;
+        drop(permits);
+        let _ = tx.send(Attempted { key, row, outcome });
+    });
+}
+
+/// Moves the rows of the old single queue (`w/`) into the per-target queues, keeping
+/// their due times; returns how many.
+fn move_legacy_rows(store: &Arc<crate::store::Store>) -> anyhow::Result<usize> {
+    let end = range_end(keys::WEBHOOKS);
+    let mut moved = 0;
+    loop {
+        let rows = store.scan_committed(keys::WEBHOOKS, &end, BATCH)?;
+        if rows.is_empty() {
+            return Ok(moved);
+        }
+        let mut txn = store.begin();
+        let mut batch = 0;
+        for (key, value) in &rows {
+            if txn.get(key)?.is_none() {
+                continue;
+            }
+            let row: StoredDelivery = serde_json::from_slice(value)?;
+            let at = keys::WEBHOOKS.len();
+            let due = u64::from_be_bytes(key[at..at + 8].try_into()?);
+            txn.delete(key);
+            txn.put(&queue_key(&row.target_url, due, &row.id), value);
+            batch += 1;
+        }
+        match txn.commit() {
+            Ok(()) => moved += batch,
+            Err(CommitError::Conflict) => {}
+            Err(CommitError::Backend(e)) => return Err(e),
+        }
+    }
 }
 
 async fn attempt(outbound: &Outbound, row: &StoredDelivery) -> Outcome {
@@ -394,7 +551,7 @@ fn commit(shared: &Shared, batch: &[Attempted]) -> anyhow::Result<bool> {
                                 "webhook failed, retrying: {why}"
                             );
                             txn.put(
-                                &keys::timed(keys::WEBHOOKS, due, &row.id),
+                                &queue_key(&row.target_url, due, &row.id),
                                 &serde_json::to_vec(&row)?,
                             );
                         }
@@ -502,5 +659,58 @@ mod tests {
             let j = jittered(Duration::from_secs(10));
             assert!((8000..=12000).contains(&j), "{j}");
         }
+    }
+
+    #[test]
+    fn rows_of_the_old_single_queue_move_to_their_target_queues() {
+        let dir = std::env::temp_dir().join(format!("esign-wq-test-{}", random_id()));
+        let store = crate::store::Store::new(crate::store::sled::SledBackend::open(&dir).unwrap());
+        let row = |id: &str, url: &str| StoredDelivery {
+            id: id.into(),
+            event_id: "ev".into(),
+            event: "document.created".into(),
+            subscription_id: "sub".into(),
+            entity_id: "ent".into(),
+            target_url: url.into(),
+            secret: "whsec_AA==".into(),
+            body: "{}".into(),
+            attempts: 0,
+            created_ms: 1,
+            first_attempt_ms: 0,
+            last_error: String::new(),
+        };
+        let mut txn = store.begin();
+        for (id, url, due) in [
+            ("a", "https://one.example/x", 5u64),
+            ("b", "https://two.example:8443/y", 7),
+            ("c", "https://one.example:443/z", 9),
+        ] {
+            let value = serde_json::to_vec(&row(id, url)).unwrap();
+            txn.put(&keys::timed(keys::WEBHOOKS, due, id), &value);
+        }
+        txn.commit().unwrap();
+        assert_eq!(move_legacy_rows(&store).unwrap(), 3);
+        assert_eq!(move_legacy_rows(&store).unwrap(), 0);
+        let one = queue_prefix(&target_hash("https://one.example/"));
+        let keys_of = |prefix: &[u8]| -> Vec<Vec<u8>> {
+            store
+                .scan_committed(prefix, &range_end(prefix), 10)
+                .unwrap()
+                .into_iter()
+                .map(|(k, _)| k)
+                .collect()
+        };
+        // Port 443 is the default: one target, in due order.
+        assert_eq!(
+            keys_of(&one),
+            [
+                queue_key("https://one.example/", 5, "a"),
+                queue_key("https://one.example/", 9, "c")
+            ]
+        );
+        assert_eq!(keys_of(keys::DELIVERIES).len(), 3);
+        assert!(keys_of(keys::WEBHOOKS).is_empty());
+        drop(store);
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
