@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
+use std::time::Duration;
 
 fn signer(email: &str) -> Value {
     json!({"first_name": "Sam", "last_name": "Signer", "email": email})
@@ -469,4 +470,81 @@ fn word_files_are_converted_by_libreoffice_or_fail_clearly() {
         .unwrap();
     let text = esign::pdf::extract_text(&bytes).unwrap();
     assert!(text.contains("Hello ACME Corp"), "{text}");
+}
+
+#[test]
+fn a_tenants_stalled_downloads_do_not_delay_another_tenants_imports_or_sending() {
+    // Every download of /stalled.pdf answers after 60 s (within the fetch timeout).
+    let mut stalled = Canned::ok(esign::pdf::sample_pdf(1));
+    stalled.delay = Duration::from_secs(60);
+    let files = FileServer::start(vec![("/stalled.pdf", stalled)]);
+    let ca = files.ca_file.display().to_string();
+    let mut s = Server::start(&[
+        "--outbound-ca-file",
+        &ca,
+        "--outbound-allow-private",
+        "--fetch-timeout-secs",
+        "120",
+    ]);
+    let t = s.admin_token();
+    s.stop();
+    let other = s.admin(&["entity", "add", "--name", "Other"])["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let o = s.admin(&[
+        "user",
+        "add",
+        "--email",
+        "olle@other.example",
+        "--password",
+        MEMBER_PASSWORD,
+    ]);
+    s.admin(&[
+        "member",
+        "add",
+        "--user",
+        o["id"].as_str().unwrap(),
+        "--entity",
+        &other,
+        "--role",
+        "admin",
+    ]);
+    s.launch();
+    let olle = s.token("olle@other.example", MEMBER_PASSWORD, None);
+    // The first tenant queues more stalled imports than there are work slots.
+    for i in 0..8 {
+        let doc = s.create_doc(
+            &t,
+            &json!({"name": format!("stalled {i}"), "file_url": files.url("/stalled.pdf")}),
+        );
+        assert_eq!(doc["status"], "importing");
+    }
+    wait_until(20, "the stalled downloads to start", || {
+        (files.hits("/stalled.pdf") >= 2).then_some(())
+    });
+    // The other tenant's import and sending go on meanwhile.
+    let started = std::time::Instant::now();
+    let id = pdf_draft(
+        &s,
+        &olle,
+        "Not held up",
+        json!([signer("signer@example.com")]),
+        json!({}),
+    );
+    let (status, sent) = s.post_json(&olle, &format!("/v1/documents/{id}/send"), &json!({}));
+    assert_eq!(status, 200, "{sent}");
+    s.wait_status(&olle, &id, "sent");
+    let took = started.elapsed();
+    eprintln!("the other tenant's import and send took {took:?} beside 8 stalled downloads");
+    assert!(
+        took < Duration::from_secs(30),
+        "held up behind the stalled downloads: {took:?}"
+    );
+    // The stalled tenant never has more than its share of the slots downloading.
+    assert!(
+        files.hits("/stalled.pdf") <= 2,
+        "{}",
+        files.hits("/stalled.pdf")
+    );
 }

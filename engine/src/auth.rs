@@ -180,6 +180,7 @@ fn issue_token(cx: &mut Cx, user: &mut User, entity_id: &str) -> ApiResult<Respo
         payload: hash.into_bytes(),
         run_at_ms: token.expires_ms + PURGE_GRACE_MS,
         work: None,
+        scope: String::new(),
     });
     Ok(json(
         200,

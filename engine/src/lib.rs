@@ -183,6 +183,9 @@ pub struct JobSpec {
     pub run_at_ms: u64,
     /// Host work to do before the job runs.
     pub work: Option<WorkOrder>,
+    /// Whose work it is: the entity id for a job with `work`, empty otherwise (the
+    /// host bounds work in flight per scope).
+    pub scope: String,
 }
 
 /// An email to send (mirrors `effects.mail`).

@@ -307,10 +307,7 @@ impl Dispatcher {
             JobOutcome::RetryAt(at) if job.attempt < 1000 => {
                 job.attempt += 1;
                 job.run_at_ms = at;
-                txn.put(
-                    &keys::timed(keys::JOBS, at, &job.id),
-                    &serde_json::to_vec(&job)?,
-                );
+                txn.put(&keys::job(&job), &serde_json::to_vec(&job)?);
             }
             JobOutcome::RetryAt(_) | JobOutcome::Failed(_) => {
                 let why = match outcome {

@@ -1,102 +1,214 @@
-//! The job runner: runs committed jobs whose time has come, oldest first, a few at a
-//! time. A job with a work order has its work done first ([`crate::work::perform`],
-//! outside any transaction); then the engine's `run-job` records the outcome in one
-//! transaction that also removes the job. Jobs live in the store, so they survive a
-//! restart, and a job's effects commit together with its removal, so they happen once.
+//! The job runner: runs committed jobs whose time has come, in two lanes, so that slow
+//! host work never holds up the engine's own jobs:
+//!
+//! - **engine jobs** (`j/`: sending, expiry, reminders, erasure, ...), oldest first, a
+//!   few at a time; each is one engine call;
+//! - **host work** (`jw/`: downloads, imports, Word conversions, renders), one queue per
+//!   scope (the tenant), visited in a ring (see [`crate::queues`]): a few at a time in
+//!   all and fewer per scope, so one tenant's stalled `file_url` downloads cannot delay
+//!   another tenant's imports, and nobody's sending.
+//!
+//! A job with a work order has its work done first ([`crate::work::perform`], outside
+//! any transaction); then the engine's `run-job` records the outcome in one transaction
+//! that also removes the job. Jobs live in the store, so they survive a restart, and a
+//! job's effects commit together with its removal, so they happen once. Passes run on a
+//! blocking thread.
 
 use crate::calls::{Dispatcher, now_ms};
+use crate::queues::{self, Visit};
 use crate::runtime::{StoredJob, keys};
 use crate::work::{WorkContext, perform};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{Notify, Semaphore, watch};
+use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 
-/// Longest sleep between looks at the job table.
+/// Longest sleep between looks at the job tables.
 const IDLE: Duration = Duration::from_secs(30);
-/// Rows looked at per pass.
+/// Engine-job rows looked at per pass.
 const BATCH: usize = 64;
-/// Jobs running at once (work such as a Word conversion can take seconds).
-const CONCURRENCY: usize = 4;
+/// Engine jobs running at once.
+const ENGINE_CONCURRENCY: usize = 4;
+/// Jobs with host work running at once, and at once per scope.
+const WORK_CONCURRENCY: usize = 4;
+const WORK_PER_SCOPE: usize = 2;
+/// Rows read per scope queue per pass (rows in flight are read past).
+const WORK_PAGE: usize = 16;
+/// Scope queues visited per pass at most.
+const SCOPES_PER_PASS: usize = 10_000;
+
+struct Shared {
+    dispatcher: Dispatcher,
+    work: WorkContext,
+    in_flight: Mutex<HashSet<Vec<u8>>>,
+    engine: Arc<Semaphore>,
+    work_slots: Arc<Semaphore>,
+    /// Each scope's share of the work slots, by queue name.
+    scopes: Mutex<HashMap<Vec<u8>, Arc<Semaphore>>>,
+    /// The scope queue the next pass starts at.
+    cursor: Mutex<Vec<u8>>,
+    finished: Notify,
+}
+
+/// A job to start, with the permits it holds while it runs.
+struct Launch {
+    key: Vec<u8>,
+    job: StoredJob,
+    permits: Vec<OwnedSemaphorePermit>,
+}
 
 /// Runs until `shutdown` turns true. Jobs still running then are cut off; their rows
 /// stay and run again at the next start.
 pub async fn run(dispatcher: Dispatcher, work: WorkContext, mut shutdown: watch::Receiver<bool>) {
-    let in_flight: Arc<Mutex<HashSet<Vec<u8>>>> = Default::default();
-    let permits = Arc::new(Semaphore::new(CONCURRENCY));
-    let finished = Arc::new(Notify::new());
+    let shared = Arc::new(Shared {
+        dispatcher,
+        work,
+        in_flight: Mutex::default(),
+        engine: Arc::new(Semaphore::new(ENGINE_CONCURRENCY)),
+        work_slots: Arc::new(Semaphore::new(WORK_CONCURRENCY)),
+        scopes: Mutex::default(),
+        cursor: Mutex::default(),
+        finished: Notify::new(),
+    });
     loop {
-        let wait = match launch_due(&dispatcher, &work, &in_flight, &permits, &finished) {
-            Ok(wait) => wait,
-            Err(e) => {
+        let s = shared.clone();
+        let wait = match tokio::task::spawn_blocking(move || plan(&s)).await {
+            Ok(Ok((launches, wait))) => {
+                for launch in launches {
+                    start(&shared, launch);
+                }
+                wait
+            }
+            Ok(Err(e)) => {
                 tracing::error!("job runner: {e:#}");
+                Duration::from_secs(1)
+            }
+            Err(e) => {
+                tracing::error!("job runner: {e}");
                 Duration::from_secs(1)
             }
         };
         tokio::select! {
             _ = tokio::time::sleep(wait) => {}
-            _ = dispatcher.jobs_changed() => {}
-            _ = finished.notified() => {}
+            _ = shared.dispatcher.jobs_changed() => {}
+            _ = shared.finished.notified() => {}
             _ = shutdown.changed() => return,
         }
     }
 }
 
-/// Starts every due job that is not already running, while permits last; returns how
-/// long until the next look is needed.
-fn launch_due(
-    dispatcher: &Dispatcher,
-    work: &WorkContext,
-    in_flight: &Arc<Mutex<HashSet<Vec<u8>>>>,
-    permits: &Arc<Semaphore>,
-    finished: &Arc<Notify>,
-) -> anyhow::Result<Duration> {
-    let mut end = keys::JOBS.to_vec();
-    end.push(0xff);
-    let rows = dispatcher.store().scan_committed(keys::JOBS, &end, BATCH)?;
+/// One pass over both lanes: the due jobs not running whose lane (and scope) has room;
+/// and how long until the next look is needed.
+fn plan(shared: &Shared) -> anyhow::Result<(Vec<Launch>, Duration)> {
+    let store = shared.dispatcher.store();
     let now = now_ms();
+    let mut launches = Vec::new();
+    let mut wait = IDLE;
+    let running = |key: &[u8]| shared.in_flight.lock().unwrap().contains(key);
+    let claim = |key: &[u8]| shared.in_flight.lock().unwrap().insert(key.to_vec());
+
+    // Engine jobs, oldest first.
+    let rows = store.scan_committed(keys::JOBS, &queues::range_end(keys::JOBS), BATCH)?;
     for (key, value) in rows {
-        if in_flight.lock().unwrap().contains(&key) {
+        if running(&key) {
             continue;
         }
-        let at = u64::from_be_bytes(key[keys::JOBS.len()..keys::JOBS.len() + 8].try_into()?);
+        let at = queues::due_of(keys::JOBS, &key)?;
         if at > now {
-            return Ok(Duration::from_millis(at - now).min(IDLE));
+            wait = wait.min(Duration::from_millis(at - now));
+            break;
         }
-        let Ok(permit) = permits.clone().try_acquire_owned() else {
-            return Ok(IDLE); // woken when a running job finishes
+        let Ok(permit) = shared.engine.clone().try_acquire_owned() else {
+            break; // woken when a running job finishes
         };
-        let job: StoredJob = serde_json::from_slice(&value)?;
-        in_flight.lock().unwrap().insert(key.clone());
-        let (d, w, flight, done) = (
-            dispatcher.clone(),
-            work.clone(),
-            in_flight.clone(),
-            finished.clone(),
-        );
-        tokio::spawn(async move {
-            let prepared = match &job.work {
-                Some(order) => Some(perform(&w, order).await),
-                None => None,
-            };
-            let k = key.clone();
-            let result =
-                tokio::task::spawn_blocking(move || d.run_job_blocking(&k, prepared.as_ref()))
-                    .await;
-            let failed = !matches!(result, Ok(Ok(_)));
-            match result {
-                Ok(Ok(_)) => {}
-                Ok(Err(e)) => tracing::error!(job = job.kind, id = job.id, "job run failed: {e:#}"),
-                Err(e) => tracing::error!(job = job.kind, id = job.id, "job run panicked: {e}"),
-            }
-            if failed {
-                // Leave the row for a later pass, without spinning on it.
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-            flight.lock().unwrap().remove(&key);
-            drop(permit);
-            done.notify_one();
+        claim(&key);
+        launches.push(Launch {
+            key,
+            job: serde_json::from_slice(&value)?,
+            permits: vec![permit],
         });
     }
-    Ok(IDLE)
+
+    // Host work, scope by scope.
+    let mut cursor = std::mem::take(&mut *shared.cursor.lock().unwrap());
+    let more = queues::visit_ring(
+        store,
+        keys::WORK_JOBS,
+        &mut cursor,
+        SCOPES_PER_PASS,
+        |scope| {
+            if shared.work_slots.available_permits() == 0 {
+                return Ok(Visit::Stop);
+            }
+            let share = shared
+                .scopes
+                .lock()
+                .unwrap()
+                .entry(scope.to_vec())
+                .or_insert_with(|| Arc::new(Semaphore::new(WORK_PER_SCOPE)))
+                .clone();
+            if share.available_permits() == 0 {
+                return Ok(Visit::Next); // this scope has its share running
+            }
+            let queue = queues::queue(keys::WORK_JOBS, scope);
+            for (key, value) in
+                store.scan_committed(&queue, &queues::range_end(&queue), WORK_PAGE)?
+            {
+                if running(&key) {
+                    continue;
+                }
+                let at = queues::due_of(&queue, &key)?;
+                if at > now {
+                    wait = wait.min(Duration::from_millis(at - now));
+                    break;
+                }
+                let Ok(mine) = share.clone().try_acquire_owned() else {
+                    break;
+                };
+                let Ok(slot) = shared.work_slots.clone().try_acquire_owned() else {
+                    return Ok(Visit::Stop); // the next pass starts at this scope
+                };
+                claim(&key);
+                launches.push(Launch {
+                    key,
+                    job: serde_json::from_slice(&value)?,
+                    permits: vec![slot, mine],
+                });
+            }
+            Ok(Visit::Next)
+        },
+    )?;
+    *shared.cursor.lock().unwrap() = cursor;
+    if more {
+        wait = Duration::ZERO;
+    }
+    Ok((launches, wait))
+}
+
+/// Runs one job as a task: its work, then its engine call on a blocking thread.
+fn start(shared: &Arc<Shared>, launch: Launch) {
+    let s = shared.clone();
+    tokio::spawn(async move {
+        let Launch { key, job, permits } = launch;
+        let prepared = match &job.work {
+            Some(order) => Some(perform(&s.work, order).await),
+            None => None,
+        };
+        let (d, k) = (s.dispatcher.clone(), key.clone());
+        let result =
+            tokio::task::spawn_blocking(move || d.run_job_blocking(&k, prepared.as_ref())).await;
+        let failed = !matches!(result, Ok(Ok(_)));
+        match result {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => tracing::error!(job = job.kind, id = job.id, "job run failed: {e:#}"),
+            Err(e) => tracing::error!(job = job.kind, id = job.id, "job run panicked: {e}"),
+        }
+        if failed {
+            // Leave the row for a later pass, without spinning on it.
+            tokio::time::sleep(Duration::from_secs(1)).await;
+        }
+        s.in_flight.lock().unwrap().remove(&key);
+        drop(permits);
+        s.finished.notify_one();
+    });
 }

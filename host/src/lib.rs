@@ -23,6 +23,7 @@ pub mod office;
 pub mod outbound;
 pub mod passwords;
 pub mod pdf;
+pub mod queues;
 pub mod raster;
 pub mod runtime;
 pub mod server;

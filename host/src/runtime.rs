@@ -41,8 +41,25 @@ pub mod keys {
     pub const DATA: &[u8] = b"d/";
     /// Webhook events: `e/<created ms, 8 bytes BE><id>`.
     pub const EVENTS: &[u8] = b"e/";
-    /// Due jobs: `j/<run-at ms, 8 bytes BE><id>`.
+    /// Due jobs without host work: `j/<run-at ms, 8 bytes BE><id>`.
     pub const JOBS: &[u8] = b"j/";
+    /// Due jobs with host work, one queue per scope (the tenant):
+    /// `jw/<scope: 16 hex digits of its SHA-256><run-at ms, 8 bytes BE><id>` (see
+    /// [`crate::queues`]).
+    pub const WORK_JOBS: &[u8] = b"jw/";
+
+    /// Where a job is queued: with a work order in its scope's queue, else in `j/`.
+    pub fn job(job: &super::StoredJob) -> Vec<u8> {
+        match job.work {
+            Some(_) => crate::queues::key(
+                WORK_JOBS,
+                &crate::queues::name_of(&job.scope),
+                job.run_at_ms,
+                &job.id,
+            ),
+            None => timed(JOBS, job.run_at_ms, &job.id),
+        }
+    }
     /// Jobs that failed for good: `x/<id>`.
     pub const DEAD_JOBS: &[u8] = b"x/";
     /// Outgoing mail: `m/<due ms, 8 bytes BE><id>`.
@@ -59,10 +76,9 @@ pub mod keys {
     /// bytes BE><delivery id>`; moved to [`DELIVERIES`] when the delivery worker starts.
     pub const WEBHOOKS: &[u8] = b"w/";
     /// Webhook deliveries, one queue per target (scheme, host and port):
-    /// `wq/<target: 16 hex digits of its SHA-256><due ms, 8 bytes BE><delivery id>`.
+    /// `wq/<target: 16 hex digits of its SHA-256><due ms, 8 bytes BE><delivery id>`
+    /// (see [`crate::queues`]).
     pub const DELIVERIES: &[u8] = b"wq/";
-    /// Length of the target part of a [`DELIVERIES`] key.
-    pub const TARGET_LEN: usize = 16;
     /// Subscriptions whose queued deliveries are dropped: `wc/<subscription id>`.
     pub const CANCELLED: &[u8] = b"wc/";
 
@@ -119,6 +135,9 @@ pub struct StoredJob {
     pub work: Option<WorkOrder>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// Whose work it is (an entity id; empty for jobs without work).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub scope: String,
 }
 
 /// Default lifetime of access tokens: 60 days (DESIGN.md §4).
@@ -368,11 +387,10 @@ impl effects::Host for CallState {
             run_at_ms: job.run_at_ms,
             work: job.work,
             failure: None,
+            scope: job.scope,
         };
-        self.txn.put(
-            &keys::timed(keys::JOBS, job.run_at_ms, &id),
-            &serde_json::to_vec(&record)?,
-        );
+        self.txn
+            .put(&keys::job(&record), &serde_json::to_vec(&record)?);
         self.scheduled_jobs = true;
         Ok(id)
     }

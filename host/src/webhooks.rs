@@ -25,6 +25,7 @@
 
 use crate::calls::{Dispatcher, now_ms};
 use crate::outbound::Outbound;
+use crate::queues::{self, Visit};
 use crate::runtime::{StoredJob, keys, random_id};
 use crate::store::CommitError;
 use base64::Engine as _;
@@ -151,33 +152,12 @@ const BATCH: usize = 512;
 
 /// The queue key of a delivery to `url` due at `due_ms`.
 pub fn queue_key(url: &str, due_ms: u64, id: &str) -> Vec<u8> {
-    let mut k = queue_prefix(&target_hash(url));
-    k.extend_from_slice(&due_ms.to_be_bytes());
-    k.extend_from_slice(id.as_bytes());
-    k
+    queues::key(keys::DELIVERIES, &target_hash(url), due_ms, id)
 }
 
-/// `wq/<target>`: the start of one target's queue.
-fn queue_prefix(target: &[u8]) -> Vec<u8> {
-    let mut k = keys::DELIVERIES.to_vec();
-    k.extend_from_slice(target);
-    k
-}
-
-/// The fixed-width queue name of the target of `url`.
+/// The queue name of the target of `url`.
 fn target_hash(url: &str) -> Vec<u8> {
-    let digest = <Sha256 as sha2::Digest>::digest(target_of(url).as_bytes());
-    digest[..keys::TARGET_LEN / 2]
-        .iter()
-        .flat_map(|b| format!("{b:02x}").into_bytes())
-        .collect()
-}
-
-/// `key` with one more byte of `0xff`: the end of the range of keys it prefixes.
-fn range_end(key: &[u8]) -> Vec<u8> {
-    let mut end = key.to_vec();
-    end.push(0xff);
-    end
+    queues::name_of(&target_of(url))
 }
 
 /// The key of a target's concurrency limit: scheme, host and port.
@@ -288,108 +268,89 @@ struct Plan {
 fn plan(shared: &Shared, tx: &mpsc::UnboundedSender<Attempted>) -> anyhow::Result<Plan> {
     let store = shared.dispatcher.store();
     let now = now_ms();
-    let all_end = range_end(keys::DELIVERIES);
-    let first = std::mem::take(&mut *shared.cursor.lock().unwrap());
     let mut plan = Plan {
         launches: Vec::new(),
         wait: IDLE,
     };
     let mut cancelled: HashMap<String, bool> = HashMap::new();
-    let mut start = queue_prefix(&first);
-    let mut wrapped = first.is_empty();
-    let mut visited = 0;
-    loop {
-        let Some((key, _)) = store
-            .scan_committed(&start, &all_end, 1)?
-            .into_iter()
-            .next()
-        else {
-            if wrapped {
-                break;
+    let mut cursor = std::mem::take(&mut *shared.cursor.lock().unwrap());
+    let more = queues::visit_ring(
+        store,
+        keys::DELIVERIES,
+        &mut cursor,
+        TARGETS_PER_PASS,
+        |target| {
+            let semaphore = {
+                let mut targets = shared.targets.lock().unwrap();
+                targets
+                    .entry(target.to_vec())
+                    .or_insert_with(|| Arc::new(Semaphore::new(shared.config.per_target)))
+                    .clone()
+            };
+            if semaphore.available_permits() == 0 {
+                return Ok(Visit::Next); // busy: its queue is not read
             }
-            wrapped = true;
-            start = keys::DELIVERIES.to_vec();
-            continue;
-        };
-        let name_at = keys::DELIVERIES.len();
-        let target = key[name_at..name_at + keys::TARGET_LEN].to_vec();
-        if wrapped && !first.is_empty() && target >= first {
-            break; // the whole ring was visited
-        }
-        if visited == TARGETS_PER_PASS {
-            *shared.cursor.lock().unwrap() = target;
-            plan.wait = Duration::ZERO;
-            break;
-        }
-        visited += 1;
-        let queue = queue_prefix(&target);
-        start = range_end(&queue);
-        let semaphore = {
-            let mut targets = shared.targets.lock().unwrap();
-            targets
-                .entry(target.clone())
-                .or_insert_with(|| Arc::new(Semaphore::new(shared.config.per_target)))
-                .clone()
-        };
-        if semaphore.available_permits() == 0 {
-            continue; // busy: its queue is not read
-        }
-        let mut from = queue.clone();
-        let queue_end = range_end(&queue);
-        'pages: for _ in 0..PAGES_PER_TARGET {
-            let rows = store.scan_committed(&from, &queue_end, PAGE)?;
-            let full = rows.len() == PAGE;
-            for (key, value) in rows {
-                from = key.clone();
-                from.push(0);
-                if shared.in_flight.lock().unwrap().contains(&key) {
-                    continue;
-                }
-                let at_from = queue.len();
-                let at = u64::from_be_bytes(key[at_from..at_from + 8].try_into()?);
-                if at > now {
-                    plan.wait = plan.wait.min(Duration::from_millis(at - now));
-                    break 'pages;
-                }
-                let row: StoredDelivery = serde_json::from_slice(&value)?;
-                let dropped = match cancelled.get(&row.subscription_id) {
-                    Some(c) => *c,
-                    None => {
-                        let c = store
-                            .get_committed(&keys::cancelled(&row.subscription_id))?
-                            .is_some();
-                        cancelled.insert(row.subscription_id.clone(), c);
-                        c
+            let queue = queues::queue(keys::DELIVERIES, target);
+            let queue_end = queues::range_end(&queue);
+            let mut from = queue.clone();
+            for _ in 0..PAGES_PER_TARGET {
+                let rows = store.scan_committed(&from, &queue_end, PAGE)?;
+                let full = rows.len() == PAGE;
+                for (key, value) in rows {
+                    from = key.clone();
+                    from.push(0);
+                    if shared.in_flight.lock().unwrap().contains(&key) {
+                        continue;
                     }
-                };
-                if dropped {
+                    let at = queues::due_of(&queue, &key)?;
+                    if at > now {
+                        plan.wait = plan.wait.min(Duration::from_millis(at - now));
+                        return Ok(Visit::Next);
+                    }
+                    let row: StoredDelivery = serde_json::from_slice(&value)?;
+                    let dropped = match cancelled.get(&row.subscription_id) {
+                        Some(c) => *c,
+                        None => {
+                            let c = store
+                                .get_committed(&keys::cancelled(&row.subscription_id))?
+                                .is_some();
+                            cancelled.insert(row.subscription_id.clone(), c);
+                            c
+                        }
+                    };
+                    if dropped {
+                        shared.in_flight.lock().unwrap().insert(key.clone());
+                        let _ = tx.send(Attempted {
+                            key,
+                            row,
+                            outcome: Outcome::Cancelled,
+                        });
+                        continue;
+                    }
+                    let Ok(target_permit) = semaphore.clone().try_acquire_owned() else {
+                        return Ok(Visit::Next);
+                    };
+                    let Ok(permit) = shared.global.clone().try_acquire_owned() else {
+                        // Out of attempts: the next pass (woken when one ends) starts here.
+                        return Ok(Visit::Stop);
+                    };
                     shared.in_flight.lock().unwrap().insert(key.clone());
-                    let _ = tx.send(Attempted {
+                    plan.launches.push(Launch {
                         key,
                         row,
-                        outcome: Outcome::Cancelled,
+                        permits: (permit, target_permit),
                     });
-                    continue;
                 }
-                let Ok(target_permit) = semaphore.clone().try_acquire_owned() else {
-                    break 'pages;
-                };
-                let Ok(permit) = shared.global.clone().try_acquire_owned() else {
-                    // Out of attempts: the next pass (woken when one ends) starts here.
-                    *shared.cursor.lock().unwrap() = target;
-                    return Ok(plan);
-                };
-                shared.in_flight.lock().unwrap().insert(key.clone());
-                plan.launches.push(Launch {
-                    key,
-                    row,
-                    permits: (permit, target_permit),
-                });
+                if !full {
+                    break;
+                }
             }
-            if !full {
-                break;
-            }
-        }
+            Ok(Visit::Next)
+        },
+    )?;
+    *shared.cursor.lock().unwrap() = cursor;
+    if more {
+        plan.wait = Duration::ZERO;
     }
     Ok(plan)
 }
@@ -417,7 +378,7 @@ fn start_attempt(shared: &Arc<Shared>, tx: &mpsc::UnboundedSender<Attempted>, la
 /// Moves the rows of the old single queue (`w/`) into the per-target queues, keeping
 /// their due times; returns how many.
 fn move_legacy_rows(store: &Arc<crate::store::Store>) -> anyhow::Result<usize> {
-    let end = range_end(keys::WEBHOOKS);
+    let end = queues::range_end(keys::WEBHOOKS);
     let mut moved = 0;
     loop {
         let rows = store.scan_committed(keys::WEBHOOKS, &end, BATCH)?;
@@ -527,6 +488,7 @@ fn commit(shared: &Shared, batch: &[Attempted]) -> anyhow::Result<bool> {
                 run_at_ms: now,
                 work: None,
                 failure: None,
+                scope: String::new(),
             };
             match &a.outcome {
                 Outcome::Delivered | Outcome::Cancelled => {}
@@ -691,10 +653,10 @@ mod tests {
         txn.commit().unwrap();
         assert_eq!(move_legacy_rows(&store).unwrap(), 3);
         assert_eq!(move_legacy_rows(&store).unwrap(), 0);
-        let one = queue_prefix(&target_hash("https://one.example/"));
+        let one = queues::queue(keys::DELIVERIES, &target_hash("https://one.example/"));
         let keys_of = |prefix: &[u8]| -> Vec<Vec<u8>> {
             store
-                .scan_committed(prefix, &range_end(prefix), 10)
+                .scan_committed(prefix, &queues::range_end(prefix), 10)
                 .unwrap()
                 .into_iter()
                 .map(|(k, _)| k)

@@ -148,6 +148,7 @@ impl core_engine::Platform for Imports {
             payload: j.payload,
             run_at_ms: j.run_at_ms,
             work: j.work.map(order_out),
+            scope: j.scope,
         })
     }
 

@@ -64,6 +64,7 @@ pub(super) fn forget_at(cx: &mut Cx, key: Vec<u8>, at_ms: u64) {
         payload: key,
         run_at_ms: at_ms,
         work: None,
+        scope: String::new(),
     });
 }
 

@@ -737,6 +737,7 @@ fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiRe
             payload: id.clone().into_bytes(),
             run_at_ms: now,
             work: Some(WorkOrder::Import(order)),
+            scope: doc.entity_id.clone(),
         });
         let detail = if archive {
             "created for the archive; importing files"

@@ -127,6 +127,7 @@ pub fn download(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResu
         payload: hash.into_bytes(),
         run_at_ms: expires_ms,
         work: None,
+        scope: String::new(),
     });
     let base = cx.settings().base_url.trim_end_matches('/').to_string();
     out["document_url"] = json!(format!("{base}/v1/download/{secret}"));

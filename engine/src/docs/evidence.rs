@@ -115,6 +115,7 @@ pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>
                 log_head: head,
             }),
         })),
+        scope: doc.entity_id.clone(),
     });
 }
 

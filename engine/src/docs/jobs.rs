@@ -426,6 +426,7 @@ fn finish_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, hash: &str) {
             payload: serde_json::to_vec(&json!({"doc": doc.id, "auto": true})).unwrap_or_default(),
             run_at_ms: now + lifecycle::AUTO_REMINDER_DAYS * 24 * 3600 * 1000,
             work: None,
+            scope: String::new(),
         });
     }
     let extra = json!({"document": {

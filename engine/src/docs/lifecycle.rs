@@ -262,6 +262,7 @@ pub fn request_render(cx: &mut Cx, doc: &mut Document, purpose: RenderPurpose, m
         payload: format!("{}:{}", doc.id, doc.render_seq).into_bytes(),
         run_at_ms: now,
         work: Some(WorkOrder::Render(order)),
+        scope: doc.entity_id.clone(),
     });
 }
 
@@ -307,6 +308,7 @@ pub fn start_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, sender: Sender
                 payload: doc.id.clone().into_bytes(),
                 run_at_ms: at,
                 work: None,
+                scope: String::new(),
             });
             log(
                 cx,
@@ -511,6 +513,7 @@ pub fn schedule_expiry(cx: &mut Cx, doc: &Document) {
         payload: doc.id.clone().into_bytes(),
         run_at_ms: doc.expiration_ms,
         work: None,
+        scope: String::new(),
     });
 }
 
@@ -1110,6 +1113,7 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
                 .unwrap_or_default(),
                 run_at_ms: at,
                 work: None,
+                scope: String::new(),
             });
             log(
                 cx,
@@ -1239,6 +1243,7 @@ fn permanently_delete(cx: &mut Cx, doc: &Document) {
         payload: serde_json::to_vec(&erase).unwrap_or_default(),
         run_at_ms: now,
         work: None,
+        scope: String::new(),
     });
 }
 

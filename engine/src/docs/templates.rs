@@ -411,6 +411,7 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
             name: source_name,
             fill,
         }])),
+        scope: t.entity_id.clone(),
     });
     let mut out = template_json(&t);
     out["page_fields"] = page_fields_json(&page_fields);

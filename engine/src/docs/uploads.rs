@@ -301,6 +301,7 @@ pub fn create(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             payload: upload.id.clone().into_bytes(),
             run_at_ms: now,
             work: Some(WorkOrder::Fetch(url)),
+            scope: upload.entity_id.clone(),
         });
     } else {
         return Err(ApiError::bad_request(
@@ -314,6 +315,7 @@ pub fn create(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         payload: upload.id.clone().into_bytes(),
         run_at_ms: upload.expires_ms,
         work: None,
+        scope: String::new(),
     });
     Ok(json(200, &upload_json(&upload)))
 }

@@ -193,6 +193,7 @@ pub fn deliver_due(
                             run_at_ms: now,
                             work: None,
                             failure: None,
+                            scope: String::new(),
                         };
                         txn.put(
                             &keys::timed(keys::JOBS, now, &job.id),
