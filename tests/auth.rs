@@ -348,8 +348,9 @@ fn refresh_for_entity_follows_every_rule() {
     assert_eq!(assert_error(status, &body, 400), "invalid_entity");
     let (status, body) = refresh("aaaaaaaaaaaaaaaa");
     assert_eq!(assert_error(status, &body, 400), "invalid_entity");
+    // A foreign entity is answered like an unknown one.
     let (status, body) = refresh(&stranger);
-    assert_eq!(assert_error(status, &body, 400), "not_a_member");
+    assert_eq!(assert_error(status, &body, 400), "invalid_entity");
     let (status, body) = refresh(&no_profile);
     assert_eq!(assert_error(status, &body, 404), "profile_not_found");
     for e in [&unpaid, &quarantined, &doomed] {

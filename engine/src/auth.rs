@@ -357,10 +357,11 @@ fn saml_allows(root: Option<&Entity>, target: &Entity) -> bool {
 /// `GET /v1/refresh/{entity}`: a token for another entity of the user.
 pub fn refresh_entity(cx: &mut Cx, req: &Request, target_id: &str) -> ApiResult<Response> {
     let mut pr = authenticate(cx, req)?;
+    // Unknown and foreign entities get the same answer: no way to learn which exist.
     let invalid = || {
         ApiError::bad_request(
             "invalid_entity",
-            format!("{target_id:?} is not an entity id"),
+            format!("{target_id:?} is not the id of an entity you are a member of"),
         )
     };
     if !is_id(target_id) {
@@ -371,9 +372,7 @@ pub fn refresh_entity(cx: &mut Cx, req: &Request, target_id: &str) -> ApiResult<
         .ok_or_else(invalid)?;
     let membership = cx
         .load::<Membership>(&membership_key(&pr.user.id, target_id))
-        .ok_or_else(|| {
-            ApiError::bad_request("not_a_member", "the user is not a member of that entity")
-        })?;
+        .ok_or_else(invalid)?;
     let root = saml_root(cx, &pr.entity);
     if !saml_allows(root.as_ref(), &target) {
         return Err(ApiError::bad_request(
