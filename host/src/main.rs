@@ -416,7 +416,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let listener = rt.block_on(tokio::net::TcpListener::bind(args.listen))?;
+    let listener = {
+        let _guard = rt.enter();
+        server::listen(args.listen)?
+    };
     let addr = listener.local_addr()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     let soffice = work::find_soffice(args.soffice.as_deref());

@@ -70,6 +70,27 @@ pub fn tls_acceptor(cert: &Path, key: &Path) -> anyhow::Result<TlsAcceptor> {
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
+/// Connections the kernel completes and queues for accepting: the kernel caps it at
+/// `net.core.somaxconn` (4096 on current Linux). The default of 128 drops the SYNs of a
+/// burst the moment the accept loop is a few milliseconds behind, and each dropped
+/// client waits a second to retry.
+const LISTEN_BACKLOG: u32 = 4096;
+
+/// Binds the listening socket (with `SO_REUSEADDR` and a deep backlog). Needs a tokio
+/// runtime context.
+pub fn listen(addr: std::net::SocketAddr) -> anyhow::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket
+        .bind(addr)
+        .with_context(|| format!("cannot listen on {addr}"))?;
+    Ok(socket.listen(LISTEN_BACKLOG)?)
+}
+
 /// Accepts connections until `shutdown` resolves, then lets open requests finish (at
 /// most `grace`).
 pub async fn serve(

@@ -168,6 +168,15 @@ impl Server {
         }
     }
 
+    /// The server's resident memory in bytes (Linux `/proc`), while it runs.
+    pub fn rss_bytes(&self) -> Option<u64> {
+        let pid = self.child.as_ref()?.id();
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+        let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+        Some(kb * 1024)
+    }
+
     /// SIGKILL: no chance to flush or clean up.
     pub fn kill(&mut self) {
         let mut child = self.child.take().expect("running");
