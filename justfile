@@ -21,3 +21,7 @@ component:
 # Benchmarks (release build; needs wrk: apt-get install wrk).
 bench:
     bash bench/run.sh
+
+# Fuzz every target (fuzz/run.sh; nightly + cargo-fuzz), SECONDS each.
+fuzz SECONDS="30":
+    bash fuzz/run.sh {{SECONDS}}

@@ -294,7 +294,7 @@ async fn respond(
                     .to_ascii_lowercase()
                     .starts_with("multipart/form-data")
                 {
-                    match multipart_parts(&ctype, body).await {
+                    match multipart_parts(&ctype, body) {
                         Ok(p) => form_parts = p,
                         Err(e) => {
                             return to_hyper(error_response(
@@ -380,36 +380,18 @@ fn test_faults(headers: &hyper::HeaderMap) -> Faults {
     faults
 }
 
-/// Decodes a `multipart/form-data` body into parts.
-async fn multipart_parts(
+/// Decodes a `multipart/form-data` body into parts ([`esign_formats::multipart`]).
+fn multipart_parts(
     content_type: &str,
     body: Bytes,
 ) -> Result<Vec<crate::runtime::FormPart>, String> {
-    let boundary = multer::parse_boundary(content_type).map_err(|e| e.to_string())?;
-    let stream = futures_util::stream::once(async move { Ok::<_, std::io::Error>(body) });
-    let constraints = multer::Constraints::new().size_limit(multer::SizeLimit::new());
-    let mut multipart = multer::Multipart::with_constraints(stream, boundary, constraints);
-    let mut parts = Vec::new();
-    while let Some(field) = multipart.next_field().await.map_err(|e| e.to_string())? {
-        if parts.len() >= MAX_PARTS {
-            return Err(format!("more than {MAX_PARTS} parts"));
-        }
-        let name = field.name().unwrap_or("").to_string();
-        let filename = field.file_name().map(str::to_string);
-        let content_type = field
-            .content_type()
-            .map(|m| m.essence_str().to_ascii_lowercase())
-            .unwrap_or_default();
-        let data = field.bytes().await.map_err(|e| e.to_string())?.to_vec();
-        parts.push(crate::runtime::FormPart {
-            name,
-            filename,
-            content_type,
-            data,
-        });
-    }
-    Ok(parts)
+    Ok(esign_formats::multipart::decode(content_type, body)?
+        .into_iter()
+        .map(|p| crate::runtime::FormPart {
+            name: p.name,
+            filename: p.filename,
+            content_type: p.content_type,
+            data: p.data,
+        })
+        .collect())
 }
-
-/// Most parts accepted in one multipart body.
-const MAX_PARTS: usize = 200;
