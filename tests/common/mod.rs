@@ -420,8 +420,17 @@ impl Server {
         doc
     }
 
-    /// Polls `/status` (every 50 ms, at most 30 s) until it is `want`.
+    /// Polls `/status` (every 50 ms, at most 30 s) until it is `want`. A status no
+    /// document leaves by itself (signed, rejected, archived, lost) fails at once with
+    /// the body, instead of after the 30 s.
     pub fn wait_status(&self, token: &str, id: &str, want: &str) -> Value {
+        const SETTLED: &[&str] = &[
+            "signed",
+            "signedwithoutverification",
+            "rejected",
+            "archived",
+            "lost",
+        ];
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
             let (code, body) = self.get_as(token, &format!("/v1/documents/{id}/status"));
@@ -429,6 +438,11 @@ impl Server {
             if body["status"] == want {
                 return body;
             }
+            let now = body["status"].as_str().unwrap_or_default();
+            assert!(
+                !SETTLED.contains(&now),
+                "{id} is {now}, which it will not leave, while waiting for {want}: {body}"
+            );
             assert!(
                 Instant::now() < deadline,
                 "{id} did not reach {want} within 30 s; it is {body}"
