@@ -537,3 +537,57 @@ fn admin_cli_validates_its_input() {
         assert!(!stderr.trim().is_empty());
     }
 }
+
+#[test]
+fn tokens_stop_when_rights_change_and_a_revoke_survives_a_restart() {
+    let mut s = Server::start(&[]);
+    let admin = s.admin_token();
+    s.stop();
+    let home = admin_entity(&s);
+    let api = add_entity(&s, "With API", &[]);
+    let [alice, bob, carl, dora] = ["alice", "bob", "carl", "dora"].map(|name| {
+        let id = add_user(&s, &format!("{name}@example.com"), &[]);
+        add_member(&s, &id, if name == "carl" { &api } else { &home }, &[]);
+        id
+    });
+    s.launch();
+    let token = |name: &str| s.token(&format!("{name}@example.com"), PW, None);
+    let (ta, tb, tc, td) = (token("alice"), token("bob"), token("carl"), token("dora"));
+    for t in [&ta, &tb, &tc, &td] {
+        assert_eq!(s.get_as(t, "/v1/test").0, 200);
+    }
+    // Removed from the entity while the server runs: the next request is refused.
+    assert_eq!(s.delete_as(&admin, &format!("/v1/users/{dora}")).0, 204);
+    // Her only entity: the account is deactivated with the membership.
+    let (status, body) = s.get_as(&td, "/v1/test");
+    assert_eq!(assert_error(status, &body, 403), "user_inactive", "removed");
+    // A revoked token stays revoked after a restart.
+    assert_eq!(call(s.get("/v1/revoke").bearer_auth(&tb)).0, 200);
+    s.stop();
+    // Deactivated, and API access turned off, while the server is down.
+    s.admin(&["user", "set", &alice, "--active", "false"]);
+    s.admin(&["entity", "set", &api, "--api-access", "false"]);
+    s.launch();
+    let (status, body) = s.get_as(&ta, "/v1/test");
+    assert_eq!(
+        assert_error(status, &body, 403),
+        "user_inactive",
+        "deactivated"
+    );
+    let (status, body) = s.get_as(&tc, "/v1/test");
+    assert_eq!(
+        assert_error(status, &body, 403),
+        "no_api_access",
+        "API access off"
+    );
+    assert_eq!(
+        s.get_as(&tb, "/v1/test").0,
+        401,
+        "revoked before the restart"
+    );
+    let (status, body) = s.get_as(&td, "/v1/test");
+    assert_eq!(assert_error(status, &body, 403), "user_inactive", "removed");
+    // Nobody else was touched.
+    assert_eq!(s.get_as(&admin, "/v1/test").0, 200);
+    let _ = (bob, carl);
+}

@@ -957,3 +957,49 @@ fn a_mobile_only_recipient_gets_the_link_through_the_sms_gateway_retried_until_i
     }
     assert!(s.sms().is_empty(), "the gateway, not the folder");
 }
+
+#[test]
+fn mail_queued_across_a_crash_is_delivered_once() {
+    // The SMTP server is down: nothing listens on its port yet.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("smtp://127.0.0.1:{port}");
+    let mut s = Server::start(&["--smtp-url", &url]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Queued",
+        json!([signer("one@example.com"), signer("two@example.com")]),
+        json!({}),
+    );
+    s.act_ok(&t, &id, "send");
+    s.wait_status(&t, &id, "sent");
+    s.kill();
+    let smtp = SmtpServer::start_at(&format!("127.0.0.1:{port}"));
+    s.launch();
+    smtp.wait_for("one@example.com");
+    smtp.wait_for("two@example.com");
+    // Barrier: mail goes out one at a time, oldest first, so once a mail queued after
+    // the restart has arrived, every earlier one has been sent (or sent again).
+    let later = pdf_draft(
+        &s,
+        &t,
+        "Later",
+        json!([signer("three@example.com")]),
+        json!({}),
+    );
+    s.act_ok(&t, &later, "send");
+    smtp.wait_for("three@example.com");
+    let received = smtp.received.lock().unwrap().clone();
+    for to in ["one@example.com", "two@example.com", "three@example.com"] {
+        let n = received
+            .iter()
+            .filter(|(rcpt, _)| rcpt.contains(to))
+            .count();
+        assert_eq!(n, 1, "{to} got {n} mails: {received:?}");
+    }
+}

@@ -768,8 +768,14 @@ pub struct SmtpServer {
 
 impl SmtpServer {
     pub fn start() -> SmtpServer {
+        Self::start_at("127.0.0.1:0")
+    }
+
+    /// Listens on `addr` (`127.0.0.1:PORT`), e.g. a port a server was configured with
+    /// while nothing listened there.
+    pub fn start_at(addr: &str) -> SmtpServer {
         use std::io::{BufRead, BufReader, Write};
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = std::net::TcpListener::bind(addr).unwrap();
         let url = format!("smtp://127.0.0.1:{}", listener.local_addr().unwrap().port());
         let received: std::sync::Arc<std::sync::Mutex<Vec<(String, String)>>> = Default::default();
         let store = received.clone();
