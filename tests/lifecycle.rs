@@ -1003,3 +1003,122 @@ fn mail_queued_across_a_crash_is_delivered_once() {
         assert_eq!(n, 1, "{to} got {n} mails: {received:?}");
     }
 }
+
+/// A recipient act through the recipient API, as the signing page sends it.
+fn act(s: &Server, secret: &str, what: &str) -> (u16, Value) {
+    call(
+        s.post(&format!("/v1/recipient/{secret}/{what}"))
+            .json(&json!({})),
+    )
+}
+
+/// How many mails so far are addressed to `to`, behind a barrier (so that every mail
+/// queued before it has been written).
+fn mails_to(s: &Server, t: &str, to: &str) -> usize {
+    s.mail_barrier(t);
+    s.mails()
+        .iter()
+        .filter(|m| m.contains(&format!("To: {to}")))
+        .count()
+}
+
+#[test]
+fn signing_order_groups_rejection_cc_and_a_transfer_that_keeps_its_place() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let role = |email: &str, role: &str, order: u32| json!({"email": email, "first_name": "R", "last_name": "S", "role": role, "order_num": order});
+    let sent = |recipients: Value| {
+        let id = pdf_draft(
+            &s,
+            &t,
+            "Ordered",
+            recipients,
+            json!({"is_signing_order": true}),
+        );
+        s.act_ok(&t, &id, "send");
+        s.wait_status(&t, &id, "sent");
+        let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+        (id, d)
+    };
+
+    // A group of two shares order 1; the cc of order 3 is mailed with the first group.
+    let (id, d) = sent(json!([
+        role("a@example.com", "signer", 1),
+        role("b@example.com", "signer", 1),
+        role("c@example.com", "signer", 2),
+        role("cc@example.com", "cc", 3),
+    ]));
+    let (a, b, c) = (link(&d, 0), link(&d, 1), link(&d, 2));
+    for to in ["a@example.com", "b@example.com", "cc@example.com"] {
+        assert_eq!(mails_to(&s, &t, to), 1, "{to} is invited at send");
+    }
+    assert_eq!(mails_to(&s, &t, "c@example.com"), 0, "c waits for group 1");
+    let (status, body) = act(&s, &c, "sign");
+    assert_eq!(assert_error(status, &body, 403), "not_allowed");
+    assert_eq!(act(&s, &a, "sign").0, 200);
+    // Half of group 1 is not enough.
+    let (status, body) = act(&s, &c, "sign");
+    assert_eq!(
+        assert_error(status, &body, 403),
+        "not_allowed",
+        "b has not signed"
+    );
+    assert_eq!(mails_to(&s, &t, "c@example.com"), 0);
+    assert_eq!(act(&s, &b, "sign").0, 200);
+    assert_eq!(mails_to(&s, &t, "c@example.com"), 1, "group 2's turn");
+    assert_eq!(s.status_of(&t, &id), "sent");
+    assert_eq!(act(&s, &c, "sign").0, 200);
+    s.wait_status(&t, &id, "signed");
+
+    // A rejection part-way through: the document is rejected and the later group is
+    // never invited nor able to act.
+    let (id, d) = sent(json!([
+        role("x@example.com", "signer", 1),
+        role("y@example.com", "signer", 2),
+    ]));
+    let (status, body) = call(
+        s.post(&format!("/v1/recipient/{}/reject", link(&d, 0)))
+            .json(&json!({"reason": "No"})),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(s.status_of(&t, &id), "rejected");
+    let (status, _) = act(&s, &link(&d, 1), "sign");
+    assert!((400..500).contains(&status), "y cannot sign: {status}");
+    assert_eq!(mails_to(&s, &t, "y@example.com"), 0, "y was never invited");
+
+    // A transfer keeps the place in the order: the new signer acts now, the next group
+    // after them.
+    let (id, d) = sent(json!([
+        role("p@example.com", "signer", 1),
+        role("q@example.com", "signer", 2),
+    ]));
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/forward"),
+        &json!({"recipient_id": d["recipients"][0]["id"], "email": "p2@example.com",
+                "first_name": "P", "last_name": "Two", "transfer": true}),
+    );
+    assert_eq!(status, 204, "{body}");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let p2 = d["recipients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|r| r["email"] == "p2@example.com")
+        .expect("the new recipient");
+    assert_eq!(d["recipients"][p2]["order_num"], "1", "{d}");
+    assert_eq!(mails_to(&s, &t, "p2@example.com"), 1);
+    assert_eq!(mails_to(&s, &t, "q@example.com"), 0);
+    let q = d["recipients"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|r| r["email"] == "q@example.com")
+        .unwrap();
+    let (status, body) = act(&s, &link(&d, q), "sign");
+    assert_eq!(assert_error(status, &body, 403), "not_allowed");
+    assert_eq!(act(&s, &link(&d, p2), "sign").0, 200);
+    assert_eq!(mails_to(&s, &t, "q@example.com"), 1);
+    assert_eq!(act(&s, &link(&d, q), "sign").0, 200);
+    s.wait_status(&t, &id, "signed");
+}
