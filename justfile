@@ -25,3 +25,8 @@ bench:
 # Fuzz every target (fuzz/run.sh; nightly + cargo-fuzz), SECONDS each.
 fuzz SECONDS="30":
     bash fuzz/run.sh {{SECONDS}}
+
+# The engine's deterministic simulation over many seeds (CI runs seeds 1-10);
+# ESIGN_SIM_SEED=S cargo test -p esign-engine --test simulation replays one.
+simulate SEEDS="500":
+    ESIGN_SIM_SEEDS={{SEEDS}} cargo test --release -p esign-engine --test simulation -- --nocapture

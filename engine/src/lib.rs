@@ -271,6 +271,15 @@ pub fn handle(p: &mut dyn Platform, req: &Request) -> Response {
     }
 }
 
+/// Checks the store's derived data against its records, for tests and simulations:
+/// each document's index keys are exactly the ones its record gives, no index key is
+/// left without its document, and every blob reference names a stored blob. Returns
+/// what is wrong (empty when all holds).
+#[doc(hidden)]
+pub fn check_invariants(p: &mut dyn Platform) -> Vec<String> {
+    docs::invariants(&mut Cx::new(p))
+}
+
 /// Runs one due job.
 pub fn run_job(p: &mut dyn Platform, job: &Job) -> JobOutcome {
     let mut cx = Cx::new(p);

@@ -137,6 +137,47 @@ pub fn access(cx: &mut Cx, pr: &Principal, doc: &Document) -> Access {
     }
 }
 
+/// See [`crate::check_invariants`].
+pub fn invariants(cx: &mut Cx) -> Vec<String> {
+    use alloc::collections::BTreeSet;
+    let mut problems = Vec::new();
+    let (start, end) = crate::model::prefix_range("doc/");
+    let mut expected = BTreeSet::new();
+    for (_, value) in cx.p.scan(&start, &end, u32::MAX, false) {
+        let doc: Document = crate::model::decode(&value);
+        expected.extend(model::index_keys(&doc));
+    }
+    let mut actual = BTreeSet::new();
+    for prefix in ["dx/", "dext/", "dcli/", "drcp/", "dexp/"] {
+        let (start, end) = crate::model::prefix_range(prefix);
+        actual.extend(
+            cx.p.scan(&start, &end, u32::MAX, false)
+                .into_iter()
+                .map(|(k, _)| k),
+        );
+    }
+    let text = |k: &Vec<u8>| String::from_utf8_lossy(k).into_owned();
+    for k in expected.difference(&actual).take(5) {
+        problems.push(format!("index key missing: {}", text(k)));
+    }
+    for k in actual.difference(&expected).take(5) {
+        problems.push(format!("index key without its document: {}", text(k)));
+    }
+    let (start, end) = crate::model::prefix_range("bref/");
+    for (key, _) in cx.p.scan(&start, &end, u32::MAX, false) {
+        let key = text(&key);
+        let blob = key["bref/".len()..]
+            .split('/')
+            .next()
+            .unwrap_or_default()
+            .to_string();
+        if cx.p.get_blob(&blob).is_none() {
+            problems.push(format!("a reference to a blob that is gone: {key}"));
+        }
+    }
+    problems
+}
+
 pub fn load_doc(cx: &mut Cx, id: &str) -> Option<Document> {
     if !crate::util::is_id(id) {
         return None;
