@@ -23,10 +23,6 @@ fn one_browser() -> std::sync::MutexGuard<'static, ()> {
     ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn signer(first: &str, email: &str) -> Value {
-    json!({"first_name": first, "last_name": "Tester", "email": email})
-}
-
 /// Sends the draft; returns its detail with the recipients' links once it is `sent`.
 fn send(s: &Server, t: &str, id: &str) -> Value {
     let (status, b) = s.post_json(t, &format!("/v1/documents/{id}/send"), &json!({}));
@@ -85,7 +81,7 @@ fn a_signer_on_a_phone_fills_fields_comments_types_a_signature_and_downloads_the
         &s,
         &t,
         "Service agreement",
-        json!([signer("Ann", "ann@example.com")]),
+        json!([person("Ann", "Tester", "ann@example.com")]),
         json!({"value": 1200}),
     );
     let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
@@ -220,9 +216,9 @@ fn signing_order_a_drawn_signature_by_touch_then_by_pen_and_both_on_the_certific
     let Some(b) = Browser::start() else { return };
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let mut first = signer("Ann", "ann@example.com");
+    let mut first = person("Ann", "Tester", "ann@example.com");
     first["order_num"] = 1.into();
-    let mut second = signer("Bo", "bo@example.com");
+    let mut second = person("Bo", "Tester", "bo@example.com");
     second["order_num"] = 2.into();
     let id = pdf_draft(
         &s,
@@ -290,7 +286,7 @@ fn an_approver_approves_and_a_signer_rejects_with_a_reason() {
         "Approve me",
         json!([
             {"first_name": "Al", "last_name": "Approver", "email": "al@example.com", "role": "approver"},
-            signer("Sue", "sue@example.com"),
+            person("Sue", "Tester", "sue@example.com"),
         ]),
         json!({}),
     );
@@ -336,7 +332,7 @@ fn recalled_expired_and_unknown_links_show_a_page_saying_so() {
         &s,
         &t,
         "Recall me",
-        json!([signer("Ann", "ann@example.com")]),
+        json!([person("Ann", "Tester", "ann@example.com")]),
         json!({}),
     );
     let d = send(&s, &t, &id);
@@ -357,7 +353,7 @@ fn recalled_expired_and_unknown_links_show_a_page_saying_so() {
         &s,
         &t,
         "Expire me",
-        json!([signer("Ann", "ann@example.com")]),
+        json!([person("Ann", "Tester", "ann@example.com")]),
         json!({}),
     );
     let d = send(&s, &t, &id);
@@ -384,10 +380,10 @@ fn an_sms_code_before_opening_and_a_lockout_after_five_wrong_codes() {
     let Some(b) = Browser::start() else { return };
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let mut ann = signer("Ann", "ann@example.com");
+    let mut ann = person("Ann", "Tester", "ann@example.com");
     ann["mobile"] = "+46701234567".into();
     ann["verify_sms_open"] = true.into();
-    let mut bo = signer("Bo", "bo@example.com");
+    let mut bo = person("Bo", "Tester", "bo@example.com");
     bo["mobile"] = "+46709876543".into();
     bo["verify_sms_open"] = true.into();
     let id = pdf_draft(&s, &t, "Guarded", json!([ann, bo]), json!({}));
@@ -465,7 +461,7 @@ fn a_question_before_signing_and_an_eid_check_with_the_test_provider() {
     ]);
     let t = s.admin_token();
     subscribe(&s, &t, "document.signed", &rx.url("/hook"), json!({}));
-    let mut ann = signer("Ann", "ann@example.com");
+    let mut ann = person("Ann", "Tester", "ann@example.com");
     for (k, v) in [
         ("verify_qna_sign", json!(true)),
         ("verify_qna_question", json!("The project's code name?")),

@@ -7,10 +7,6 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-fn signer(email: &str) -> Value {
-    json!({"first_name": "Sam", "last_name": "Signer", "email": email, "role": "signer"})
-}
-
 #[test]
 fn create_from_json_answers_the_detail_form_of_a_draft() {
     let s = Server::start(&[]);
@@ -20,7 +16,7 @@ fn create_from_json_answers_the_detail_form_of_a_draft() {
         &json!({
             "name": "Offer 1", "value": 1200.5, "type": "sales", "external_id": "ext-1",
             "company_name": "ACME", "tags": "a, b,,a",
-            "recipients": [signer("sam@example.com"),
+            "recipients": [role_signer("sam@example.com"),
                            {"email": "carl@example.com", "role": "cc", "fullname": "Carl Copy"}],
         }),
     );
@@ -96,7 +92,7 @@ fn create_from_json_answers_the_detail_form_of_a_draft() {
     assert_eq!(cc_only["is_signing"], false);
     let explicit = s.create_doc(
         &t,
-        &json!({"name": "n", "is_signing": false, "recipients": [signer("x@example.com")]}),
+        &json!({"name": "n", "is_signing": false, "recipients": [role_signer("x@example.com")]}),
     );
     assert_eq!(explicit["is_signing"], false);
 }
@@ -172,7 +168,7 @@ fn form_and_multipart_fields_are_text() {
     );
 
     // Multipart: the same text rules; recipients only from an application/json part.
-    let recipients = json!([signer("m@example.com")]).to_string();
+    let recipients = json!([role_signer("m@example.com")]).to_string();
     let form = reqwest::blocking::multipart::Form::new()
         .text("name", "Multipart doc")
         .text("is_signing", "false")
@@ -236,7 +232,7 @@ fn detail_reads_flags_status_and_in_object() {
     let t = s.admin_token();
     let doc = s.create_doc(
         &t,
-        &json!({"name": "Flags", "recipients": [signer("f@example.com")]}),
+        &json!({"name": "Flags", "recipients": [role_signer("f@example.com")]}),
     );
     let id = doc["id"].as_str().unwrap();
     let (status, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
@@ -351,7 +347,7 @@ fn update_accepts_the_properties_of_the_status() {
     let t = s.admin_token();
     let doc = s.create_doc(
         &t,
-        &json!({"name": "U", "recipients": [signer("u@example.com")]}),
+        &json!({"name": "U", "recipients": [role_signer("u@example.com")]}),
     );
     let id = doc["id"].as_str().unwrap();
     let path = format!("/v1/documents/{id}");
@@ -497,7 +493,7 @@ fn list_filters_sorts_and_pages() {
     // Recall one: sent, then deleted once.
     let sent = s.create_doc(
         &t,
-        &json!({"name": "recall-me", "recipients": [signer("r@example.com")]}),
+        &json!({"name": "recall-me", "recipients": [role_signer("r@example.com")]}),
     );
     let rid = sent["id"].as_str().unwrap();
     let (status, body) = s.post_json(&t, &format!("/v1/documents/{rid}/send"), &json!({}));
@@ -528,7 +524,7 @@ fn list_lookups_by_external_id_email_and_client() {
     s.create_doc(
         &t,
         &json!({"name": "two", "external_id": "E2",
-                             "recipients": [signer("Buyer@Example.com")]}),
+                             "recipients": [role_signer("Buyer@Example.com")]}),
     );
     s.create_doc(
         &t,
@@ -615,7 +611,7 @@ fn another_entitys_documents_do_not_exist_for_its_users() {
     let t = s.admin_token();
     let doc = s.create_doc(
         &t,
-        &json!({"name": "ours", "recipients": [signer("o@example.com")]}),
+        &json!({"name": "ours", "recipients": [role_signer("o@example.com")]}),
     );
     let id = doc["id"].as_str().unwrap();
     s.stop();
@@ -691,7 +687,7 @@ fn only_those_who_may_change_a_document_can_block_it_with_a_suggestion() {
     let t = s.admin_token();
     let doc = s.create_doc(
         &t,
-        &json!({"name": "shared", "recipients": [signer("r@example.com")]}),
+        &json!({"name": "shared", "recipients": [role_signer("r@example.com")]}),
     );
     let id = doc["id"].as_str().unwrap();
     s.stop();

@@ -4,12 +4,8 @@
 mod common;
 
 use common::*;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::time::Duration;
-
-fn signer(email: &str) -> Value {
-    json!({"first_name": "Sam", "last_name": "Signer", "email": email})
-}
 
 fn upload(s: &Server, t: &str, bytes: &[u8], name: &str) -> String {
     let (status, body) = s.post_json(

@@ -8,10 +8,6 @@ use common::*;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-fn signer(email: &str) -> Value {
-    json!({"first_name": "Sam", "last_name": email.split('@').next().unwrap(), "email": email})
-}
-
 fn count(v: &[String], what: &str) -> usize {
     v.iter().filter(|e| *e == what).count()
 }

@@ -8,10 +8,6 @@ mod common;
 use common::*;
 use serde_json::{Value, json};
 
-fn signer(email: &str) -> Value {
-    json!({"email": email, "first_name": "Sam", "last_name": "Signer", "role": "signer"})
-}
-
 /// A user made through the API with `role`; returns (id, token).
 fn api_user(s: &Server, admin: &str, email: &str, role: &str) -> (String, String) {
     let (status, u) = s.post_json(
@@ -181,9 +177,9 @@ fn a_recipient_who_has_not_acted_can_be_removed() {
         &t,
         "Roster",
         json!([
-            signer("a@example.com"),
-            signer("b@example.com"),
-            signer("c@example.com")
+            role_signer("a@example.com"),
+            role_signer("b@example.com"),
+            role_signer("c@example.com")
         ]),
         json!({}),
     );
@@ -265,7 +261,7 @@ fn attachments_are_listed_in_getaccepts_shape() {
         &s,
         &t,
         "With attachment",
-        json!([signer("a@example.com")]),
+        json!([role_signer("a@example.com")]),
         json!({"attachments": [{"file_id": file_id, "name": "Terms.PDF", "restricted_to": "a@example.com"}]}),
     );
     let (status, body) = s.get_as(&t, &format!("/v1/documents/{id}/attachments"));
@@ -323,7 +319,7 @@ fn a_contract_signed_elsewhere_is_archived() {
     for (body, want, code) in [
         (json!({"name": "No file"}), 400, "missing_file"),
         (
-            json!({"name": "x", "file_content": b64(b"%PDF"), "recipients": [signer("a@example.com")]}),
+            json!({"name": "x", "file_content": b64(b"%PDF"), "recipients": [role_signer("a@example.com")]}),
             400,
             "invalid_field",
         ),

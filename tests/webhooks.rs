@@ -24,10 +24,6 @@ fn assert_signed(req: &Incoming, secret: &str) {
     assert_eq!(req.headers["content-type"], "application/json");
 }
 
-fn signer(email: &str) -> Value {
-    json!({"first_name": "Sam", "last_name": "Signer", "email": email})
-}
-
 /// A sent document with `recipients`; returns (id, detail).
 fn sent_doc(s: &Server, t: &str, recipients: Value, extra: Value) -> (String, Value) {
     let mut body = json!({"name": "Hooked", "value": 42, "recipients": recipients});

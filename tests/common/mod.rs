@@ -1048,6 +1048,26 @@ impl Server {
     }
 }
 
+/// A recipient named `first` `last` with `email` (no role: the default, or a
+/// template's).
+pub fn person(first: &str, last: &str, email: &str) -> Value {
+    json!({"first_name": first, "last_name": last, "email": email})
+}
+
+/// The suite's usual recipient: Sam Signer at `email`, role left to the default (or
+/// the template's).
+pub fn signer(email: &str) -> Value {
+    person("Sam", "Signer", email)
+}
+
+/// [`signer`] with `"role": "signer"` given explicitly (which overrides a template's
+/// role for that recipient).
+pub fn role_signer(email: &str) -> Value {
+    let mut r = signer(email);
+    r["role"] = "signer".into();
+    r
+}
+
 /// The secret of recipient `i`'s link, from a document detail.
 pub fn link(d: &Value, i: usize) -> String {
     let url = d["recipients"][i]["document_url"].as_str().unwrap();
