@@ -1276,16 +1276,19 @@ fn the_conformance_authorization_suite_gets_a_code_and_a_token() {
     assert_eq!(status, 201);
     let client = reg["client_id"].as_str().unwrap().to_string();
     let out_dir = fresh_dir("conformance-auth");
-    let mut child = Command::new(&node)
-        .arg(&cli)
-        .args(["authorization", "--url", &s.base, "--client-id", &client])
-        .args(["--resource", &s.url("/mcp"), "-p", &port.to_string(), "-o"])
-        .arg(&out_dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
+    // Killed on drop: a failed step below never leaves the suite's child running.
+    let mut child = KillOnDrop(
+        Command::new(&node)
+            .arg(&cli)
+            .args(["authorization", "--url", &s.base, "--client-id", &client])
+            .args(["--resource", &s.url("/mcp"), "-p", &port.to_string(), "-o"])
+            .arg(&out_dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    let stdout = child.0.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         use std::io::BufRead;
@@ -1356,11 +1359,10 @@ fn the_conformance_authorization_suite_gets_a_code_and_a_token() {
         }
     }
     let status = loop {
-        if let Some(st) = child.try_wait().unwrap() {
+        if let Some(st) = child.0.try_wait().unwrap() {
             break st;
         }
         if std::time::Instant::now() > deadline {
-            let _ = child.kill();
             panic!(
                 "conformance authorization did not finish:\n{}",
                 seen.join("\n")

@@ -19,13 +19,19 @@ use std::process::{Command, Stdio};
 
 const UA: &str = "EvidenceTest/1.0 (phone)";
 
+/// Whether `name` is a program on the PATH.
+fn which(name: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(name).is_file()))
+}
+
 fn tool(name: &str, env: &str) -> bool {
-    let there = Command::new(name)
-        .arg("-v")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok();
+    // Installed: it runs (whatever `-v` exits with).
+    let there = {
+        let mut cmd = Command::new(name);
+        cmd.arg("-v");
+        succeeds(&mut cmd) || which(name)
+    };
     if !there && std::env::var(env).is_ok_and(|v| v == "1") {
         panic!("{name} is required ({env}=1) but not installed");
     }

@@ -13,8 +13,14 @@
 #[allow(dead_code)]
 mod browser;
 
+#[path = "../../tests/common/process.rs"]
+#[allow(dead_code)]
+mod process;
+
 /// What the browser harness needs from the test harness.
 mod common {
+    pub use crate::process::succeeds;
+
     pub fn fresh_dir(tag: &str) -> std::path::PathBuf {
         let dir = std::env::temp_dir().join(format!(
             "esign-bench-{tag}-{}-{}",

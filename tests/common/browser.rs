@@ -29,12 +29,7 @@ pub struct Browser {
 }
 
 fn installed(cmd: &str) -> bool {
-    Command::new(cmd)
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    crate::common::succeeds(Command::new(cmd).arg("--version"))
 }
 
 /// chromedriver answers `/status` with `"ready":true` (HTTP/1.1 only; it keeps the

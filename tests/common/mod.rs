@@ -4,6 +4,8 @@
 #![allow(dead_code)]
 
 pub mod contract;
+mod process;
+pub use process::*;
 
 use reqwest::blocking::{Client, RequestBuilder, Response};
 use serde_json::{Value, json};
@@ -514,12 +516,7 @@ impl Server {
 /// panics naming `hint`, the requirements file that installs them.
 pub fn python_with(modules: &str, require: &str, hint: &str) -> Option<String> {
     let py = std::env::var("ESIGN_PYTHON").unwrap_or_else(|_| "python3".into());
-    let ok = Command::new(&py)
-        .args(["-c", &format!("import {modules}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
+    let ok = succeeds(Command::new(&py).args(["-c", &format!("import {modules}")]));
     if !ok && std::env::var(require).is_ok_and(|v| v == "1") {
         panic!("{py} cannot import {modules} ({hint}; {require}=1)");
     }
