@@ -615,28 +615,7 @@ fn another_entitys_documents_do_not_exist_for_its_users() {
     );
     let id = doc["id"].as_str().unwrap();
     s.stop();
-    let other = s.admin(&["entity", "add", "--name", "Other"])["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let u = s.admin(&[
-        "user",
-        "add",
-        "--email",
-        "x@other.example",
-        "--password",
-        MEMBER_PASSWORD,
-    ]);
-    s.admin(&[
-        "member",
-        "add",
-        "--user",
-        u["id"].as_str().unwrap(),
-        "--entity",
-        &other,
-        "--role",
-        "admin",
-    ]);
+    s.add_entity_with_admin("Other", "x@other.example");
     s.launch();
     let x = s.token("x@other.example", MEMBER_PASSWORD, None);
     for path in [

@@ -484,28 +484,7 @@ fn a_tenants_stalled_downloads_do_not_delay_another_tenants_imports_or_sending()
     ]);
     let t = s.admin_token();
     s.stop();
-    let other = s.admin(&["entity", "add", "--name", "Other"])["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let o = s.admin(&[
-        "user",
-        "add",
-        "--email",
-        "olle@other.example",
-        "--password",
-        MEMBER_PASSWORD,
-    ]);
-    s.admin(&[
-        "member",
-        "add",
-        "--user",
-        o["id"].as_str().unwrap(),
-        "--entity",
-        &other,
-        "--role",
-        "admin",
-    ]);
+    s.add_entity_with_admin("Other", "olle@other.example");
     s.launch();
     let olle = s.token("olle@other.example", MEMBER_PASSWORD, None);
     // The first tenant queues more stalled imports than there are work slots.

@@ -491,28 +491,7 @@ fn global_scoping_and_tenant_isolation() {
     let t = s.admin_token();
     s.stop();
     s.add_member("bea@example.com", &[]);
-    let other = s.admin(&["entity", "add", "--name", "Other"])["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    let o = s.admin(&[
-        "user",
-        "add",
-        "--email",
-        "olle@other.example",
-        "--password",
-        MEMBER_PASSWORD,
-    ]);
-    s.admin(&[
-        "member",
-        "add",
-        "--user",
-        o["id"].as_str().unwrap(),
-        "--entity",
-        &other,
-        "--role",
-        "admin",
-    ]);
+    s.add_entity_with_admin("Other", "olle@other.example");
     s.launch();
     let bea = s.token("bea@example.com", MEMBER_PASSWORD, None);
     let olle = s.token("olle@other.example", MEMBER_PASSWORD, None);

@@ -167,8 +167,40 @@ impl Sim {
         }
     }
 
-    /// An API call that the host might abort after it ran (conflict, trap): then
-    /// everything it wrote and recorded is dropped.
+    /// Runs `f` as one engine call that the host may abort after it ran (a conflict,
+    /// a trap): one in ten is, and then everything it wrote and recorded is dropped
+    /// (`None`). Otherwise its scheduled jobs join the queue.
+    fn maybe_aborted<R>(&mut self, f: impl FnOnce(&mut MemoryPlatform) -> R) -> Option<R> {
+        let abort = self.rng.chance(10);
+        let p = &self.p;
+        let before = abort.then(|| {
+            (
+                p.data.clone(),
+                p.blobs.clone(),
+                [
+                    p.events.len(),
+                    p.mails.len(),
+                    p.sms.len(),
+                    p.jobs.len(),
+                    p.deliveries.len(),
+                ],
+            )
+        });
+        let result = f(&mut self.p);
+        if let Some((data, blobs, [events, mails, sms, jobs, deliveries])) = before {
+            self.p.data = data;
+            self.p.blobs = blobs;
+            self.p.events.truncate(events);
+            self.p.mails.truncate(mails);
+            self.p.sms.truncate(sms);
+            self.p.jobs.truncate(jobs);
+            self.p.deliveries.truncate(deliveries);
+            return None;
+        }
+        self.collect_jobs();
+        Some(result)
+    }
+
     fn call(
         &mut self,
         token: &str,
@@ -176,52 +208,12 @@ impl Sim {
         path: &str,
         b: Option<Value>,
     ) -> Option<(u16, Value)> {
-        let abort = self.rng.chance(10);
-        let before = abort.then(|| {
-            (
-                self.p.data.clone(),
-                self.p.blobs.clone(),
-                self.p.events.len(),
-                self.p.mails.len(),
-                self.p.jobs.len(),
-            )
-        });
-        let answer = api(&mut self.p, token, method, path, b);
-        if let Some((data, blobs, events, mails, jobs)) = before {
-            self.p.data = data;
-            self.p.blobs = blobs;
-            self.p.events.truncate(events);
-            self.p.mails.truncate(mails);
-            self.p.jobs.truncate(jobs);
-            return None;
-        }
-        self.collect_jobs();
-        Some(answer)
+        self.maybe_aborted(|p| api(p, token, method, path, b))
     }
 
     fn act(&mut self, secret: &str, what: &str) {
-        let abort = self.rng.chance(10);
-        let before = abort.then(|| {
-            (
-                self.p.data.clone(),
-                self.p.blobs.clone(),
-                self.p.events.len(),
-                self.p.jobs.len(),
-            )
-        });
-        recipient(
-            &mut self.p,
-            "POST",
-            &format!("/v1/recipient/{secret}/{what}"),
-            Some(json!({})),
-        );
-        if let Some((data, blobs, events, jobs)) = before {
-            self.p.data = data;
-            self.p.blobs = blobs;
-            self.p.events.truncate(events);
-            self.p.jobs.truncate(jobs);
-        }
-        self.collect_jobs();
+        let path = format!("/v1/recipient/{secret}/{what}");
+        self.maybe_aborted(|p| recipient(p, "POST", &path, Some(json!({}))));
     }
 
     /// What the host's work would produce for a job's order.
@@ -304,24 +296,10 @@ impl Sim {
                 attempt,
                 outcome,
             };
-            let abort = self.rng.chance(10);
-            let before = abort.then(|| {
-                (
-                    self.p.data.clone(),
-                    self.p.blobs.clone(),
-                    self.p.events.len(),
-                    self.p.jobs.len(),
-                )
-            });
-            let result = run_job(&mut self.p, &job);
-            if let Some((data, blobs, events, jobs)) = before {
-                self.p.data = data;
-                self.p.blobs = blobs;
-                self.p.events.truncate(events);
-                self.p.jobs.truncate(jobs);
+            let Some(result) = self.maybe_aborted(|p| run_job(p, &job)) else {
                 self.queue.push((spec, attempt)); // the job stays, as in the host
                 continue;
-            }
+            };
             if let JobOutcome::RetryAt(at) = result {
                 self.queue.push((
                     JobSpec {
@@ -331,7 +309,6 @@ impl Sim {
                     attempt + 1,
                 ));
             }
-            self.collect_jobs();
         }
     }
 

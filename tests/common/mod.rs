@@ -864,6 +864,34 @@ impl Server {
             .to_string()
     }
 
+    /// Adds another entity named `name` with `email` as its admin (password
+    /// [`MEMBER_PASSWORD`]); the server must be stopped. Returns the entity's id.
+    pub fn add_entity_with_admin(&self, name: &str, email: &str) -> String {
+        let entity = self.admin(&["entity", "add", "--name", name])["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let user = self.admin(&[
+            "user",
+            "add",
+            "--email",
+            email,
+            "--password",
+            MEMBER_PASSWORD,
+        ]);
+        self.admin(&[
+            "member",
+            "add",
+            "--user",
+            user["id"].as_str().unwrap(),
+            "--entity",
+            &entity,
+            "--role",
+            "admin",
+        ]);
+        entity
+    }
+
     /// Adds a user with [`MEMBER_PASSWORD`] as a member of the admin's entity, with
     /// `member_args` (`--role`, `--team`, ...). The server must be stopped. Returns the
     /// user's id.
