@@ -24,7 +24,6 @@ mod common;
 use common::*;
 use esign_engine::memory::MemoryPlatform;
 use esign_engine::router::ROUTES;
-use esign_engine::{Origin, handle};
 use serde_json::{Value, json};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -44,28 +43,6 @@ const ACTORS: [Actor; 5] = [
     Actor::TeamUser,
 ];
 
-fn admin_call(p: &mut MemoryPlatform, path: &str, b: Value) -> Value {
-    let resp = handle(p, &request(Origin::Admin, "POST", path, Some(b)));
-    assert!(resp.status < 300, "{path}: {:?}", body(&resp));
-    body(&resp)
-}
-
-fn login(p: &mut MemoryPlatform, email: &str) -> String {
-    let resp = handle(
-        p,
-        &request(
-            Origin::Http,
-            "POST",
-            "/v1/auth",
-            Some(json!({"email": email, "password": "password1"})),
-        ),
-    );
-    body(&resp)["access_token"]
-        .as_str()
-        .unwrap_or_else(|| panic!("login {email}: {:?}", body(&resp)))
-        .to_string()
-}
-
 /// A world: the admin's entity with an owner (user, team t1), a manager of t1, a
 /// manager of t2 and another user of t1; the owner's draft, private or not. Returns
 /// the platform, each actor's token and the document's id and first recipient.
@@ -81,17 +58,8 @@ fn world(private: bool) -> (MemoryPlatform, Vec<(Actor, String)>, String, String
         (Actor::OtherManager, "other@x.se", "manager", "t2"),
         (Actor::TeamUser, "peer@x.se", "user", "t1"),
     ] {
-        let u = admin_call(
-            &mut p,
-            "/admin/users",
-            json!({"email": email, "password": "password1"}),
-        );
-        admin_call(
-            &mut p,
-            "/admin/memberships",
-            json!({"user_id": u["id"], "entity_id": entity, "role": role, "team_id": team}),
-        );
-        tokens.push((actor, login(&mut p, email)));
+        add_member(&mut p, email, &entity, role, Some(team));
+        tokens.push((actor, login(&mut p, email, None)));
     }
     let owner = tokens
         .iter()

@@ -97,54 +97,14 @@ impl Sim {
         let mut tokens = Vec::new();
         for (e, entity) in [Some(home), None].into_iter().enumerate() {
             let entity = entity.unwrap_or_else(|| {
-                let r = esign_engine::handle(
-                    &mut p,
-                    &request(
-                        esign_engine::Origin::Admin,
-                        "POST",
-                        "/admin/entities",
-                        Some(json!({"name": "Second"})),
-                    ),
-                );
-                body(&r)["id"].as_str().unwrap().to_string()
+                let e = admin_post(&mut p, "/admin/entities", json!({"name": "Second"}));
+                e["id"].as_str().unwrap().to_string()
             });
             let mut pair = Vec::new();
             for role in ["admin", "user"] {
                 let email = format!("{role}{e}@sim.example");
-                let r = esign_engine::handle(
-                    &mut p,
-                    &request(
-                        esign_engine::Origin::Admin,
-                        "POST",
-                        "/admin/users",
-                        Some(json!({"email": email, "password": "password1"})),
-                    ),
-                );
-                let user = body(&r)["id"].as_str().unwrap().to_string();
-                esign_engine::handle(
-                    &mut p,
-                    &request(
-                        esign_engine::Origin::Admin,
-                        "POST",
-                        "/admin/memberships",
-                        Some(json!({"user_id": user, "entity_id": entity, "role": role})),
-                    ),
-                );
-                let r = esign_engine::handle(
-                    &mut p,
-                    &request(
-                        esign_engine::Origin::Http,
-                        "POST",
-                        "/v1/auth",
-                        Some(json!({"email": email, "password": "password1", "entity_id": entity})),
-                    ),
-                );
-                pair.push(
-                    body(&r)["access_token"]
-                        .as_str()
-                        .expect("login")
-                        .to_string(),
-                );
+                add_member(&mut p, &email, &entity, role, None);
+                pair.push(login(&mut p, &email, Some(&entity)));
             }
             tokens.push((pair[0].clone(), pair[1].clone()));
         }

@@ -6,45 +6,21 @@ mod common;
 
 use common::*;
 use esign_engine::router::ROUTES;
-use esign_engine::{Origin, handle};
 use serde_json::{Value, json};
 
 /// Routes whose parameters are not an entity's object ids: recipient links and
 /// download links (the secret is the credential), the page assets, eID returns.
 const NOT_TENANT_IDS: &[&str] = &["{secret}", "{name}", "{session}"];
 
-fn admin(p: &mut esign_engine::memory::MemoryPlatform, path: &str, b: Value) -> Value {
-    let resp = handle(p, &request(Origin::Admin, "POST", path, Some(b)));
-    assert!(resp.status < 300, "{path}: {:?}", body(&resp));
-    body(&resp)
-}
-
 #[test]
 fn another_entitys_ids_are_404_on_every_route() {
     let mut p = bootstrapped();
     let a = token(&mut p);
     // A second entity with its own admin.
-    let other = admin(&mut p, "/admin/entities", json!({"name": "Other"}));
-    let bee = admin(
-        &mut p,
-        "/admin/users",
-        json!({"email": "b@y.se", "password": "password1"}),
-    );
-    admin(
-        &mut p,
-        "/admin/memberships",
-        json!({"user_id": bee["id"], "entity_id": other["id"], "role": "admin"}),
-    );
-    let resp = handle(
-        &mut p,
-        &request(
-            Origin::Http,
-            "POST",
-            "/v1/auth",
-            Some(json!({"email": "b@y.se", "password": "password1"})),
-        ),
-    );
-    let b = body(&resp)["access_token"].as_str().unwrap().to_string();
+    let other = admin_post(&mut p, "/admin/entities", json!({"name": "Other"}));
+    let other = other["id"].as_str().unwrap();
+    add_member(&mut p, "b@y.se", other, "admin", None);
+    let b = login(&mut p, "b@y.se", None);
 
     // The first entity's objects, one of each kind.
     let (doc, detail) = draft(

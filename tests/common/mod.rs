@@ -871,24 +871,7 @@ impl Server {
             .as_str()
             .unwrap()
             .to_string();
-        let user = self.admin(&[
-            "user",
-            "add",
-            "--email",
-            email,
-            "--password",
-            MEMBER_PASSWORD,
-        ]);
-        self.admin(&[
-            "member",
-            "add",
-            "--user",
-            user["id"].as_str().unwrap(),
-            "--entity",
-            &entity,
-            "--role",
-            "admin",
-        ]);
+        self.add_member_of(&entity, email, &["--role", "admin"]);
         entity
     }
 
@@ -897,6 +880,12 @@ impl Server {
     /// user's id.
     pub fn add_member(&self, email: &str, member_args: &[&str]) -> String {
         let entity = self.first_entity();
+        self.add_member_of(&entity, email, member_args)
+    }
+
+    /// Adds a user with [`MEMBER_PASSWORD`] as a member of `entity`, with
+    /// `member_args`. The server must be stopped. Returns the user's id.
+    fn add_member_of(&self, entity: &str, email: &str, member_args: &[&str]) -> String {
         let user = self.admin(&[
             "user",
             "add",
@@ -906,7 +895,7 @@ impl Server {
             MEMBER_PASSWORD,
         ]);
         let id = user["id"].as_str().unwrap().to_string();
-        let mut args = vec!["member", "add", "--user", &id, "--entity", &entity];
+        let mut args = vec!["member", "add", "--user", &id, "--entity", entity];
         args.extend_from_slice(member_args);
         self.admin(&args);
         id

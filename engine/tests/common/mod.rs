@@ -49,16 +49,50 @@ pub fn bootstrapped() -> MemoryPlatform {
 
 /// The admin's access token.
 pub fn token(p: &mut MemoryPlatform) -> String {
-    let resp = handle(
+    login(p, "a@x.se", None)
+}
+
+/// An access token for `email` (password `password1`), in `entity` when given.
+pub fn login(p: &mut MemoryPlatform, email: &str, entity: Option<&str>) -> String {
+    let mut b = json!({"email": email, "password": "password1"});
+    if let Some(entity) = entity {
+        b["entity_id"] = entity.into();
+    }
+    let resp = handle(p, &request(Origin::Http, "POST", "/v1/auth", Some(b)));
+    body(&resp)["access_token"]
+        .as_str()
+        .unwrap_or_else(|| panic!("login {email}: {:?}", body(&resp)))
+        .to_string()
+}
+
+/// A POST to an `/admin/...` route, as the local CLI sends it; asserts success and
+/// returns the body.
+pub fn admin_post(p: &mut MemoryPlatform, path: &str, b: Value) -> Value {
+    let resp = handle(p, &request(Origin::Admin, "POST", path, Some(b)));
+    assert!(resp.status < 300, "{path}: {:?}", body(&resp));
+    body(&resp)
+}
+
+/// Adds a user `email` (password `password1`) to `entity` as `role`, in `team` when
+/// given; returns the user's id.
+pub fn add_member(
+    p: &mut MemoryPlatform,
+    email: &str,
+    entity: &str,
+    role: &str,
+    team: Option<&str>,
+) -> String {
+    let user = admin_post(
         p,
-        &request(
-            Origin::Http,
-            "POST",
-            "/v1/auth",
-            Some(json!({"email": "a@x.se", "password": "password1"})),
-        ),
+        "/admin/users",
+        json!({"email": email, "password": "password1"}),
     );
-    body(&resp)["access_token"].as_str().unwrap().to_string()
+    admin_post(
+        p,
+        "/admin/memberships",
+        json!({"user_id": user["id"], "entity_id": entity, "role": role, "team_id": team}),
+    );
+    user["id"].as_str().unwrap().to_string()
 }
 
 pub fn api(
