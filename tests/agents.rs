@@ -245,7 +245,8 @@ fn the_official_mcp_client_signs_in_consents_and_works_in_both_revisions() {
     // request in flight at the instant of expiry would start a new sign-in), and the
     // script waits past the expiry before its last call, so the client must refresh.
     let s = Server::start(&["--oauth-access-ttl-secs", "20"]);
-    let pdf = fresh_dir("agent-pdf").join("offer.pdf");
+    let dir = fresh_dir("agent-pdf");
+    let pdf = dir.join("offer.pdf");
     std::fs::write(&pdf, esign::pdf::sample_pdf(2)).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/agents/flow.py");
     let admin = s.admin_token();

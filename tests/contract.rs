@@ -147,6 +147,9 @@ fn cases() -> String {
 /// worker; panics with its report unless it exits 0.
 fn run_schemathesis(py: &str, args: &[&str], secs: u64) -> String {
     let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/contract/schemathesis.toml");
+    // schemathesis keeps a `.schemathesis/` cache in its working directory: not in the
+    // source tree.
+    let work = fresh_dir("schemathesis");
     let out = output_within(
         Command::new(py)
             .args(["-m", "schemathesis.cli", "--no-color", "--config-file"])
@@ -159,9 +162,7 @@ fn run_schemathesis(py: &str, args: &[&str], secs: u64) -> String {
             // mismatch" in a few runs out of ten).
             .args(["--workers", "1", "--request-timeout", "20"])
             .env("SCHEMATHESIS_HOOKS", "")
-            // schemathesis keeps a `.schemathesis/` cache in its working directory: not
-            // in the source tree.
-            .current_dir(fresh_dir("schemathesis")),
+            .current_dir(&work),
         secs,
     );
     let text = format!(

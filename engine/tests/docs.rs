@@ -5,21 +5,12 @@ mod common;
 
 use common::*;
 use esign_engine::memory::MemoryPlatform;
-use esign_engine::{JobOutcome, RenderedFile, WorkOrder, WorkOutcome};
+use esign_engine::{JobOutcome, WorkOrder, WorkOutcome};
 use serde_json::{Value, json};
 
-/// A render outcome naming a blob that exists.
+/// A render outcome naming blobs that exist, its content hash made of `tag`.
 fn rendered(p: &mut MemoryPlatform, tag: &str) -> WorkOutcome {
-    p.blobs.insert(format!("pdf-{tag}"), b"%PDF-fake".to_vec());
-    WorkOutcome::Render(Ok(RenderedFile {
-        blob: format!("pdf-{tag}"),
-        size: 9,
-        sha256: "00".repeat(32),
-        content_sha256: tag.repeat(64 / tag.len()),
-        page_count: 2,
-        page_images: vec![],
-        seal: None,
-    }))
+    render_outcome(p, None, 2, &tag.repeat(64 / tag.len()))
 }
 
 /// Creates a document from `body`; its id.
@@ -460,4 +451,35 @@ fn one_revision_at_a_time() {
         204,
         "once sealed again"
     );
+}
+
+#[test]
+fn a_recalled_document_marked_lost_is_removed_by_a_delete_not_recalled_again() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let id = out_doc(&mut p, &t, "send", "h");
+    let path = format!("/v1/documents/{id}");
+    assert_eq!(api(&mut p, &t, "DELETE", &path, None).0, 204);
+    assert_eq!(status(&mut p, &t, &id), "recalled");
+    let (s, _) = api(&mut p, &t, "POST", &format!("{path}/lost"), None);
+    assert_eq!(s, 204);
+    assert_eq!(status(&mut p, &t, &id), "lost");
+    assert_eq!(api(&mut p, &t, "DELETE", &path, None).0, 204);
+    assert_eq!(api(&mut p, &t, "GET", &path, None).0, 404);
+    let recalls = p
+        .events
+        .iter()
+        .filter(|e| e.kind == "document.recalled")
+        .count();
+    assert_eq!(recalls, 1, "recalled once");
+
+    // A sent document marked lost (never recalled) is recalled by a delete.
+    let id = out_doc(&mut p, &t, "send", "i");
+    let path = format!("/v1/documents/{id}");
+    assert_eq!(
+        api(&mut p, &t, "POST", &format!("{path}/lost"), None).0,
+        204
+    );
+    assert_eq!(api(&mut p, &t, "DELETE", &path, None).0, 204);
+    assert_eq!(status(&mut p, &t, &id), "recalled");
 }

@@ -132,3 +132,55 @@ fn purge_job_forgets_expired_tokens_only() {
     assert!(matches!(run_job(&mut p, &live), JobOutcome::RetryAt(_)));
     assert_eq!(tokens(&p), 1);
 }
+
+#[test]
+fn every_route_answers_405_with_its_allow_list_to_another_method() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let mut wrong = Vec::new();
+    for (pattern, methods) in esign_engine::router::ROUTES {
+        if pattern.starts_with("/.well-known") || !pattern.starts_with("/v1") {
+            continue;
+        }
+        let path = pattern
+            .split('/')
+            .map(|s| {
+                if s.starts_with('{') {
+                    "abcdefgh12345678"
+                } else {
+                    s
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("/");
+        for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
+            if methods.contains(&method) {
+                continue;
+            }
+            let mut req = request(Origin::Http, method, &path, None);
+            req.headers
+                .push(("authorization".into(), format!("Bearer {t}")));
+            let resp = handle(&mut p, &req);
+            let allow = resp
+                .headers
+                .iter()
+                .find(|(n, _)| n == "allow")
+                .map(|(_, v)| v.clone());
+            if resp.status != 405 || allow.as_deref() != Some(methods.join(", ").as_str()) {
+                wrong.push(format!("{method} {path}: {} allow {allow:?}", resp.status));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{wrong:#?}");
+    // A literal segment wins over an id: `latest` is the newest document.
+    let (s, doc) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"name": "n"})),
+    );
+    assert_eq!(s, 200, "{doc}");
+    let (s, latest) = api(&mut p, &t, "GET", "/v1/documents/latest", None);
+    assert_eq!((s, &latest["id"]), (200, &doc["id"]), "{latest}");
+}

@@ -19,16 +19,14 @@ mod process;
 
 /// What the browser harness needs from the test harness.
 mod common {
-    pub use crate::process::succeeds;
+    pub use crate::process::{TempDir, succeeds};
 
-    pub fn fresh_dir(tag: &str) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!(
+    pub fn fresh_dir(tag: &str) -> TempDir {
+        TempDir::create(std::env::temp_dir().join(format!(
             "esign-bench-{tag}-{}-{}",
             std::process::id(),
             esign::runtime::random_id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+        )))
     }
 }
 

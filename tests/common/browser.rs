@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use std::future::Future;
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,7 +25,8 @@ pub struct Browser {
     rt: tokio::runtime::Runtime,
     client: Option<Client>,
     driver: Child,
-    profile: PathBuf,
+    /// Removed once the driver is gone (fields drop after `drop`).
+    profile: crate::common::TempDir,
 }
 
 fn installed(cmd: &str) -> bool {
@@ -428,6 +429,5 @@ impl Drop for Browser {
         }
         let _ = self.driver.kill();
         let _ = self.driver.wait();
-        let _ = std::fs::remove_dir_all(&self.profile);
     }
 }

@@ -28,19 +28,20 @@ fn compile_cache() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compile-cache")
 }
 
-/// A fresh, unique directory under the target's tmp dir.
-pub fn fresh_dir(tag: &str) -> PathBuf {
+/// A fresh, unique directory under the target's tmp dir, removed when the guard drops
+/// (also while a failed test unwinds). Bind it (`let dir = fresh_dir(..)`) for as long
+/// as the directory is used.
+pub fn fresh_dir(tag: &str) -> TempDir {
     let mut bytes = [0u8; 8];
     getrandom::fill(&mut bytes).unwrap();
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
         .join(format!("{tag}-{:016x}", u64::from_le_bytes(bytes)));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+    TempDir::create(dir)
 }
 
 /// A running (or stopped) server with its data directory, removed on drop.
 pub struct Server {
-    pub data_dir: PathBuf,
+    pub data_dir: TempDir,
     pub base: String,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -306,7 +307,7 @@ impl Drop for Server {
             let _ = child.kill();
             let _ = child.wait();
         }
-        let _ = std::fs::remove_dir_all(&self.data_dir);
+        // `data_dir` removes itself after this.
     }
 }
 
@@ -581,6 +582,8 @@ pub struct HttpsServer {
     pub base: String,
     pub ca_file: PathBuf,
     pub requests: std::sync::Arc<std::sync::Mutex<Vec<Incoming>>>,
+    /// Holds `ca_file`.
+    _dir: TempDir,
 }
 
 impl HttpsServer {
@@ -692,6 +695,7 @@ impl HttpsServer {
         HttpsServer {
             base,
             ca_file,
+            _dir: dir,
             requests,
         }
     }

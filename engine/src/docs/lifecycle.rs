@@ -1163,7 +1163,14 @@ pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
             .recipients
             .iter()
             .all(|r| r.status == RecipientStatus::Added);
-    if doc.status == Status::Recalled || never_sent {
+    // A document recalled and then marked lost has been recalled: a delete removes it,
+    // as it removes a recalled one, rather than recall it twice (spec §3.3).
+    let recalled = doc.status == Status::Recalled
+        || (doc.status == Status::Lost
+            && super::trail::entries(cx, &doc.id)
+                .iter()
+                .any(|c| c.entry.action == "recalled"));
+    if recalled || never_sent {
         if !a.owner_or_admin {
             return Err(super::doc_not_found(id));
         }

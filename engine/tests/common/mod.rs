@@ -166,14 +166,19 @@ pub fn keys_containing(p: &MemoryPlatform, needles: &[&str]) -> Vec<String> {
         .collect()
 }
 
-/// Runs the pending render with a fake PDF of `pages` pages and page images (sealed
-/// when the order asks for a seal); returns its order.
-pub fn finish_render(p: &mut MemoryPlatform, pages: u32) -> esign_engine::RenderOrder {
-    let job = take_jobs(p, "doc.render").remove(0);
-    let Some(WorkOrder::Render(order)) = job.work.clone() else {
-        panic!("a render job carries a render order")
-    };
-    let n = p.blobs.len();
+/// A successful render outcome: a fake PDF of `pages` pages with page images, whose
+/// content hash is `content_sha256`, sealed when `order` asks for a seal. The blobs it
+/// names exist.
+pub fn render_outcome(
+    p: &mut MemoryPlatform,
+    order: Option<&esign_engine::RenderOrder>,
+    pages: u32,
+    content_sha256: &str,
+) -> WorkOutcome {
+    // Names are never reused, even after blobs are deleted: a reused name could hide a
+    // reference that outlived its blob.
+    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let pdf = format!("pdf-{n}");
     p.blobs.insert(pdf.clone(), b"%PDF-fake".to_vec());
     let images: Vec<PageImage> = (1..=pages)
@@ -188,20 +193,32 @@ pub fn finish_render(p: &mut MemoryPlatform, pages: u32) -> esign_engine::Render
             }
         })
         .collect();
-    let outcome = WorkOutcome::Render(Ok(RenderedFile {
+    WorkOutcome::Render(Ok(RenderedFile {
         blob: pdf,
         size: 9,
         sha256: "00".repeat(32),
-        content_sha256: "11".repeat(32),
+        content_sha256: content_sha256.into(),
         page_count: pages,
         page_images: images,
-        seal: order.seal.as_ref().map(|_| esign_engine::SealInfo {
-            signer: "CN=esign test".into(),
-            certificate_sha256: "22".repeat(32),
-            signed_at_ms: p.now_ms,
-            timestamp_ms: None,
-        }),
-    }));
+        seal: order
+            .and_then(|o| o.seal.as_ref())
+            .map(|_| esign_engine::SealInfo {
+                signer: "CN=esign test".into(),
+                certificate_sha256: "22".repeat(32),
+                signed_at_ms: p.now_ms,
+                timestamp_ms: None,
+            }),
+    }))
+}
+
+/// Runs the pending render with a fake PDF of `pages` pages and page images (sealed
+/// when the order asks for a seal); returns its order.
+pub fn finish_render(p: &mut MemoryPlatform, pages: u32) -> esign_engine::RenderOrder {
+    let job = take_jobs(p, "doc.render").remove(0);
+    let Some(WorkOrder::Render(order)) = job.work.clone() else {
+        panic!("a render job carries a render order")
+    };
+    let outcome = render_outcome(p, Some(&order), pages, &"11".repeat(32));
     assert_eq!(run(p, &job, Some(outcome)), JobOutcome::Done);
     order
 }
