@@ -134,7 +134,7 @@ fn purge_job_forgets_expired_tokens_only() {
 }
 
 #[test]
-fn every_route_answers_405_with_its_allow_list_to_another_method() {
+fn every_route_reaches_its_handler_and_answers_405_with_its_allow_list_to_another_method() {
     let mut p = bootstrapped();
     let t = token(&mut p);
     let mut wrong = Vec::new();
@@ -154,13 +154,21 @@ fn every_route_answers_405_with_its_allow_list_to_another_method() {
             .collect::<Vec<_>>()
             .join("/");
         for method in ["GET", "POST", "PUT", "DELETE", "PATCH"] {
-            if methods.contains(&method) {
-                continue;
+            if methods.contains(&method) && *pattern == "/v1/revoke" {
+                continue; // would end the token the rest of the test uses
             }
             let mut req = request(Origin::Http, method, &path, None);
             req.headers
                 .push(("authorization".into(), format!("Bearer {t}")));
             let resp = handle(&mut p, &req);
+            if methods.contains(&method) {
+                // Its handler answers (a 404 names what is missing), not the router.
+                let b = body(&resp);
+                if resp.status == 405 || b["error"] == "not_found" {
+                    wrong.push(format!("{method} {path} is not routed: {b}"));
+                }
+                continue;
+            }
             let allow = resp
                 .headers
                 .iter()
@@ -172,7 +180,10 @@ fn every_route_answers_405_with_its_allow_list_to_another_method() {
         }
     }
     assert!(wrong.is_empty(), "{wrong:#?}");
-    // A literal segment wins over an id: `latest` is the newest document.
+    // A literal segment wins over an id: `latest` is the newest document (on a fresh
+    // platform: the calls above created documents).
+    let mut p = bootstrapped();
+    let t = token(&mut p);
     let (s, doc) = api(
         &mut p,
         &t,
