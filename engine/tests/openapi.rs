@@ -44,21 +44,6 @@ fn the_document_lists_every_route_and_nothing_else() {
     );
 }
 
-/// A template's path with each `{param}` filled by a value no record has.
-fn sample(template: &str) -> String {
-    template
-        .split('/')
-        .map(|s| {
-            if s.starts_with('{') {
-                "0000000000000000"
-            } else {
-                s
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
 #[test]
 fn every_route_in_the_table_reaches_a_handler_and_other_methods_get_405() {
     let mut p = bootstrapped();

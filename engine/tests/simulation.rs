@@ -127,19 +127,8 @@ fn moves(from: &str) -> &'static [&'static str] {
             "deleted",
         ],
         "processing" | "scheduled" => &["draft", "sent", "lost", "deleted"],
-        // Sending to recipients, then what recipients do.
-        "sealed" => &[
-            "sent",
-            "viewed",
-            "reviewed",
-            "signed",
-            "signedwithoutverification",
-            "rejected",
-            "expired",
-            "hardbounced",
-            "recalled",
-            "lost",
-        ],
+        // Sending to recipients; what recipients do follows from `sent`.
+        "sealed" => &["sent"],
         "sent" | "viewed" | "reviewed" | "hardbounced" => SENT,
         "expired" => &["signed", "signedwithoutverification", "recalled", "lost"],
         "rejected" => &["signed", "signedwithoutverification", "recalled", "lost"],

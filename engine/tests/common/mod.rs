@@ -285,3 +285,18 @@ pub fn recipient(
     let resp = handle(p, &req);
     (resp.status, body(&resp))
 }
+
+/// A template's path with each `{param}` filled by a value no record has.
+pub fn sample(template: &str) -> String {
+    template
+        .split('/')
+        .map(|s| {
+            if s.starts_with('{') {
+                "0000000000000000"
+            } else {
+                s
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
