@@ -888,14 +888,14 @@ fn mcp_checks_origin_and_host() {
 fn only_people_who_may_act_in_an_entity_can_grant_it() {
     let mut s = Server::start(&["--login-max-failures", "2"]);
     s.stop();
-    let home = admin_entity(&s);
-    let other = add_entity(&s, "Other", &[]);
-    let pending = add_user(&s, "pending@example.com", &[]);
-    add_member(&s, &pending, &home, &["--profile", "pending"]);
-    let plain = add_user(&s, "plain@example.com", &[]);
-    add_member(&s, &plain, &home, &[]);
-    let locked = add_user(&s, "locked@example.com", &[]);
-    add_member(&s, &locked, &home, &[]);
+    let home = s.first_entity();
+    let other = s.add_entity("Other", &[]);
+    let pending = s.add_user("pending@example.com", &[]);
+    s.add_membership(&pending, &home, &["--profile", "pending"]);
+    let plain = s.add_user("plain@example.com", &[]);
+    s.add_membership(&plain, &home, &[]);
+    let locked = s.add_user("locked@example.com", &[]);
+    s.add_membership(&locked, &home, &[]);
     s.launch();
     let client = client_id(&s);
 

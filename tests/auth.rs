@@ -83,50 +83,19 @@ fn a_lock_emails_the_account_owner_once() {
     let s = Server::start(&["--login-max-failures", "2"]);
     // A token from before the lock, for the barrier below.
     let token = s.admin_token();
-    let mail_dir = s.data_dir.join("mail");
     assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
     assert_eq!(s.login(ADMIN_EMAIL, "wrong-password", None).status(), 400);
     assert_locked(&s);
-    let eml = |dir: &std::path::Path| -> Vec<std::path::PathBuf> {
-        std::fs::read_dir(dir)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "eml"))
-                    .collect()
-            })
-            .unwrap_or_default()
-    };
-    let deadline = std::time::Instant::now() + Duration::from_secs(15);
-    while eml(&mail_dir).is_empty() && std::time::Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    // Locked attempts do not send more notices. Barrier: a later mail on the same queue
-    // (a failed import tells the owner); once it is out, any second notice queued by the
-    // locked attempts before it would be out too.
+    let is_notice = |m: &str| m.contains("Subject: Your esign account is locked");
+    s.wait_mails(1, is_notice);
+    // Locked attempts do not send more notices: once a later mail on the same queue is
+    // out, any second notice queued before it would be out too.
     assert_locked(&s);
-    let (status, body) = s.post_json(
-        &token,
-        "/v1/documents",
-        &json!({"name": "barrier", "file_content": b64(b"not a pdf"), "file_name": "x.pdf"}),
-    );
-    assert_eq!(status, 200, "{body}");
-    let mails = s.wait_mails(1, |m| m.contains("could not be imported"));
-    assert_eq!(mails.len(), 1);
-    let files: Vec<_> = eml(&mail_dir)
-        .into_iter()
-        .filter(|p| {
-            !std::fs::read_to_string(p)
-                .unwrap()
-                .contains("could not be imported")
-        })
-        .collect();
-    assert_eq!(files.len(), 1, "one lock notice: {files:?}");
-    let text = std::fs::read_to_string(&files[0]).unwrap();
+    s.mail_barrier(&token);
+    let notices: Vec<String> = s.mails().into_iter().filter(|m| is_notice(m)).collect();
+    assert_eq!(notices.len(), 1, "one lock notice: {notices:?}");
+    let text = &notices[0];
     assert!(text.contains(&format!("To: {ADMIN_EMAIL}\r\n")), "{text}");
-    assert!(
-        text.contains("Subject: Your esign account is locked"),
-        "{text}"
-    );
     assert!(text.contains("after 2 failed sign-in attempts"), "{text}");
 }
 
@@ -168,7 +137,7 @@ fn token_requests_too_close_together_get_429_with_retry_after() {
     // The spacing is per user: another user gets a token inside the admin's window,
     // and the token issued before still works.
     assert_eq!(
-        s.login("other@example.com", MEMBER_PASSWORD, None).status(),
+        s.login("other@example.com", USER_PASSWORD, None).status(),
         200
     );
     assert_eq!(s.get_as(&token, "/v1/test").0, 200);
@@ -203,19 +172,19 @@ fn the_default_spacing_is_one_second() {
 fn account_states_at_login() {
     let mut s = Server::start(&[]);
     s.stop();
-    let home = admin_entity(&s);
-    let pending = add_user(&s, "pending@example.com", &[]);
-    add_member(&s, &pending, &home, &["--profile", "pending"]);
-    let inactive = add_user(&s, "inactive@example.com", &["--active", "false"]);
-    add_member(&s, &inactive, &home, &[]);
-    let _homeless = add_user(&s, "homeless@example.com", &[]);
-    let noapi = add_entity(&s, "No API", &["--api-access", "false"]);
-    let doomed = add_entity(&s, "Doomed", &["--marked-for-deletion", "true"]);
-    let other = add_entity(&s, "Other", &[]);
-    let multi = add_user(&s, "multi@example.com", &[]);
-    add_member(&s, &multi, &home, &[]);
-    add_member(&s, &multi, &noapi, &[]);
-    add_member(&s, &multi, &doomed, &[]);
+    let home = s.first_entity();
+    let pending = s.add_user("pending@example.com", &[]);
+    s.add_membership(&pending, &home, &["--profile", "pending"]);
+    let inactive = s.add_user("inactive@example.com", &["--active", "false"]);
+    s.add_membership(&inactive, &home, &[]);
+    let _homeless = s.add_user("homeless@example.com", &[]);
+    let noapi = s.add_entity("No API", &["--api-access", "false"]);
+    let doomed = s.add_entity("Doomed", &["--marked-for-deletion", "true"]);
+    let other = s.add_entity("Other", &[]);
+    let multi = s.add_user("multi@example.com", &[]);
+    s.add_membership(&multi, &home, &[]);
+    s.add_membership(&multi, &noapi, &[]);
+    s.add_membership(&multi, &doomed, &[]);
     s.launch();
 
     // Pending profile: a token is issued, but every other request answers 403.
@@ -282,24 +251,23 @@ fn refresh_for_entity_follows_every_rule() {
     let mut s = Server::start(&[]);
     s.stop();
     // root (SAML) with a child; an unrelated entity; entities in various states.
-    let root = add_entity(&s, "Root", &["--saml", "true"]);
-    let child = add_entity(&s, "Child", &["--parent", &root]);
-    let unrelated = add_entity(&s, "Unrelated", &[]);
-    let free = add_entity(&s, "Free", &[]);
-    let no_profile = add_entity(&s, "NoProfile", &[]);
-    let unpaid = add_entity(&s, "Unpaid", &["--subscription-active", "false"]);
-    let quarantined = add_entity(&s, "Quarantined", &["--quarantined", "true"]);
-    let doomed = add_entity(&s, "Doomed", &["--marked-for-deletion", "true"]);
-    let stranger = add_entity(&s, "Stranger", &[]);
-    let u = add_user(&s, "u@example.com", &[]);
-    add_member(&s, &u, &root, &[]);
-    add_member(&s, &u, &child, &["--role", "manager"]);
-    add_member(&s, &u, &unrelated, &[]);
-    let v = add_user(&s, "v@example.com", &[]);
-    add_member(&s, &v, &free, &[]);
+    let root = s.add_entity("Root", &["--saml", "true"]);
+    let child = s.add_entity("Child", &["--parent", &root]);
+    let unrelated = s.add_entity("Unrelated", &[]);
+    let free = s.add_entity("Free", &[]);
+    let no_profile = s.add_entity("NoProfile", &[]);
+    let unpaid = s.add_entity("Unpaid", &["--subscription-active", "false"]);
+    let quarantined = s.add_entity("Quarantined", &["--quarantined", "true"]);
+    let doomed = s.add_entity("Doomed", &["--marked-for-deletion", "true"]);
+    let stranger = s.add_entity("Stranger", &[]);
+    let u = s.add_user("u@example.com", &[]);
+    s.add_membership(&u, &root, &[]);
+    s.add_membership(&u, &child, &["--role", "manager"]);
+    s.add_membership(&u, &unrelated, &[]);
+    let v = s.add_user("v@example.com", &[]);
+    s.add_membership(&v, &free, &[]);
     for e in [&no_profile, &unpaid, &quarantined, &doomed] {
-        add_member(
-            &s,
+        s.add_membership(
             &v,
             e,
             if *e == no_profile {
@@ -309,7 +277,7 @@ fn refresh_for_entity_follows_every_rule() {
             },
         );
     }
-    add_member(&s, &v, &unrelated, &["--profile", "pending"]);
+    s.add_membership(&v, &unrelated, &["--profile", "pending"]);
     s.launch();
 
     // SAML: from the root, only the root and its children.
@@ -543,11 +511,11 @@ fn tokens_stop_when_rights_change_and_a_revoke_survives_a_restart() {
     let mut s = Server::start(&[]);
     let admin = s.admin_token();
     s.stop();
-    let home = admin_entity(&s);
-    let api = add_entity(&s, "With API", &[]);
+    let home = s.first_entity();
+    let api = s.add_entity("With API", &[]);
     let [alice, bob, carl, dora] = ["alice", "bob", "carl", "dora"].map(|name| {
-        let id = add_user(&s, &format!("{name}@example.com"), &[]);
-        add_member(&s, &id, if name == "carl" { &api } else { &home }, &[]);
+        let id = s.add_user(&format!("{name}@example.com"), &[]);
+        s.add_membership(&id, if name == "carl" { &api } else { &home }, &[]);
         id
     });
     s.launch();

@@ -559,7 +559,7 @@ fn list_scopes_own_team_and_all() {
         s.add_member(email, &["--team", team]);
     }
     s.launch();
-    let tok = |e: &str| s.token(e, MEMBER_PASSWORD, None);
+    let tok = |e: &str| s.token(e, USER_PASSWORD, None);
     let (ann, bob, cid) = (
         tok("ann@example.com"),
         tok("bob@example.com"),
@@ -617,7 +617,7 @@ fn another_entitys_documents_do_not_exist_for_its_users() {
     s.stop();
     s.add_entity_with_admin("Other", "x@other.example");
     s.launch();
-    let x = s.token("x@other.example", MEMBER_PASSWORD, None);
+    let x = s.token("x@other.example", USER_PASSWORD, None);
     for path in [
         "",
         "/status",
@@ -672,7 +672,7 @@ fn only_those_who_may_change_a_document_can_block_it_with_a_suggestion() {
     s.stop();
     s.add_member("reader@example.com", &[]);
     s.launch();
-    let reader = s.token("reader@example.com", MEMBER_PASSWORD, None);
+    let reader = s.token("reader@example.com", USER_PASSWORD, None);
     let path = format!("/v1/documents/{id}/comments");
     let (status, body) = s.post_json(
         &reader,

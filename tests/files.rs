@@ -7,17 +7,6 @@ use common::*;
 use serde_json::json;
 use std::time::Duration;
 
-fn upload(s: &Server, t: &str, bytes: &[u8], name: &str) -> String {
-    let (status, body) = s.post_json(
-        t,
-        "/v1/upload",
-        &json!({"file_content": b64(bytes), "file_name": name}),
-    );
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(body["file_status"], "ready");
-    body["file_id"].as_str().unwrap().to_string()
-}
-
 fn page_count(s: &Server, t: &str, id: &str) -> u64 {
     let (status, p) = s.get_as(t, &format!("/v1/documents/{id}/pages"));
     assert_eq!(status, 200);
@@ -43,7 +32,7 @@ fn uploads_and_file_sources_import_in_the_background() {
     let three = up["file_id"].as_str().unwrap().to_string();
     let (_, got) = s.get_as(&t, &format!("/v1/upload/{three}"));
     assert_eq!(got["file_name"], "three.pdf");
-    let two = upload(&s, &t, &esign::pdf::sample_pdf(2), "two.pdf");
+    let two = s.upload(&t, &esign::pdf::sample_pdf(2), "two.pdf");
     let (status, body) = s.post_json(
         &t,
         "/v1/upload",
@@ -192,9 +181,9 @@ fn a_password_protected_pdf_leaves_a_pageless_draft_and_mails_the_owner() {
         "/../tests/fixtures/encrypted.pdf"
     ))
     .unwrap();
-    let good = upload(&s, &t, &esign::pdf::sample_pdf(2), "good.pdf");
-    let locked = upload(&s, &t, &encrypted, "locked.pdf");
-    let later = upload(&s, &t, &esign::pdf::sample_pdf(1), "later.pdf");
+    let good = s.upload(&t, &esign::pdf::sample_pdf(2), "good.pdf");
+    let locked = s.upload(&t, &encrypted, "locked.pdf");
+    let later = s.upload(&t, &esign::pdf::sample_pdf(1), "later.pdf");
     let doc = s.create_doc(
         &t,
         &json!({"name": "Locked", "file_ids": format!("{good},{locked},{later}")}),
@@ -254,8 +243,8 @@ fn unknown_and_expired_uploads() {
     );
     // Expired uploads: a Word upload is a 404 with a page-less draft; a PDF is imported
     // in the background, fails, and the owner is mailed.
-    let pdf = upload(&s, &t, &esign::pdf::sample_pdf(1), "old.pdf");
-    let docx = upload(&s, &t, &esign::office::sample_docx(&["Old"]), "old.docx");
+    let pdf = s.upload(&t, &esign::pdf::sample_pdf(1), "old.pdf");
+    let docx = s.upload(&t, &esign::office::sample_docx(&["Old"]), "old.docx");
     wait_until(20, "the uploads to expire", || {
         let expired =
             |id: &str| s.get_as(&t, &format!("/v1/upload/{id}")).1["file_status"] == "expired";
@@ -303,8 +292,8 @@ fn template_errors_404_and_422() {
     assert_eq!(list_len(&s), 0);
 
     // A PDF template with roles, fields and a role-restricted attachment.
-    let file = upload(&s, &t, &esign::pdf::sample_pdf(2), "tpl.pdf");
-    let terms = upload(&s, &t, &esign::pdf::sample_pdf(1), "terms.pdf");
+    let file = s.upload(&t, &esign::pdf::sample_pdf(2), "tpl.pdf");
+    let terms = s.upload(&t, &esign::pdf::sample_pdf(1), "terms.pdf");
     let (status, tpl) = s.post_json(&t, "/v1/templates", &json!({
         "name": "Standard offer", "file_id": file,
         "roles": [{"role_name": "Buyer", "role": "signer"}, {"role_name": "Legal", "role": "approver"}],
@@ -431,7 +420,7 @@ fn word_files_are_converted_by_libreoffice_or_fail_clearly() {
     s.wait_status(&t, id, "draft");
     assert_eq!(page_count(&s, &t, id), 1);
     // A Word template filled from custom_fields.
-    let file = upload(&s, &t, &docx, "offer.docx");
+    let file = s.upload(&t, &docx, "offer.docx");
     let (status, tpl) = s.post_json(
         &t,
         "/v1/templates",
@@ -486,7 +475,7 @@ fn a_tenants_stalled_downloads_do_not_delay_another_tenants_imports_or_sending()
     s.stop();
     s.add_entity_with_admin("Other", "olle@other.example");
     s.launch();
-    let olle = s.token("olle@other.example", MEMBER_PASSWORD, None);
+    let olle = s.token("olle@other.example", USER_PASSWORD, None);
     // The first tenant queues more stalled imports than there are work slots.
     for i in 0..8 {
         let doc = s.create_doc(

@@ -127,7 +127,7 @@ fn send_by_another_sender_goes_through_processing() {
         "--email",
         "out@example.com",
         "--password",
-        MEMBER_PASSWORD,
+        USER_PASSWORD,
     ]);
     s.launch();
     let id = pdf_draft(
@@ -249,15 +249,11 @@ fn send_refuses_each_invalid_case_with_400() {
     );
     assert_eq!(send(sid, json!({})).0, 200);
     // A restricted attachment not connected to a recipient.
-    let (_, up) = s.post_json(
-        &t,
-        "/v1/upload",
-        &json!({"file_content": b64(&esign::pdf::sample_pdf(1)), "file_name": "terms.pdf"}),
-    );
+    let up = s.upload(&t, &esign::pdf::sample_pdf(1), "terms.pdf");
     let att = s.create_doc(
         &t,
         &json!({"name": "att", "recipients": [signer("s@example.com")],
-        "attachments": [{"file_id": up["file_id"], "restricted_to": "someone-else@example.com"}]}),
+        "attachments": [{"file_id": up, "restricted_to": "someone-else@example.com"}]}),
     );
     expect(att["id"].as_str().unwrap(), "restricted_attachment");
     // Not a draft any more.
@@ -495,7 +491,7 @@ fn manual_signing_rules() {
     s.stop();
     s.add_member("peer@example.com", &[]);
     s.launch();
-    let peer = s.token("peer@example.com", MEMBER_PASSWORD, None);
+    let peer = s.token("peer@example.com", USER_PASSWORD, None);
     let draft = pdf_draft(
         &s,
         &t,
@@ -542,15 +538,11 @@ fn manual_signing_rules() {
     s.act_ok(&t, &other, "send");
     s.wait_status(&t, &other, "sent");
     let signed_pdf = esign::pdf::sample_pdf(3);
-    let (_, up) = s.post_json(
-        &t,
-        "/v1/upload",
-        &json!({"file_content": b64(&signed_pdf), "file_name": "signed.pdf"}),
-    );
+    let up = s.upload(&t, &signed_pdf, "signed.pdf");
     let (status, _) = s.post_json(
         &t,
         &format!("/v1/documents/{other}/manually-sign"),
-        &json!({"file_id": up["file_id"]}),
+        &json!({"file_id": up}),
     );
     assert_eq!(status, 200);
     s.wait_status(&t, &other, "signed");
@@ -687,7 +679,7 @@ fn delete_recalls_then_removes_with_owner_and_admin_rules() {
     s.stop();
     s.add_member("mate@example.com", &[]);
     s.launch();
-    let mate = s.token("mate@example.com", MEMBER_PASSWORD, None);
+    let mate = s.token("mate@example.com", USER_PASSWORD, None);
     // A draft never sent is removed at once.
     let d = s.create_doc(&t, &json!({"name": "gone"}));
     let did = d["id"].as_str().unwrap();
@@ -736,7 +728,7 @@ fn delete_recalls_then_removes_with_owner_and_admin_rules() {
         "true",
     ]);
     s.launch();
-    let mate = s.token("mate@example.com", MEMBER_PASSWORD, None);
+    let mate = s.token("mate@example.com", USER_PASSWORD, None);
     let mine = s.create_doc(&mate, &json!({"name": "mine"}));
     let (status, body) = s.delete_as(
         &mate,

@@ -251,12 +251,7 @@ fn a_recipient_who_has_not_acted_can_be_removed() {
 fn attachments_are_listed_in_getaccepts_shape() {
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let (status, up) =
-        call(s.post("/v1/upload").bearer_auth(&t).json(
-            &json!({"file_content": b64(&esign::pdf::sample_pdf(1)), "file_name": "Terms.PDF"}),
-        ));
-    assert_eq!(status, 200, "{up}");
-    let file_id = up["file_id"].as_str().unwrap();
+    let file_id = &s.upload(&t, &esign::pdf::sample_pdf(1), "Terms.PDF");
     let id = pdf_draft(
         &s,
         &t,

@@ -111,7 +111,7 @@ fn the_subscriptions_api() {
     s.stop();
     s.add_member("user@example.com", &[]);
     s.launch();
-    let u = s.token("user@example.com", MEMBER_PASSWORD, None);
+    let u = s.token("user@example.com", USER_PASSWORD, None);
     let (status, body) = s.post_json(
         &u,
         "/v1/subscriptions",
@@ -493,8 +493,8 @@ fn global_scoping_and_tenant_isolation() {
     s.add_member("bea@example.com", &[]);
     s.add_entity_with_admin("Other", "olle@other.example");
     s.launch();
-    let bea = s.token("bea@example.com", MEMBER_PASSWORD, None);
-    let olle = s.token("olle@other.example", MEMBER_PASSWORD, None);
+    let bea = s.token("bea@example.com", USER_PASSWORD, None);
+    let olle = s.token("olle@other.example", USER_PASSWORD, None);
     subscribe(
         &s,
         &t,

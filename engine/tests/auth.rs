@@ -12,15 +12,6 @@ use serde_json::{Value, json};
 
 const MINUTE: u64 = 60_000;
 
-fn auth(p: &mut MemoryPlatform, b: Value) -> (u16, Value) {
-    let resp = handle(p, &request(Origin::Http, "POST", "/v1/auth", Some(b)));
-    (resp.status, body(&resp))
-}
-
-fn password(p: &mut MemoryPlatform, password: &str) -> (u16, Value) {
-    auth(p, json!({"email": "a@x.se", "password": password}))
-}
-
 /// A call with `Authorization: <header>` exactly.
 fn with_authorization(p: &mut MemoryPlatform, path: &str, header: &str) -> Response {
     let mut req: Request = request(Origin::Http, "GET", path, None);
@@ -109,20 +100,24 @@ fn the_lock_starts_at_the_last_allowed_failure_and_lasts_exactly_its_window() {
     p.settings.login_lock_secs = 120;
     // Two failures, then the right password: it works and the count starts over.
     for _ in 0..2 {
-        assert_eq!(password(&mut p, "wrong").0, 400);
+        assert_eq!(admin_auth(&mut p, "wrong").0, 400);
     }
-    assert_eq!(password(&mut p, "password1").0, 200);
+    assert_eq!(admin_auth(&mut p, "password1").0, 200);
     for _ in 0..2 {
-        assert_eq!(password(&mut p, "wrong").0, 400);
+        assert_eq!(admin_auth(&mut p, "wrong").0, 400);
     }
-    assert_eq!(password(&mut p, "password1").0, 200, "the count was reset");
+    assert_eq!(
+        admin_auth(&mut p, "password1").0,
+        200,
+        "the count was reset"
+    );
     assert!(p.mails.is_empty(), "no lock yet");
     // The third failure in a row locks it.
     for _ in 0..3 {
-        assert_eq!(password(&mut p, "wrong").0, 400);
+        assert_eq!(admin_auth(&mut p, "wrong").0, 400);
     }
     assert_eq!(p.mails.len(), 1, "the owner is told once");
-    let (s, b) = password(&mut p, "password1");
+    let (s, b) = admin_auth(&mut p, "password1");
     assert_eq!((s, b["error"].as_str()), (400, Some("login_locked")));
     assert!(
         b["description"]
@@ -132,7 +127,7 @@ fn the_lock_starts_at_the_last_allowed_failure_and_lasts_exactly_its_window() {
         "{b}"
     );
     p.now_ms += 30_500;
-    let (_, b) = password(&mut p, "password1");
+    let (_, b) = admin_auth(&mut p, "password1");
     assert!(
         b["description"]
             .as_str()
@@ -142,14 +137,14 @@ fn the_lock_starts_at_the_last_allowed_failure_and_lasts_exactly_its_window() {
     );
     // Locked until the last millisecond of the window, open at its end.
     p.now_ms += 120_000 - 30_500 - 1;
-    assert_eq!(password(&mut p, "password1").1["error"], "login_locked");
+    assert_eq!(admin_auth(&mut p, "password1").1["error"], "login_locked");
     p.now_ms += 1;
-    assert_eq!(password(&mut p, "password1").0, 200);
+    assert_eq!(admin_auth(&mut p, "password1").0, 200);
     // After a lock the count starts over too: two failures do not lock it.
     for _ in 0..2 {
-        assert_eq!(password(&mut p, "wrong").0, 400);
+        assert_eq!(admin_auth(&mut p, "wrong").0, 400);
     }
-    assert_eq!(password(&mut p, "password1").0, 200);
+    assert_eq!(admin_auth(&mut p, "password1").0, 200);
 }
 
 #[test]
@@ -160,7 +155,7 @@ fn tokens_are_spaced_per_user_with_a_retry_after_in_whole_seconds() {
     let home = entity_of(&mut p, &admin);
     add_member(&mut p, "b@x.se", &home, "user", None);
     p.now_ms += 10 * MINUTE;
-    assert_eq!(password(&mut p, "password1").0, 200);
+    assert_eq!(admin_auth(&mut p, "password1").0, 200);
     // Another user inside the first one's window is not held back.
     let (s, _) = auth(&mut p, json!({"email": "b@x.se", "password": "password1"}));
     assert_eq!(s, 200);

@@ -4,28 +4,16 @@ mod common;
 
 use common::*;
 use esign_engine::memory::MemoryPlatform;
-use esign_engine::{Job, JobOutcome, Origin, Response, handle, run_job};
+use esign_engine::{Job, JobOutcome, Origin, handle, run_job};
 use serde_json::json;
-
-fn login(p: &mut MemoryPlatform, password: &str) -> Response {
-    handle(
-        p,
-        &request(
-            Origin::Http,
-            "POST",
-            "/v1/auth",
-            Some(json!({"email": "a@x.se", "password": password})),
-        ),
-    )
-}
 
 #[test]
 fn login_then_test_returns_the_user() {
     let mut p = bootstrapped();
-    let resp = login(&mut p, "password1");
-    assert_eq!(resp.status, 200);
-    let token = body(&resp)["access_token"].as_str().unwrap().to_string();
-    assert_eq!(body(&resp)["expires_in"], 5_184_000);
+    let (status, answer) = admin_auth(&mut p, "password1");
+    assert_eq!(status, 200);
+    let token = answer["access_token"].as_str().unwrap().to_string();
+    assert_eq!(answer["expires_in"], 5_184_000);
     let mut req = request(Origin::Http, "GET", "/v1/test", None);
     req.headers
         .push(("authorization".into(), format!("Bearer {token}")));
@@ -38,7 +26,7 @@ fn login_then_test_returns_the_user() {
 #[test]
 fn token_is_stored_only_as_a_hash() {
     let mut p = bootstrapped();
-    let token = body(&login(&mut p, "password1"))["access_token"]
+    let token = admin_auth(&mut p, "password1").1["access_token"]
         .as_str()
         .unwrap()
         .to_string();
@@ -54,16 +42,16 @@ fn token_is_stored_only_as_a_hash() {
 fn lock_after_five_failures_even_for_the_right_password() {
     let mut p = bootstrapped();
     for _ in 0..5 {
-        assert_eq!(login(&mut p, "wrong-password").status, 400);
+        assert_eq!(admin_auth(&mut p, "wrong-password").0, 400);
     }
-    let resp = login(&mut p, "password1");
-    assert_eq!(resp.status, 400);
-    assert_eq!(body(&resp)["error"], "login_locked");
+    let (status, answer) = admin_auth(&mut p, "password1");
+    assert_eq!(status, 400);
+    assert_eq!(answer["error"], "login_locked");
     assert_eq!(p.mails.len(), 1, "one notice per lock");
     assert_eq!(p.mails[0].to, "a@x.se");
     assert!(p.mails[0].body.contains("locked for 15 minutes"));
     p.now_ms += 15 * 60 * 1000;
-    assert_eq!(login(&mut p, "password1").status, 200);
+    assert_eq!(admin_auth(&mut p, "password1").0, 200);
 }
 
 #[test]
@@ -91,11 +79,11 @@ fn admin_routes_are_not_reachable_over_http() {
 #[test]
 fn purge_job_forgets_expired_tokens_only() {
     let mut p = bootstrapped();
-    login(&mut p, "password1");
+    admin_auth(&mut p, "password1");
     let job = p.jobs.last().unwrap().clone();
     // A second token, issued a day later: still live when the first one is purged.
     p.now_ms += 24 * 3600 * 1000;
-    login(&mut p, "password1");
+    admin_auth(&mut p, "password1");
     let live = p.jobs.last().unwrap().clone();
     let job = Job {
         id: "1".into(),

@@ -14,7 +14,7 @@
 //! - every status change a committed call made has its event (`document.sent` only
 //!   for a send, none for a sealed document's batches), no event is emitted twice
 //!   where the spec promises once (`sent`, `signed`, `recalled`), and marking a lost
-//!   document lost again emits nothing;
+//!   document lost again emits nothing; a send mails the invitation;
 //! - each committed event reaches exactly the subscriptions that were live, of its
 //!   entity and kind, when it happened (one delivery each), and nothing else does;
 //! - an aborted call (its writes and effects dropped, as the host drops a transaction
@@ -611,6 +611,15 @@ impl Sim {
                 && count(&id, kind) == 0
             {
                 return Err(format!("{id} went from {was} to {now} without {kind}"));
+            }
+            // A send invites the recipient by mail.
+            let tag = format!("recipient:{id}:");
+            if now == "sent"
+                && was != "sent"
+                && was != "sealed"
+                && !self.p.mails.iter().any(|m| m.tag.starts_with(&tag))
+            {
+                return Err(format!("{id} was sent without an invitation mail"));
             }
             if was != "sealed" && count(&id, "document.sent") == 1 && rank_sent(&now) == 0 {
                 return Err(format!("{id} is {now} but has a document.sent event"));

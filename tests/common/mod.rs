@@ -311,49 +311,6 @@ impl Drop for Server {
     }
 }
 
-/// The password of the users [`add_user`] makes.
-pub const USER_PASSWORD: &str = "user-password-1";
-
-/// Adds a user with [`USER_PASSWORD`] (server stopped); returns its id.
-pub fn add_user(s: &Server, email: &str, extra: &[&str]) -> String {
-    let mut args = vec![
-        "user",
-        "add",
-        "--email",
-        email,
-        "--password",
-        USER_PASSWORD,
-        "--first-name",
-        "Ada",
-        "--last-name",
-        "Lovelace",
-    ];
-    args.extend_from_slice(extra);
-    s.admin(&args)["id"].as_str().unwrap().to_string()
-}
-
-/// Adds an entity (server stopped); returns its id.
-pub fn add_entity(s: &Server, name: &str, extra: &[&str]) -> String {
-    let mut args = vec!["entity", "add", "--name", name];
-    args.extend_from_slice(extra);
-    s.admin(&args)["id"].as_str().unwrap().to_string()
-}
-
-/// Makes a user a member of an entity (server stopped).
-pub fn add_member(s: &Server, user: &str, entity: &str, extra: &[&str]) {
-    let mut args = vec!["member", "add", "--user", user, "--entity", entity];
-    args.extend_from_slice(extra);
-    s.admin(&args);
-}
-
-/// The id of the first entity (the bootstrap admin's).
-pub fn admin_entity(s: &Server) -> String {
-    s.admin(&["entity", "list"])[0]["id"]
-        .as_str()
-        .unwrap()
-        .to_string()
-}
-
 /// A client with bounded timeouts.
 pub fn client() -> Client {
     Client::builder()
@@ -472,24 +429,36 @@ impl Server {
 
     /// Waits (at most 20 s) until at least `n` mails match `pred`; returns them.
     pub fn wait_mails(&self, n: usize, pred: impl Fn(&str) -> bool) -> Vec<String> {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            let found: Vec<String> = self.mails().into_iter().filter(|m| pred(m)).collect();
-            if found.len() >= n {
-                return found;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "expected {n} matching mail(s), found {}: {:?}",
-                found.len(),
-                self.mails()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until_or(
+            20,
+            || {
+                let found: Vec<String> = self.mails().into_iter().filter(|m| pred(m)).collect();
+                (found.len() >= n).then_some(found)
+            },
+            || {
+                format!(
+                    "expected {n} matching mail(s) in 20 s; the mails: {:?}",
+                    self.mails()
+                )
+            },
+        )
     }
 }
 
 impl Server {
+    /// Uploads `bytes` as `name` (`POST /v1/upload`, base64); asserts a ready upload and
+    /// returns its `file_id`.
+    pub fn upload(&self, token: &str, bytes: &[u8], name: &str) -> String {
+        let (status, body) = self.post_json(
+            token,
+            "/v1/upload",
+            &json!({"file_content": b64(bytes), "file_name": name}),
+        );
+        assert_eq!(status, 200, "upload {name}: {body}");
+        assert_eq!(body["file_status"], "ready", "upload {name}: {body}");
+        body["file_id"].as_str().unwrap().to_string()
+    }
+
     /// A mail barrier: the mail worker sends one mail at a time, oldest first, so once
     /// this owner notice is out (a document whose file is not a PDF fails its import),
     /// every mail queued before it is out too. No bug of sealing, sending or reminding
@@ -845,22 +814,22 @@ impl SmtpServer {
 
     /// Waits (at most 20 s) until a mail to `to` has arrived; returns it.
     pub fn wait_for(&self, to: &str) -> String {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        loop {
-            if let Some((_, m)) = self.received.lock().unwrap().iter().find(|(r, _)| r == to) {
-                return m.clone();
-            }
-            assert!(Instant::now() < deadline, "no mail to {to} arrived");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_until(20, &format!("a mail to {to}"), || {
+            let received = self.received.lock().unwrap();
+            received
+                .iter()
+                .find(|(r, _)| r == to)
+                .map(|(_, m)| m.clone())
+        })
     }
 }
 
-/// The password of users made by [`Server::add_member`].
-pub const MEMBER_PASSWORD: &str = "password-123";
+/// The password of the users the harness adds ([`Server::add_user`], [`Server::add_member`]).
+pub const USER_PASSWORD: &str = "user-password-1";
 
+/// Setting up accounts through the admin CLI; the server must be stopped for each.
 impl Server {
-    /// The admin's (first) entity. The server must be stopped.
+    /// The admin's (first) entity.
     pub fn first_entity(&self) -> String {
         self.admin(&["entity", "list"])[0]["id"]
             .as_str()
@@ -868,53 +837,83 @@ impl Server {
             .to_string()
     }
 
-    /// Adds another entity named `name` with `email` as its admin (password
-    /// [`MEMBER_PASSWORD`]); the server must be stopped. Returns the entity's id.
-    pub fn add_entity_with_admin(&self, name: &str, email: &str) -> String {
-        let entity = self.admin(&["entity", "add", "--name", name])["id"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        self.add_member_of(&entity, email, &["--role", "admin"]);
-        entity
-    }
-
-    /// Adds a user with [`MEMBER_PASSWORD`] as a member of the admin's entity, with
-    /// `member_args` (`--role`, `--team`, ...). The server must be stopped. Returns the
-    /// user's id.
-    pub fn add_member(&self, email: &str, member_args: &[&str]) -> String {
-        let entity = self.first_entity();
-        self.add_member_of(&entity, email, member_args)
-    }
-
-    /// Adds a user with [`MEMBER_PASSWORD`] as a member of `entity`, with
-    /// `member_args`. The server must be stopped. Returns the user's id.
-    fn add_member_of(&self, entity: &str, email: &str, member_args: &[&str]) -> String {
-        let user = self.admin(&[
+    /// Adds a user (Ada Lovelace, [`USER_PASSWORD`]) with `extra` (`--active`, ...);
+    /// returns its id.
+    pub fn add_user(&self, email: &str, extra: &[&str]) -> String {
+        let mut args = vec![
             "user",
             "add",
             "--email",
             email,
             "--password",
-            MEMBER_PASSWORD,
-        ]);
-        let id = user["id"].as_str().unwrap().to_string();
-        let mut args = vec!["member", "add", "--user", &id, "--entity", entity];
-        args.extend_from_slice(member_args);
+            USER_PASSWORD,
+            "--first-name",
+            "Ada",
+            "--last-name",
+            "Lovelace",
+        ];
+        args.extend_from_slice(extra);
+        self.admin(&args)["id"].as_str().unwrap().to_string()
+    }
+
+    /// Adds an entity with `extra` (`--saml`, `--parent`, ...); returns its id.
+    pub fn add_entity(&self, name: &str, extra: &[&str]) -> String {
+        let mut args = vec!["entity", "add", "--name", name];
+        args.extend_from_slice(extra);
+        self.admin(&args)["id"].as_str().unwrap().to_string()
+    }
+
+    /// Makes an existing user a member of `entity`, with `extra` (`--role`,
+    /// `--profile`, `--team`, ...).
+    pub fn add_membership(&self, user: &str, entity: &str, extra: &[&str]) {
+        let mut args = vec!["member", "add", "--user", user, "--entity", entity];
+        args.extend_from_slice(extra);
         self.admin(&args);
+    }
+
+    /// Adds another entity named `name` with `email` as its admin; returns the
+    /// entity's id.
+    pub fn add_entity_with_admin(&self, name: &str, email: &str) -> String {
+        let entity = self.add_entity(name, &[]);
+        self.add_member_of(&entity, email, &["--role", "admin"]);
+        entity
+    }
+
+    /// Adds a user as a member of the admin's entity, with `member_args` (`--role`,
+    /// `--team`, ...); returns the user's id.
+    pub fn add_member(&self, email: &str, member_args: &[&str]) -> String {
+        let entity = self.first_entity();
+        self.add_member_of(&entity, email, member_args)
+    }
+
+    /// Adds a user as a member of `entity`, with `member_args`; returns its id.
+    pub fn add_member_of(&self, entity: &str, email: &str, member_args: &[&str]) -> String {
+        let id = self.add_user(email, &[]);
+        self.add_membership(&id, entity, member_args);
         id
     }
 }
 
 /// Calls `probe` every 50 ms until it returns `Some` (at most `secs` seconds, then fails
 /// with `what`).
-pub fn wait_until<T>(secs: u64, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+pub fn wait_until<T>(secs: u64, what: &str, probe: impl FnMut() -> Option<T>) -> T {
+    wait_until_or(secs, probe, || format!("waited {secs} s for {what}"))
+}
+
+/// [`wait_until`], failing with the message `timed_out` makes then (what was seen).
+pub fn wait_until_or<T>(
+    secs: u64,
+    mut probe: impl FnMut() -> Option<T>,
+    timed_out: impl FnOnce() -> String,
+) -> T {
     let deadline = Instant::now() + Duration::from_secs(secs);
     loop {
         if let Some(v) = probe() {
             return v;
         }
-        assert!(Instant::now() < deadline, "waited {secs} s for {what}");
+        if Instant::now() >= deadline {
+            panic!("{}", timed_out());
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
 }

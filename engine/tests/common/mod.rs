@@ -52,16 +52,27 @@ pub fn token(p: &mut MemoryPlatform) -> String {
     login(p, "a@x.se", None)
 }
 
+/// `POST /v1/auth` with body `b`: its status and body.
+pub fn auth(p: &mut MemoryPlatform, b: Value) -> (u16, Value) {
+    let resp = handle(p, &request(Origin::Http, "POST", "/v1/auth", Some(b)));
+    (resp.status, body(&resp))
+}
+
+/// The bootstrap admin's `POST /v1/auth` with `password`.
+pub fn admin_auth(p: &mut MemoryPlatform, password: &str) -> (u16, Value) {
+    auth(p, json!({"email": "a@x.se", "password": password}))
+}
+
 /// An access token for `email` (password `password1`), in `entity` when given.
 pub fn login(p: &mut MemoryPlatform, email: &str, entity: Option<&str>) -> String {
     let mut b = json!({"email": email, "password": "password1"});
     if let Some(entity) = entity {
         b["entity_id"] = entity.into();
     }
-    let resp = handle(p, &request(Origin::Http, "POST", "/v1/auth", Some(b)));
-    body(&resp)["access_token"]
+    let (_, answer) = auth(p, b);
+    answer["access_token"]
         .as_str()
-        .unwrap_or_else(|| panic!("login {email}: {:?}", body(&resp)))
+        .unwrap_or_else(|| panic!("login {email}: {answer}"))
         .to_string()
 }
 
