@@ -5,7 +5,7 @@ mod common;
 
 use common::*;
 use esign_engine::memory::MemoryPlatform;
-use esign_engine::{JobOutcome, WorkOrder, WorkOutcome};
+use esign_engine::{JobOutcome, Origin, WorkOrder, WorkOutcome};
 use serde_json::{Value, json};
 
 /// A render outcome naming blobs that exist, its content hash made of `tag`.
@@ -482,4 +482,158 @@ fn a_recalled_document_marked_lost_is_removed_by_a_delete_not_recalled_again() {
     );
     assert_eq!(api(&mut p, &t, "DELETE", &path, None).0, 204);
     assert_eq!(status(&mut p, &t, &id), "recalled");
+}
+
+#[test]
+fn the_expiring_list_looks_exactly_seven_days_ahead() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let day = 24 * 3600 * 1000;
+    let mut ids = Vec::new();
+    for (tag, days) in [("a", 6), ("b", 8)] {
+        let at = esign_engine::iso8601(p.now_ms + days * day);
+        let id = create(
+            &mut p,
+            &t,
+            json!({"name": tag, "expiration_date": at, "recipients": [{"email": "s@x.se"}]}),
+        );
+        assert_eq!(
+            api(
+                &mut p,
+                &t,
+                "POST",
+                &format!("/v1/documents/{id}/send"),
+                None
+            )
+            .0,
+            200
+        );
+        let render = take_jobs(&mut p, "doc.render").remove(0);
+        let out = rendered(&mut p, tag);
+        run(&mut p, &render, Some(out));
+        ids.push(id);
+    }
+    let (s, list) = api(&mut p, &t, "GET", "/v1/documents?filter=expiring", None);
+    assert_eq!(s, 200, "{list}");
+    let listed: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, [ids[0].as_str()], "six days ahead, not eight");
+}
+
+#[test]
+fn the_log_records_the_clients_address_and_device() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let id = create(&mut p, &t, json!({"name": "x"}));
+    let rename = |p: &mut MemoryPlatform, headers: &[(&str, &str)]| {
+        let mut req = request(
+            Origin::Http,
+            "PUT",
+            &format!("/v1/documents/{id}"),
+            Some(json!({"value": 5})),
+        );
+        req.headers
+            .push(("authorization".into(), format!("Bearer {t}")));
+        for (n, v) in headers {
+            req.headers.push((n.to_string(), v.to_string()));
+        }
+        let resp = esign_engine::handle(p, &req);
+        assert_eq!(resp.status, 204, "{:?}", body(&resp));
+        let (_, log) = api(p, &t, "GET", &format!("/v1/documents/{id}/log"), None);
+        let last = log.as_array().unwrap().last().unwrap().clone();
+        (
+            last["ip"].as_str().unwrap().to_string(),
+            last["user_agent"].as_str().unwrap().to_string(),
+        )
+    };
+    assert_eq!(
+        rename(
+            &mut p,
+            &[("user-agent", "Phone/1.0"), ("client_ip", "203.0.113.7")]
+        ),
+        ("203.0.113.7".to_string(), "Phone/1.0".to_string())
+    );
+    assert_eq!(
+        rename(&mut p, &[("client-ip", "198.51.100.2")]),
+        ("198.51.100.2".to_string(), String::new())
+    );
+    assert_eq!(
+        rename(&mut p, &[]),
+        ("127.0.0.1".to_string(), String::new()),
+        "the peer's address"
+    );
+}
+
+#[test]
+fn event_payloads_carry_the_document_and_the_recipient() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let id = out_doc(&mut p, &t, "send", "j");
+    let sent = p.events.iter().find(|e| e.kind == "document.sent").unwrap();
+    let payload: Value = serde_json::from_str(&sent.payload).unwrap();
+    assert_eq!(payload["document"]["id"], id.as_str());
+    assert_eq!(payload["document"]["name"], "x");
+    assert_eq!(payload["document"]["status"], "sent");
+    assert_eq!(payload["entity"]["name"], "Default");
+    let (_, d) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
+    let secret = d["recipients"][0]["document_url"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let (s, _) = recipient(
+        &mut p,
+        "POST",
+        &format!("/v1/recipient/{secret}/view"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 200);
+    let viewed = p
+        .events
+        .iter()
+        .find(|e| e.kind == "document.viewed")
+        .unwrap();
+    let payload: Value = serde_json::from_str(&viewed.payload).unwrap();
+    assert_eq!(payload["recipient"]["email"], "s@x.se");
+    assert_eq!(payload["recipient"]["status"], "viewed");
+    assert_eq!(payload["recipient"]["role"], "signer");
+    assert_eq!(payload["document"]["status"], "viewed");
+}
+
+#[test]
+fn the_invariant_check_reports_what_breaks_it() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let id = out_doc(&mut p, &t, "send", "k");
+    assert_eq!(esign_engine::check_invariants(&mut p), Vec::<String>::new());
+    // A stray index key, a missing one, and a reference to a blob that is gone.
+    let index: Vec<Vec<u8>> = p
+        .data
+        .keys()
+        .filter(|k| k.starts_with(b"dx/") && k.ends_with(id.as_bytes()))
+        .cloned()
+        .collect();
+    assert!(!index.is_empty());
+    let mut broken = index[0].clone();
+    p.data.remove(&index[0]);
+    broken.extend_from_slice(b"-stray");
+    p.data.insert(broken, Vec::new());
+    let blob = p.blobs.keys().next().unwrap().clone();
+    p.blobs.remove(&blob);
+    let problems = esign_engine::check_invariants(&mut p).join("\n");
+    assert!(problems.contains("index key missing"), "{problems}");
+    assert!(
+        problems.contains("index key without its document"),
+        "{problems}"
+    );
+    assert!(
+        problems.contains("a reference to a blob that is gone"),
+        "{problems}"
+    );
 }
