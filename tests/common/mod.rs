@@ -391,24 +391,30 @@ impl Server {
             "archived",
             "lost",
         ];
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let (code, body) = self.get_as(token, &format!("/v1/documents/{id}/status"));
-            assert_eq!(code, 200, "status of {id}: {body}");
-            if body["status"] == want {
-                return body;
-            }
-            let now = body["status"].as_str().unwrap_or_default();
-            assert!(
-                !SETTLED.contains(&now),
-                "{id} is {now}, which it will not leave, while waiting for {want}: {body}"
-            );
-            assert!(
-                Instant::now() < deadline,
-                "{id} did not reach {want} within 30 s; it is {body}"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let last = std::cell::RefCell::new(Value::Null);
+        wait_until_or(
+            30,
+            || {
+                let (code, body) = self.get_as(token, &format!("/v1/documents/{id}/status"));
+                assert_eq!(code, 200, "status of {id}: {body}");
+                if body["status"] == want {
+                    return Some(body);
+                }
+                let now = body["status"].as_str().unwrap_or_default();
+                assert!(
+                    !SETTLED.contains(&now),
+                    "{id} is {now}, which it will not leave, while waiting for {want}: {body}"
+                );
+                *last.borrow_mut() = body;
+                None
+            },
+            || {
+                format!(
+                    "{id} did not reach {want} within 30 s; it is {}",
+                    last.borrow()
+                )
+            },
+        )
     }
 
     /// The event names of a document's log, in order.
