@@ -637,3 +637,25 @@ fn the_invariant_check_reports_what_breaks_it() {
         "{problems}"
     );
 }
+
+#[test]
+fn an_external_id_is_found_by_its_percent_encoded_form_and_blank_paging_is_the_default() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let id = create(&mut p, &t, json!({"name": "x", "external_id": "crm 42/ä%"}));
+    for path in [
+        "/v1/documents/external/crm%2042%2F%C3%A4%25",
+        "/v1/documents/external/crm%2042%2f%c3%a4%25",
+    ] {
+        let (s, found) = api(&mut p, &t, "GET", path, None);
+        assert_eq!(s, 200, "{found}");
+        assert_eq!(found["id"], id.as_str(), "{path}: {found}");
+    }
+    let (s, found) = api(&mut p, &t, "GET", "/v1/documents/external/crm%2042", None);
+    assert_eq!((s, found), (200, json!([])), "a prefix is not a match");
+    for query in ["limit=", "limit=%20", "offset=&limit="] {
+        let (s, list) = api(&mut p, &t, "GET", &format!("/v1/documents?{query}"), None);
+        assert_eq!(s, 200, "{query}: {list}");
+        assert_eq!(list.as_array().unwrap().len(), 1, "{query}");
+    }
+}

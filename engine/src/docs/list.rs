@@ -155,25 +155,11 @@ pub fn parse_int(req: &Request, name: &str) -> ApiResult<Option<i64>> {
     }
 }
 
-/// Decodes `%XX` escapes of a path segment.
+/// Decodes `%XX` escapes of a path segment (invalid UTF-8 becomes U+FFFD).
 pub fn percent_decoded(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let hexval = |b: u8| (b as char).to_digit(16).map(|d| d as u8);
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && i + 2 < bytes.len()
-            && let (Some(hi), Some(lo)) = (hexval(bytes[i + 1]), hexval(bytes[i + 2]))
-        {
-            out.push(hi << 4 | lo);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// Document ids under `{table}/{entity}/{value}/`, newest first.
