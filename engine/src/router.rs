@@ -129,24 +129,50 @@ pub fn allowed_methods(segments: &[&str]) -> Option<&'static [&'static str]> {
 fn table_route(segments: &[&str]) -> Option<(&'static str, &'static [&'static str])> {
     let mut best: Option<(usize, &'static str, &'static [&'static str])> = None;
     for (template, methods) in ROUTES {
-        let parts = template.split('/').skip(1);
-        if parts.clone().count() != segments.len() {
-            continue;
-        }
-        let mut literals = 0;
-        let fits = parts.zip(segments).all(|(t, s)| {
-            if t.starts_with('{') {
-                !s.is_empty()
-            } else {
-                literals += 1;
-                t == *s
-            }
-        });
-        if fits && best.is_none_or(|(n, _, _)| literals > n) {
+        if let Some(literals) = template_fits(template, segments)
+            && best.is_none_or(|(n, _, _)| literals > n)
+        {
             best = Some((literals, template, methods));
         }
     }
     best.map(|(_, t, m)| (t, m))
+}
+
+/// Whether `segments` fit `template` (a literal segment equal, a `{param}` non-empty), and
+/// then how many literal segments it has. One pass over the template's bytes that stops
+/// at the first difference: this runs for every route of the table on every request,
+/// and splitting each template into an iterator was a quarter of a small call's time in
+/// wasm.
+fn template_fits(template: &str, segments: &[&str]) -> Option<usize> {
+    let t = template.as_bytes();
+    let mut i = 0;
+    let mut literals = 0;
+    for s in segments {
+        if t.get(i) != Some(&b'/') {
+            return None;
+        }
+        i += 1;
+        if t.get(i) == Some(&b'{') {
+            if s.is_empty() {
+                return None;
+            }
+            i += t[i..]
+                .iter()
+                .position(|&b| b == b'/')
+                .unwrap_or(t.len() - i);
+        } else {
+            let s = s.as_bytes();
+            if !t[i..].starts_with(s) {
+                return None;
+            }
+            i += s.len();
+            if i < t.len() && t[i] != b'/' {
+                return None;
+            }
+            literals += 1;
+        }
+    }
+    (i == t.len()).then_some(literals)
 }
 
 /// Dispatches one request.
