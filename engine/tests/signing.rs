@@ -1265,3 +1265,106 @@ fn fields_placed_on_a_template_go_to_the_recipient_in_their_role() {
         "ids are per document"
     );
 }
+
+#[test]
+fn recipient_acts_at_their_edges() {
+    let mut p = bootstrapped();
+    p.settings.token_min_interval_ms = 0;
+    let t = token(&mut p);
+    let (id, sent) = sent_doc(
+        &mut p,
+        &t,
+        json!([
+            {"email": "one@x.se", "first_name": "One", "last_name": "S"},
+            {"email": "two@x.se", "first_name": "Two", "last_name": "S"},
+            {"email": "cc@x.se", "role": "cc"}
+        ]),
+        json!({}),
+    );
+    let act = |p: &mut MemoryPlatform, i: usize, what: &str, b: Value| {
+        recipient(
+            p,
+            "POST",
+            &format!("/v1/recipient/{}/{what}", secret_of(&sent, i)),
+            Some(b),
+        )
+    };
+    // Either claimed verification alone is refused.
+    for b in [
+        json!({"signing_method": "eid"}),
+        json!({"verified_name": "Someone"}),
+    ] {
+        let (s, a) = act(&mut p, 0, "sign", b);
+        assert_eq!(
+            (s, a["error"].as_str()),
+            (400, Some("unknown_field")),
+            "{a}"
+        );
+    }
+    // Each view counts.
+    for _ in 0..3 {
+        assert_eq!(act(&mut p, 0, "view", json!({})).0, 200);
+    }
+    let (_, d) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{id}?with_stats=true"),
+        None,
+    );
+    assert_eq!(d["stats"]["views"], 3, "{d}");
+    // A comment of exactly the longest length is taken; one character more is not.
+    let longest = "x".repeat(4000);
+    assert_eq!(act(&mut p, 0, "comment", json!({"text": longest})).0, 200);
+    let (s, a) = act(&mut p, 0, "comment", json!({"text": "x".repeat(4001)}));
+    assert_eq!((s, a["error"].as_str()), (400, Some("comment_too_long")));
+    // The first of two signers: partially signed, with everyone's state in the event.
+    assert_eq!(act(&mut p, 0, "sign", json!({})).0, 200);
+    let partial = p
+        .events
+        .iter()
+        .find(|e| e.kind == "document.partially_signed")
+        .expect("a partially signed event");
+    let payload: Value = serde_json::from_str(&partial.payload).unwrap();
+    assert_eq!(payload["recipient"]["email"], "one@x.se", "{payload}");
+    assert_eq!(
+        payload["recipients"],
+        json!([
+            {"fullname": "One S", "role": "signer", "status": "signed"},
+            {"fullname": "Two S", "role": "signer", "status": "sent"},
+            {"fullname": "cc@x.se", "role": "cc", "status": "sent"}
+        ]),
+        "{payload}"
+    );
+    assert!(
+        !p.events
+            .iter()
+            .any(|e| e.kind == "document.signed" || e.kind == "document.approved"),
+        "a signature is neither the last one nor an approval"
+    );
+    // A CC cannot reject; a signer can, and a blank reason is no reason.
+    let (s, _) = act(&mut p, 2, "reject", json!({"reason": "no"}));
+    assert_eq!(s, 403);
+    assert_eq!(act(&mut p, 1, "reject", json!({"reason": "   "})).0, 200);
+    let (_, st) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{id}/status"),
+        None,
+    );
+    assert_eq!(st, json!({"status": "rejected", "rejection_reason": null}));
+    // A reason that is given is kept.
+    let (id, sent) = sent_doc(&mut p, &t, json!([{"email": "three@x.se"}]), json!({}));
+    let path = format!("/v1/recipient/{}/reject", secret_of(&sent, 0));
+    let (s, _) = recipient(&mut p, "POST", &path, Some(json!({"reason": " too dear "})));
+    assert_eq!(s, 200);
+    let (_, st) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{id}/status"),
+        None,
+    );
+    assert_eq!(st["rejection_reason"], " too dear ");
+}

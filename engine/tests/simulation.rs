@@ -636,7 +636,172 @@ impl Sim {
             }
             self.docs[i].status = now;
         }
-        self.check_deliveries()
+        self.check_deliveries()?;
+        self.check_a_list()
+    }
+
+    /// One random list query (scope, filter, sort, lookup by external id or recipient
+    /// address, page) against a model built from every document's detail: the same
+    /// documents, in the order the sort promises, and pages that are slices of the
+    /// whole.
+    fn check_a_list(&mut self) -> Result<(), String> {
+        let e = self.rng.below(self.tokens.len());
+        let token = if self.rng.chance(50) {
+            self.tokens[e].0.clone()
+        } else {
+            self.tokens[e].1.clone()
+        };
+        let me = self.users[&token].clone();
+        let mut all = Vec::new();
+        for d in self.docs.iter().filter(|d| d.entity == e) {
+            let (status, detail) = api(
+                &mut self.p,
+                &d.token,
+                "GET",
+                &format!("/v1/documents/{}", d.id),
+                None,
+            );
+            if status == 200 {
+                all.push(detail);
+            }
+        }
+        const FILTERS: [&str; 13] = [
+            "",
+            "archive",
+            "won",
+            "signed",
+            "active",
+            "expired",
+            "expiring",
+            "hot",
+            "lost",
+            "recalled",
+            "draft",
+            "sent, viewed",
+            "nonsense",
+        ];
+        let filter = FILTERS[self.rng.below(FILTERS.len())];
+        let statuses: Option<&[&str]> = match filter {
+            "" => None,
+            "archive" => Some(&["archived"]),
+            "won" | "signed" => Some(&["signed", "signedwithoutverification"]),
+            "active" | "expiring" => Some(&["sealed", "sent", "viewed", "reviewed", "hardbounced"]),
+            "expired" => Some(&["expired"]),
+            "hot" => Some(&["viewed", "reviewed"]),
+            "lost" => Some(&["lost"]),
+            "recalled" => Some(&["recalled"]),
+            "draft" => Some(&["draft"]),
+            "sent, viewed" => Some(&["sent", "viewed"]),
+            _ => Some(&[]),
+        };
+        let showall = self.rng.chance(50);
+        let lookup = match self.rng.below(4) {
+            0 => Some(format!("ext-{}", self.rng.below(7))),
+            1 => Some(format!("moved{}@sim.example", self.rng.below(5))),
+            _ => None,
+        };
+        let sorts = ["", "name", "value", "created", "status"];
+        let sort = sorts[self.rng.below(sorts.len())];
+        let desc = self.rng.chance(50);
+        let now = self.p.now_ms;
+        let week = 7 * 86_400_000;
+        let mut want: Vec<&Value> = all
+            .iter()
+            .filter(|d| showall || d["user_id"] == me.as_str())
+            .filter(|d| statuses.is_none_or(|s| s.contains(&d["status"].as_str().unwrap())))
+            .filter(|d| {
+                filter != "expiring"
+                    || d["expiration_date"]
+                        .as_str()
+                        .and_then(esign_engine::parse_time)
+                        .is_some_and(|at| at >= now && at < now + week)
+            })
+            .filter(|d| match &lookup {
+                None => true,
+                Some(v) if v.contains('@') => d["recipients"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|r| r["email"] == v.as_str()),
+                Some(v) => d["external_id"] == v.as_str(),
+            })
+            .collect();
+        let mut query = format!("filter={filter}&limit=1000");
+        if showall {
+            query.push_str("&showall=true");
+        }
+        if let Some(v) = &lookup {
+            query.push_str(&format!("&external_id={v}"));
+        }
+        if !sort.is_empty() {
+            query.push_str(&format!(
+                "&sort_by={sort}&sort_order={}",
+                if desc { "desc" } else { "asc" }
+            ));
+        }
+        let path = format!("/v1/documents?{query}");
+        let (status, got) = api(&mut self.p, &token, "GET", &path, None);
+        if status != 200 {
+            return Err(format!("{path} answered {status}: {got}"));
+        }
+        let got = got.as_array().unwrap().clone();
+        let ids = |v: &[&Value]| {
+            let mut ids: Vec<String> = v
+                .iter()
+                .map(|d| d["id"].as_str().unwrap().to_string())
+                .collect();
+            ids.sort();
+            ids
+        };
+        let got_refs: Vec<&Value> = got.iter().collect();
+        if ids(&got_refs) != ids(&want) {
+            return Err(format!(
+                "{path} as user {me} lists {:?}, the model {:?}",
+                ids(&got_refs),
+                ids(&want)
+            ));
+        }
+        if lookup.is_some() || filter == "expiring" {
+            return Ok(()); // a lookup's order is not the sort's
+        }
+        // The sort's order (ties in any order).
+        let key = |d: &Value| -> (String, f64) {
+            match sort {
+                "name" => (d["name"].as_str().unwrap().trim().to_lowercase(), 0.0),
+                "value" => (String::new(), d["value"].as_f64().unwrap()),
+                "status" => (d["status"].as_str().unwrap().to_string(), 0.0),
+                // Signed documents sorted by "created" are sorted by their signing.
+                "created" if filter == "signed" => {
+                    (d["sign_date"].as_str().unwrap_or("").to_string(), 0.0)
+                }
+                _ => (d["created_at"].as_str().unwrap().to_string(), 0.0),
+            }
+        };
+        let descending = if sort.is_empty() { true } else { desc };
+        for pair in got.windows(2) {
+            let (a, b) = (key(&pair[0]), key(&pair[1]));
+            let ordered = match a.partial_cmp(&b).unwrap() {
+                std::cmp::Ordering::Equal => true,
+                std::cmp::Ordering::Less => !descending,
+                std::cmp::Ordering::Greater => descending,
+            };
+            if !ordered {
+                return Err(format!("{path}: {a:?} before {b:?}"));
+            }
+        }
+        // A page is a slice of the whole.
+        want.clear();
+        let offset = self.rng.below(got.len() + 2);
+        let limit = 1 + self.rng.below(5);
+        let page_path = format!("{path}&offset={offset}&limit={limit}").replace("&limit=1000", "");
+        let (status, page) = api(&mut self.p, &token, "GET", &page_path, None);
+        let slice: Vec<Value> = got.iter().skip(offset).take(limit).cloned().collect();
+        if status != 200 || page != Value::Array(slice.clone()) {
+            return Err(format!(
+                "{page_path} answered {status} {page}, not the slice {slice:?}"
+            ));
+        }
+        Ok(())
     }
 
     /// Each committed event reached exactly the subscriptions live for it (and still
