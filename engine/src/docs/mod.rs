@@ -32,26 +32,23 @@ use crate::http::{ApiError, ApiResult};
 use crate::model::{Membership, Role as UserRole, membership_key};
 #[allow(unused_imports)]
 use crate::prelude::*;
-use crate::router::method_not_allowed;
 use crate::{Cx, Request, Response};
 use model::{Document, LogEntry, doc_key, index_keys};
 use serde_json::{Value, json};
 
-/// `/v1/documents/...`
+/// `/v1/documents/...`. The router has already answered 404 and 405 from its route
+/// table, so only the table's methods arrive here.
 pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
     let m = req.method.as_str();
     let pr = authenticate(cx, req)?;
     match (m, rest) {
         ("GET", []) => list::list(cx, &pr, req),
         ("POST", []) => create::create(cx, &pr, req),
-        (_, []) => Err(method_not_allowed(m, &["GET", "POST"])),
         ("GET", ["latest"]) => read::latest(cx, &pr, req),
         ("GET", ["external", ext]) => read::external(cx, &pr, req, ext),
-        (_, ["latest"] | ["external", _]) => Err(method_not_allowed(m, &["GET"])),
         ("GET", [id]) => read::get(cx, &pr, req, id),
         ("PUT", [id]) => lifecycle::update(cx, &pr, req, id),
         ("DELETE", [id]) => lifecycle::delete(cx, &pr, id),
-        (_, [_]) => Err(method_not_allowed(m, &["GET", "PUT", "DELETE"])),
         ("GET", [id, "status"]) => read::status(cx, &pr, id),
         ("GET", [id, "recipients"]) => read::recipients(cx, &pr, id),
         ("GET", [id, "pages"]) => read::pages(cx, &pr, id),
@@ -61,17 +58,14 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         (_, [id, "custom-data", rest @ ..]) => custom_data::document_route(cx, &pr, req, id, rest),
         ("GET", [id, "comments"]) => read::comments(cx, &pr, id),
         ("POST", [id, "comments"]) => lifecycle::comment(cx, &pr, req, id),
-        (_, [_, "comments"]) => Err(method_not_allowed(m, &["GET", "POST"])),
         ("POST", [id, "comments", cid, "resolve"]) => lifecycle::resolve_comment(cx, &pr, id, cid),
         ("GET", [id, "pricing-tables"]) => read::pricing_tables(cx, &pr, id),
         ("PUT", [id, "pricing-tables"]) => lifecycle::put_pricing_tables(cx, &pr, req, id),
-        (_, [_, "pricing-tables"]) => Err(method_not_allowed(m, &["GET", "PUT"])),
         ("GET", [id, "revisions"]) => read::revisions(cx, &pr, id),
         (_, [id, "fields"]) => fields::route(cx, &pr, req, id),
         ("PUT", [id, "recipients", rid]) => roster::update_recipient(cx, &pr, req, id, rid),
         ("DELETE", [id, "recipients", rid]) => roster::remove_recipient(cx, &pr, req, id, rid),
         ("POST", [id, "revisions"]) => lifecycle::revise(cx, &pr, req, id),
-        (_, [_, "revisions"]) => Err(method_not_allowed(m, &["GET", "POST"])),
         ("POST", [id, "seal"]) => lifecycle::seal(cx, &pr, req, id),
         ("POST", [id, "send"]) => lifecycle::send(cx, &pr, req, id),
         ("POST", [id, "recipients", "send"]) => lifecycle::send_to_recipients(cx, &pr, req, id),
@@ -80,18 +74,6 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         ("POST", [id, "manually-sign"]) => lifecycle::manually_sign(cx, &pr, req, id),
         ("POST", [id, "lost"]) => lifecycle::lost(cx, &pr, id),
         ("POST", [id, "reminders"]) => lifecycle::reminders(cx, &pr, req, id),
-        (
-            _,
-            [
-                _,
-                "seal" | "send" | "forward" | "expiration" | "manually-sign" | "lost" | "reminders",
-            ]
-            | [_, "recipients", "send"]
-            | [_, "comments", _, "resolve"],
-        ) => Err(method_not_allowed(m, &["POST"])),
-        (_, [_, "status" | "recipients" | "pages" | "download" | "log"]) => {
-            Err(method_not_allowed(m, &["GET"]))
-        }
         _ => Err(ApiError::not_found(
             "not_found",
             format!("no such endpoint: {} {}", req.method, req.path),
