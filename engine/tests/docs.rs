@@ -659,3 +659,111 @@ fn an_external_id_is_found_by_its_percent_encoded_form_and_blank_paging_is_the_d
         assert_eq!(list.as_array().unwrap().len(), 1, "{query}");
     }
 }
+
+#[test]
+fn list_queries_at_their_edges() {
+    let mut p = bootstrapped();
+    let admin = token(&mut p);
+    let entity = api(&mut p, &admin, "GET", "/v1/test", None).1["entity_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    add_member(&mut p, "boss@x.se", &entity, "manager", Some("t1"));
+    add_member(&mut p, "mate@x.se", &entity, "user", Some("t1"));
+    add_member(&mut p, "zed@x.se", &entity, "user", None);
+    let boss = login(&mut p, "boss@x.se", None);
+    let mate = login(&mut p, "mate@x.se", None);
+    let zed = login(&mut p, "zed@x.se", None);
+    let ids = |p: &mut MemoryPlatform, t: &str, query: &str| -> Vec<String> {
+        let (s, list) = api(p, t, "GET", &format!("/v1/documents?{query}"), None);
+        assert_eq!(s, 200, "{query}: {list}");
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let mine = create(&mut p, &boss, json!({"name": "boss's"}));
+    p.now_ms += 1000;
+    let mates = create(
+        &mut p,
+        &mate,
+        json!({"name": "mate's", "external_id": "EXT-1", "external_client_id": "c1"}),
+    );
+    p.now_ms += 1000;
+    let lower = create(
+        &mut p,
+        &zed,
+        json!({"name": "zed's", "external_id": "ext-1", "external_client_id": "c2"}),
+    );
+    // Twenty private documents of one user, newest: more than a first read of an index.
+    let mut private = Vec::new();
+    for i in 0..20 {
+        p.now_ms += 1000;
+        private.push(create(
+            &mut p,
+            &zed,
+            json!({"name": format!("private {i}"), "is_private": true}),
+        ));
+    }
+    // showteam: the manager's own and the team's, nobody else's.
+    let mut team = ids(&mut p, &boss, "showteam=true");
+    team.sort();
+    let mut want = vec![mine.clone(), mates.clone()];
+    want.sort();
+    assert_eq!(team, want);
+    assert_eq!(
+        ids(&mut p, &boss, ""),
+        [mine.clone()],
+        "without showteam: own"
+    );
+    assert_eq!(ids(&mut p, &zed, "showteam=true").len(), 21, "no team: own");
+    // showall hides other users' private documents, also past a first read.
+    let all = ids(&mut p, &mate, "showall=true&limit=3");
+    assert_eq!(all, [lower.clone(), mates.clone(), mine.clone()]);
+    // limit=0 is the default page.
+    assert_eq!(ids(&mut p, &mate, "limit=0"), [mates.clone()]);
+    // Lookups: exact external ids (the index folds case), client ids, and both.
+    assert_eq!(
+        ids(&mut p, &admin, "showall=true&external_id=EXT-1"),
+        [mates.clone()]
+    );
+    assert_eq!(
+        ids(&mut p, &admin, "showall=true&external_id=ext-1"),
+        [lower.clone()]
+    );
+    assert_eq!(
+        ids(&mut p, &admin, "showall=true&external_client_id=c2"),
+        [lower.clone()]
+    );
+    assert_eq!(
+        ids(
+            &mut p,
+            &admin,
+            "showall=true&external_id=ext-1&external_client_id=c1"
+        ),
+        Vec::<String>::new()
+    );
+    assert_eq!(
+        ids(
+            &mut p,
+            &admin,
+            "showall=true&external_id=EXT-1&external_client_id=c1"
+        ),
+        [mates.clone()]
+    );
+    assert_eq!(
+        ids(&mut p, &admin, "showall=true&external_client_id=").len(),
+        23,
+        "an empty client id is no filter"
+    );
+    // Sorted by owner (the sender's name).
+    let by_owner = ids(
+        &mut p,
+        &admin,
+        "showall=true&sort_by=owner&sort_order=asc&limit=1000",
+    );
+    let pos = |id: &str| by_owner.iter().position(|x| x == id).unwrap();
+    assert!(pos(&mine) < pos(&mates), "boss@ before mate@: {by_owner:?}");
+    assert!(pos(&mates) < pos(&lower), "mate@ before zed@: {by_owner:?}");
+}
