@@ -1368,3 +1368,35 @@ fn recipient_acts_at_their_edges() {
     );
     assert_eq!(st["rejection_reason"], " too dear ");
 }
+
+#[test]
+fn signed_documents_sorted_by_created_are_sorted_by_their_signing() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (first, a) = sent_doc(&mut p, &t, json!([{"email": "a@y.se"}]), json!({}));
+    p.now_ms += 60_000;
+    let (second, b) = sent_doc(&mut p, &t, json!([{"email": "b@y.se"}]), json!({}));
+    // The second is signed first.
+    for sent in [&b, &a] {
+        p.now_ms += 60_000;
+        let path = format!("/v1/recipient/{}/sign", secret_of(sent, 0));
+        let (s, answer) = recipient(&mut p, "POST", &path, Some(json!({})));
+        assert_eq!(s, 200, "{answer}");
+    }
+    let order = |p: &mut MemoryPlatform, query: &str| -> Vec<String> {
+        let (_, list) = api(p, &t, "GET", &format!("/v1/documents?{query}"), None);
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        order(&mut p, "filter=signed&sort_by=created&sort_order=asc"),
+        [second.clone(), first.clone()]
+    );
+    assert_eq!(
+        order(&mut p, "filter=&sort_by=created&sort_order=asc"),
+        [first, second]
+    );
+}
