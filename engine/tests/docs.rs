@@ -757,8 +757,27 @@ fn list_queries_at_their_edges() {
         std::slice::from_ref(&mates)
     );
     assert_eq!(
+        ids(&mut p, &admin, "showall=true&external_id=EXT-1&filter=vod"),
+        Vec::<String>::new(),
+        "a lookup keeps the filter: no video documents"
+    );
+    let video = create(
+        &mut p,
+        &admin,
+        json!({"name": "v", "external_id": "vid-1", "is_video": true}),
+    );
+    assert_eq!(
+        ids(&mut p, &admin, "showall=true&external_id=vid-1&filter=vod"),
+        std::slice::from_ref(&video)
+    );
+    assert_eq!(
+        ids(&mut p, &admin, "showall=true&external_id=vid-1&filter=sent"),
+        Vec::<String>::new(),
+        "a video draft is not sent"
+    );
+    assert_eq!(
         ids(&mut p, &admin, "showall=true&external_client_id=").len(),
-        23,
+        24,
         "an empty client id is no filter"
     );
     // Sorted by owner (the sender's name).
