@@ -36,10 +36,7 @@ fn out_doc(p: &mut MemoryPlatform, t: &str, act: &str, tag: &str) -> String {
 }
 
 fn status(p: &mut MemoryPlatform, t: &str, id: &str) -> String {
-    api(p, t, "GET", &format!("/v1/documents/{id}/status"), None).1["status"]
-        .as_str()
-        .unwrap()
-        .to_string()
+    status_of(p, t, id)["status"].as_str().unwrap().to_string()
 }
 
 #[test]
@@ -664,10 +661,7 @@ fn an_external_id_is_found_by_its_percent_encoded_form_and_blank_paging_is_the_d
 fn list_queries_at_their_edges() {
     let mut p = bootstrapped();
     let admin = token(&mut p);
-    let entity = api(&mut p, &admin, "GET", "/v1/test", None).1["entity_id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let entity = entity_of(&mut p, &admin);
     add_member(&mut p, "boss@x.se", &entity, "manager", Some("t1"));
     add_member(&mut p, "mate@x.se", &entity, "user", Some("t1"));
     add_member(&mut p, "zed@x.se", &entity, "user", None);

@@ -49,8 +49,7 @@ const ACTORS: [Actor; 5] = [
 fn world(private: bool) -> (MemoryPlatform, Vec<(Actor, String)>, String, String) {
     let mut p = bootstrapped();
     let admin = token(&mut p);
-    let (_, me) = api(&mut p, &admin, "GET", "/v1/users/me", None);
-    let entity = me["entities"][0]["id"].as_str().unwrap().to_string();
+    let entity = entity_of(&mut p, &admin);
     let mut tokens = vec![(Actor::Admin, admin)];
     for (actor, email, role, team) in [
         (Actor::Owner, "owner@x.se", "user", "t1"),

@@ -1346,26 +1346,14 @@ fn recipient_acts_at_their_edges() {
     let (s, _) = act(&mut p, 2, "reject", json!({"reason": "no"}));
     assert_eq!(s, 403);
     assert_eq!(act(&mut p, 1, "reject", json!({"reason": "   "})).0, 200);
-    let (_, st) = api(
-        &mut p,
-        &t,
-        "GET",
-        &format!("/v1/documents/{id}/status"),
-        None,
-    );
+    let st = status_of(&mut p, &t, &id);
     assert_eq!(st, json!({"status": "rejected", "rejection_reason": null}));
     // A reason that is given is kept.
     let (id, sent) = sent_doc(&mut p, &t, json!([{"email": "three@x.se"}]), json!({}));
     let path = format!("/v1/recipient/{}/reject", secret_of(&sent, 0));
     let (s, _) = recipient(&mut p, "POST", &path, Some(json!({"reason": " too dear "})));
     assert_eq!(s, 200);
-    let (_, st) = api(
-        &mut p,
-        &t,
-        "GET",
-        &format!("/v1/documents/{id}/status"),
-        None,
-    );
+    let st = status_of(&mut p, &t, &id);
     assert_eq!(st["rejection_reason"], " too dear ");
 }
 

@@ -167,16 +167,12 @@ impl Sim {
         // The clock jumps by days: tokens must outlive the run.
         p.settings.token_ttl_secs = 100 * 365 * 86_400;
         let admin = token(&mut p);
-        let (_, me) = api(&mut p, &admin, "GET", "/v1/users/me", None);
-        let home = me["entities"][0]["id"].as_str().unwrap().to_string();
+        let home = entity_of(&mut p, &admin);
         let mut tokens = Vec::new();
         let mut entities = Vec::new();
         let mut users = HashMap::new();
         for (e, entity) in [Some(home), None].into_iter().enumerate() {
-            let entity = entity.unwrap_or_else(|| {
-                let e = admin_post(&mut p, "/admin/entities", json!({"name": "Second"}));
-                e["id"].as_str().unwrap().to_string()
-            });
+            let entity = entity.unwrap_or_else(|| new_entity(&mut p, "Second", json!({})));
             let mut pair = Vec::new();
             for role in ["admin", "user"] {
                 let email = format!("{role}{e}@sim.example");
@@ -304,15 +300,20 @@ impl Sim {
                 self.queue.push((spec, attempt)); // the job stays, as in the host
                 continue;
             };
-            if let JobOutcome::RetryAt(at) = result {
-                self.queue.push((
-                    JobSpec {
-                        run_at_ms: at,
-                        ..spec
-                    },
-                    attempt + 1,
-                ));
-            }
+            self.retry_if_asked(spec, attempt, result);
+        }
+    }
+
+    /// Queues the job's next attempt when its run asked for one, as the host does.
+    fn retry_if_asked(&mut self, spec: JobSpec, attempt: u32, result: JobOutcome) {
+        if let JobOutcome::RetryAt(at) = result {
+            self.queue.push((
+                JobSpec {
+                    run_at_ms: at,
+                    ..spec
+                },
+                attempt + 1,
+            ));
         }
     }
 
@@ -621,7 +622,7 @@ impl Sim {
             {
                 return Err(format!("{id} was sent without an invitation mail"));
             }
-            if was != "sealed" && count(&id, "document.sent") == 1 && rank_sent(&now) == 0 {
+            if was != "sealed" && count(&id, "document.sent") == 1 && !went_out(&now) {
                 return Err(format!("{id} is {now} but has a document.sent event"));
             }
             if self.docs[i].links.is_empty()
@@ -705,7 +706,7 @@ impl Sim {
         let desc = self.rng.chance(50);
         let now = self.p.now_ms;
         let week = 7 * 86_400_000;
-        let mut want: Vec<&Value> = all
+        let want: Vec<&Value> = all
             .iter()
             .filter(|d| showall || d["user_id"] == me.as_str())
             .filter(|d| statuses.is_none_or(|s| s.contains(&d["status"].as_str().unwrap())))
@@ -790,7 +791,6 @@ impl Sim {
             }
         }
         // A page is a slice of the whole.
-        want.clear();
         let offset = self.rng.below(got.len() + 2);
         let limit = 1 + self.rng.below(5);
         let page_path = format!("{path}&offset={offset}&limit={limit}").replace("&limit=1000", "");
@@ -874,24 +874,16 @@ impl Sim {
                 self.p.now_ms += 60 * 86_400_000;
                 let due: Vec<(JobSpec, u32)> = self.queue.drain(..).collect();
                 for (spec, attempt) in due {
-                    if let Some(JobOutcome::RetryAt(at)) = self.run(&spec, attempt, false) {
-                        self.queue.push((
-                            JobSpec {
-                                run_at_ms: at,
-                                ..spec
-                            },
-                            attempt + 1,
-                        ));
+                    if let Some(result) = self.run(&spec, attempt, false) {
+                        self.retry_if_asked(spec, attempt, result);
                     }
                 }
-                self.collect_jobs();
                 if self.queue.is_empty() {
                     break;
                 }
             }
         }
-        let docs_left: Vec<&Doc> = self.docs.iter().collect();
-        for d in docs_left {
+        for d in &self.docs {
             let (status, body) = api(
                 &mut self.p,
                 &d.token,
@@ -979,12 +971,12 @@ fn outcome(p: &mut MemoryPlatform, work: &Option<WorkOrder>) -> Option<WorkOutco
     }
 }
 
-/// 1 once a document went out by a send (it may carry `document.sent`), else 0.
-fn rank_sent(status: &str) -> u8 {
-    match status {
-        "importing" | "draft" | "processing" | "scheduled" | "sealed" => 0,
-        _ => 1,
-    }
+/// Whether a document in `status` has gone out (it may carry `document.sent`).
+fn went_out(status: &str) -> bool {
+    !matches!(
+        status,
+        "importing" | "draft" | "processing" | "scheduled" | "sealed"
+    )
 }
 
 fn simulate(seed: u64, steps: usize) -> Result<(), String> {

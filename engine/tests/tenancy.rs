@@ -17,9 +17,8 @@ fn another_entitys_ids_are_404_on_every_route() {
     let mut p = bootstrapped();
     let a = token(&mut p);
     // A second entity with its own admin.
-    let other = admin_post(&mut p, "/admin/entities", json!({"name": "Other"}));
-    let other = other["id"].as_str().unwrap();
-    add_member(&mut p, "b@y.se", other, "admin", None);
+    let other = new_entity(&mut p, "Other", json!({}));
+    add_member(&mut p, "b@y.se", &other, "admin", None);
     let b = login(&mut p, "b@y.se", None);
 
     // The first entity's objects, one of each kind.

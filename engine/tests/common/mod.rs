@@ -76,6 +76,34 @@ pub fn login(p: &mut MemoryPlatform, email: &str, entity: Option<&str>) -> Strin
         .to_string()
 }
 
+/// The entity `t` is a token for (`GET /v1/test`).
+pub fn entity_of(p: &mut MemoryPlatform, t: &str) -> String {
+    api(p, t, "GET", "/v1/test", None).1["entity_id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// Adds an entity named `name` with the fields of `extra` (`saml`, `parent_id`, ...)
+/// through the admin route; its id.
+pub fn new_entity(p: &mut MemoryPlatform, name: &str, extra: Value) -> String {
+    let mut b = json!({"name": name});
+    for (k, v) in extra.as_object().unwrap() {
+        b[k] = v.clone();
+    }
+    admin_post(p, "/admin/entities", b)["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// `GET /v1/documents/{id}/status`: `status` and `rejection_reason`.
+pub fn status_of(p: &mut MemoryPlatform, t: &str, id: &str) -> Value {
+    let (s, body) = api(p, t, "GET", &format!("/v1/documents/{id}/status"), None);
+    assert_eq!(s, 200, "status of {id}: {body}");
+    body
+}
+
 /// A POST to an `/admin/...` route, as the local CLI sends it; asserts success and
 /// returns the body.
 pub fn admin_post(p: &mut MemoryPlatform, path: &str, b: Value) -> Value {
