@@ -24,6 +24,7 @@ fn main() {
         "engine/openapi.json",
         "components/engine/src",
         "components/engine/Cargo.toml",
+        "components/engine/build.rs",
         "wit",
         "Cargo.lock",
     ] {

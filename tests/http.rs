@@ -517,3 +517,73 @@ fn large_downloads_do_not_hold_up_other_calls() {
     assert!(times.len() >= 10, "too few calls to judge: {}", times.len());
     assert!(p99 < Duration::from_millis(500), "p99 {p99:?}");
 }
+
+/// `levels` nested JSON arrays around a 0: `[[[0]]]` for 3.
+fn nested_arrays(levels: usize) -> String {
+    format!("{}0{}", "[".repeat(levels), "]".repeat(levels))
+}
+
+/// The engine's stack is sized (components/engine/build.rs) for JSON as deep as its
+/// parser allows (serde_json stops at 128 levels): parsing, validating, re-serializing
+/// (an MCP tool call becomes a REST body) and dropping such a value must answer, not
+/// trap with an exhausted stack (a 500).
+#[test]
+fn json_as_deep_as_the_parser_allows_is_answered_not_trapped() {
+    let s = Server::start(&["--test-mcp-user", ADMIN_EMAIL]);
+    let t = s.admin_token();
+    // The deepest value each body can hold below the limit, and one level more, which
+    // is refused as unparsable (`unparsable` is what that answer says).
+    for (path, bearer, wrap, levels_around, unparsable) in [
+        (
+            "/v1/documents",
+            true,
+            r#"{"name": X}"#,
+            1,
+            "recursion limit",
+        ),
+        (
+            "/register",
+            false,
+            r#"{"redirect_uris": ["http://127.0.0.1/cb"], "client_name": X}"#,
+            1,
+            "must be a JSON object",
+        ),
+        (
+            "/mcp",
+            false,
+            r#"{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "create_document", "arguments": {"name": "x", "recipients": X}, "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}}}}"#,
+            3,
+            "-32700",
+        ),
+    ] {
+        let deepest = 127 - levels_around;
+        for (levels, too_deep) in [(deepest, false), (deepest + 1, true)] {
+            let body = wrap.replace('X', &nested_arrays(levels));
+            let mut req = s
+                .post(path)
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-protocol-version", "2026-07-28")
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "create_document")
+                .body(body);
+            if bearer {
+                req = req.bearer_auth(&t);
+            }
+            // Not `call`: a JSON-RPC answer of /mcp is outside the REST error shape.
+            let resp = req.send().unwrap();
+            let status = resp.status().as_u16();
+            let said = resp.text().unwrap();
+            assert!(
+                (400..500).contains(&status) || (path == "/mcp" && status == 200),
+                "{path} at {levels} levels: {status} {said}"
+            );
+            assert_eq!(
+                said.contains(unparsable),
+                too_deep,
+                "{path} at {levels} levels: {said}"
+            );
+        }
+    }
+    assert_eq!(s.get_as(&t, "/v1/test").0, 200);
+}
