@@ -1,9 +1,19 @@
 //! Sets `ESIGN_ASSETS_VERSION`: a hash of the signing page's assets (`assets/`), used in
-//! their URLs so browsers may cache them for good and still see every change.
+//! their URLs so browsers may cache them for good and still see every change; and
+//! deflates `openapi.json` into `OUT_DIR` (see `router::openapi`).
 
 use std::hash::Hasher;
 
 fn main() {
+    println!("cargo:rerun-if-changed=openapi.json");
+    let doc = std::fs::read("openapi.json").expect("engine/openapi.json");
+    let out = std::path::PathBuf::from(std::env::var_os("OUT_DIR").expect("OUT_DIR"));
+    std::fs::write(
+        out.join("openapi.json.deflate"),
+        miniz_oxide::deflate::compress_to_vec(&doc, 10),
+    )
+    .expect("write the deflated openapi.json");
+
     println!("cargo:rerun-if-changed=assets");
     let mut names: Vec<_> = std::fs::read_dir("assets")
         .expect("engine/assets")
