@@ -205,7 +205,7 @@ fn update_user(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
 
 /// The key listing `user_id` in `team_id` of `entity_id` (for `showteam` lists).
 pub fn team_key(entity_id: &str, team_id: &str, user_id: &str) -> Vec<u8> {
-    format!("team/{entity_id}/{team_id}/{user_id}").into_bytes()
+    crate::util::key(&["team", entity_id, team_id, user_id])
 }
 
 pub(crate) fn add_membership(cx: &mut Cx, user: &mut User, m: &Membership) {

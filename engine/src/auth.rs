@@ -1,7 +1,7 @@
 //! Token authentication (spec §4.1, §5.1): login, refresh, entity switching, the
 //! authenticated-user reads, revocation, and the bearer check every other route uses.
 
-use crate::http::{ApiError, ApiResult, json};
+use crate::http::{ApiError, ApiResult, json, json_of};
 use crate::model::{
     Entity, Membership, Profile, Token, User, entity_key, membership_key, memberships_of,
     token_key, user_email_key, user_key,
@@ -392,16 +392,26 @@ pub fn refresh_entity(cx: &mut Cx, req: &Request, target_id: &str) -> ApiResult<
 
 /// `GET /v1/test`: who the token belongs to.
 pub fn test(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    /// The answer, members in the order `json!` sorts them: the API's cheapest call
+    /// serializes borrowed strings instead of building a map of copies.
+    #[derive(serde::Serialize)]
+    struct Test<'a> {
+        entity_id: &'a str,
+        entity_name: &'a str,
+        first_name: &'a str,
+        last_name: &'a str,
+        user_id: &'a str,
+    }
     let pr = authenticate(cx, req)?;
-    Ok(json(
+    Ok(json_of(
         200,
-        &json!({
-            "user_id": pr.user.id,
-            "entity_id": pr.entity.id,
-            "first_name": pr.user.first_name,
-            "last_name": pr.user.last_name,
-            "entity_name": pr.entity.name,
-        }),
+        &Test {
+            entity_id: &pr.entity.id,
+            entity_name: &pr.entity.name,
+            first_name: &pr.user.first_name,
+            last_name: &pr.user.last_name,
+            user_id: &pr.user.id,
+        },
     ))
 }
 

@@ -112,11 +112,11 @@ pub struct DeadLetter {
 }
 
 fn sub_key(id: &str) -> Vec<u8> {
-    format!("sub/{id}").into_bytes()
+    crate::util::key(&["sub", id])
 }
 
 fn fanout_key(entity: &str, event: &str, id: &str) -> Vec<u8> {
-    format!("sub-ent/{entity}/{event}/{id}").into_bytes()
+    crate::util::key(&["sub-ent", entity, event, id])
 }
 
 /// Records event `kind` with `payload` (a JSON object) and queues one delivery per

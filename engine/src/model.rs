@@ -134,19 +134,19 @@ pub struct Token {
 }
 
 pub fn entity_key(id: &str) -> Vec<u8> {
-    format!("ent/{id}").into_bytes()
+    crate::util::key(&["ent", id])
 }
 
 pub fn user_key(id: &str) -> Vec<u8> {
-    format!("usr/{id}").into_bytes()
+    crate::util::key(&["usr", id])
 }
 
 pub fn user_email_key(normalized_email: &str) -> Vec<u8> {
-    format!("usr-email/{normalized_email}").into_bytes()
+    crate::util::key(&["usr-email", normalized_email])
 }
 
 pub fn membership_key(user_id: &str, entity_id: &str) -> Vec<u8> {
-    format!("mem/{user_id}/{entity_id}").into_bytes()
+    crate::util::key(&["mem", user_id, entity_id])
 }
 
 /// The range of all memberships of a user.
@@ -155,11 +155,11 @@ pub fn memberships_of(user_id: &str) -> (Vec<u8>, Vec<u8>) {
 }
 
 pub fn entity_member_key(entity_id: &str, user_id: &str) -> Vec<u8> {
-    format!("ent-mem/{entity_id}/{user_id}").into_bytes()
+    crate::util::key(&["ent-mem", entity_id, user_id])
 }
 
 pub fn token_key(token_hash: &str) -> Vec<u8> {
-    format!("tok/{token_hash}").into_bytes()
+    crate::util::key(&["tok", token_hash])
 }
 
 /// `[prefix, prefix + 0xff)`: every key that starts with `prefix`.

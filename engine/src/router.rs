@@ -128,8 +128,9 @@ pub fn allowed_methods(segments: &[&str]) -> Option<&'static [&'static str]> {
 /// The table's route for `segments`: its template and methods (see [`allowed_methods`]).
 fn table_route(segments: &[&str]) -> Option<(&'static str, &'static [&'static str])> {
     let mut best: Option<(usize, &'static str, &'static [&'static str])> = None;
-    for (template, methods) in ROUTES {
-        if let Some(literals) = template_fits(template, segments)
+    for ((template, methods), &n) in ROUTES.iter().zip(SEGMENT_COUNTS.iter()) {
+        if usize::from(n) == segments.len()
+            && let Some(literals) = template_fits(template, segments)
             && best.is_none_or(|(n, _, _)| literals > n)
         {
             best = Some((literals, template, methods));
@@ -137,6 +138,25 @@ fn table_route(segments: &[&str]) -> Option<(&'static str, &'static [&'static st
     }
     best.map(|(_, t, m)| (t, m))
 }
+
+/// How many segments each template of [`ROUTES`] has, counted at compile time: a
+/// request is only compared with the templates of its own length.
+const SEGMENT_COUNTS: [u8; ROUTES.len()] = {
+    let mut counts = [0u8; ROUTES.len()];
+    let mut r = 0;
+    while r < ROUTES.len() {
+        let bytes = ROUTES[r].0.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] == b'/' {
+                counts[r] += 1;
+            }
+            i += 1;
+        }
+        r += 1;
+    }
+    counts
+};
 
 /// Whether `segments` fit `template` (a literal segment equal, a `{param}` non-empty), and
 /// then how many literal segments it has. One pass over the template's bytes that stops
@@ -162,7 +182,8 @@ fn template_fits(template: &str, segments: &[&str]) -> Option<usize> {
                 .unwrap_or(t.len() - i);
         } else {
             let s = s.as_bytes();
-            if !t[i..].starts_with(s) {
+            // The first byte alone rules out most templates, without a call to `bcmp`.
+            if t.get(i) != s.first() || !t[i..].starts_with(s) {
                 return None;
             }
             i += s.len();

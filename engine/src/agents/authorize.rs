@@ -31,7 +31,7 @@ pub struct AuthRequest {
 }
 
 fn request_key(hash: &str) -> Vec<u8> {
-    format!("oareq/{hash}").into_bytes()
+    crate::util::key(&["oareq", hash])
 }
 
 /// The cookie that names a pending authorization.

@@ -173,14 +173,14 @@ pub fn client_key(id: &str) -> Vec<u8> {
     format!("oac/{}", crate::util::sha256_hex(id.as_bytes())).into_bytes()
 }
 pub fn family_key(id: &str) -> Vec<u8> {
-    format!("oaf/{id}").into_bytes()
+    crate::util::key(&["oaf", id])
 }
 pub fn user_family_key(user: &str, family: &str) -> Vec<u8> {
-    format!("oafu/{user}/{family}").into_bytes()
+    crate::util::key(&["oafu", user, family])
 }
 pub fn access_key(hash: &str) -> Vec<u8> {
-    format!("oat/{hash}").into_bytes()
+    crate::util::key(&["oat", hash])
 }
 pub fn refresh_key(hash: &str) -> Vec<u8> {
-    format!("oart/{hash}").into_bytes()
+    crate::util::key(&["oart", hash])
 }

@@ -40,7 +40,7 @@ pub struct Code {
 }
 
 pub(super) fn code_key(hash: &str) -> Vec<u8> {
-    format!("oacode/{hash}").into_bytes()
+    crate::util::key(&["oacode", hash])
 }
 
 /// An RFC 6749 §5.2 / RFC 7591 §3.2.2 error: `{"error", "error_description"}`.

@@ -8,7 +8,7 @@ use crate::model::prefix_range;
 use crate::prelude::*;
 
 fn ref_key(blob: &str, owner: &str) -> Vec<u8> {
-    format!("bref/{blob}/{owner}").into_bytes()
+    crate::util::key(&["bref", blob, owner])
 }
 
 /// Records that `owner` (e.g. `doc:ID`, `upload:ID`) uses `blob`.

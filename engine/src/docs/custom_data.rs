@@ -53,11 +53,11 @@ const MAX_ITEMS: usize = 200;
 const MAX_TEXT: usize = 10_000;
 
 fn property_key(entity_id: &str, key: &str) -> Vec<u8> {
-    format!("ecd/{entity_id}/{key}").into_bytes()
+    crate::util::key(&["ecd", entity_id, key])
 }
 
 fn value_key(doc_id: &str, id: &str) -> Vec<u8> {
-    format!("dcd/{doc_id}/{id}").into_bytes()
+    crate::util::key(&["dcd", doc_id, id])
 }
 
 /// The range of a document's values (the erase job deletes it).

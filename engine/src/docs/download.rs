@@ -34,7 +34,7 @@ pub struct Link {
 }
 
 fn link_key(hash: &str) -> Vec<u8> {
-    format!("ddl/{hash}").into_bytes()
+    crate::util::key(&["ddl", hash])
 }
 
 /// `true`/`1` or `false`/`0`/empty; anything else is a 400.

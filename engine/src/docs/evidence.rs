@@ -31,7 +31,7 @@ pub struct Seal {
 }
 
 fn seal_key(doc_id: &str) -> Vec<u8> {
-    format!("dseal/{doc_id}").into_bytes()
+    crate::util::key(&["dseal", doc_id])
 }
 
 pub fn load(cx: &mut Cx, doc_id: &str) -> Option<Seal> {

@@ -104,7 +104,7 @@ pub fn is_checked(v: &str) -> bool {
 }
 
 fn fields_key(doc_id: &str) -> Vec<u8> {
-    format!("dfld/{doc_id}").into_bytes()
+    crate::util::key(&["dfld", doc_id])
 }
 
 /// The document's fields, in the order they were added.

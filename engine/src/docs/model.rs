@@ -460,11 +460,11 @@ pub fn hex(ms: u64) -> String {
 }
 
 pub fn doc_key(id: &str) -> Vec<u8> {
-    format!("doc/{id}").into_bytes()
+    crate::util::key(&["doc", id])
 }
 
 pub fn link_key(secret_hash: &str) -> Vec<u8> {
-    format!("rlink/{secret_hash}").into_bytes()
+    crate::util::key(&["rlink", secret_hash])
 }
 
 pub fn unique_id_key(n: u64) -> Vec<u8> {

@@ -18,7 +18,7 @@ pub struct PageImages {
 }
 
 fn key(doc_id: &str) -> Vec<u8> {
-    format!("dpimg/{doc_id}").into_bytes()
+    crate::util::key(&["dpimg", doc_id])
 }
 
 pub fn load(cx: &mut Cx, doc_id: &str) -> PageImages {

@@ -52,7 +52,7 @@ pub struct Signature {
 }
 
 fn key(doc_id: &str, rid: &str) -> Vec<u8> {
-    format!("dsig/{doc_id}/{rid}").into_bytes()
+    crate::util::key(&["dsig", doc_id, rid])
 }
 
 /// Every signature given on a document.

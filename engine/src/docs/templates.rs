@@ -102,7 +102,7 @@ pub struct Template {
 }
 
 pub fn template_key(id: &str) -> Vec<u8> {
-    format!("tpl/{id}").into_bytes()
+    crate::util::key(&["tpl", id])
 }
 
 fn entity_index_key(entity: &str, created_ms: u64, id: &str) -> Vec<u8> {
@@ -422,7 +422,7 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
 pub type PageFields = Vec<(String, super::fields::Field)>;
 
 fn page_fields_key(id: &str) -> Vec<u8> {
-    format!("tfld/{id}").into_bytes()
+    crate::util::key(&["tfld", id])
 }
 
 pub fn page_fields(cx: &mut Cx, id: &str) -> PageFields {

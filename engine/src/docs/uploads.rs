@@ -111,7 +111,7 @@ pub struct Upload {
 }
 
 pub fn upload_key(id: &str) -> Vec<u8> {
-    format!("upl/{id}").into_bytes()
+    crate::util::key(&["upl", id])
 }
 
 fn owner(id: &str) -> String {

@@ -232,7 +232,7 @@ fn rate_limit(cx: &mut Cx, doc: &Document, i: usize) -> ApiResult<()> {
 }
 
 fn rate_key(doc_id: &str, rid: &str) -> Vec<u8> {
-    format!("rrate/{doc_id}/{rid}").into_bytes()
+    crate::util::key(&["rrate", doc_id, rid])
 }
 
 /// Forgets a deleted document's per-recipient counters.

@@ -119,7 +119,7 @@ impl Checks {
 }
 
 fn key(doc_id: &str, rid: &str) -> Vec<u8> {
-    format!("rver/{doc_id}/{rid}").into_bytes()
+    crate::util::key(&["rver", doc_id, rid])
 }
 
 pub fn load(cx: &mut Cx, doc_id: &str, rid: &str) -> Option<Checks> {
@@ -555,7 +555,7 @@ pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<
 }
 
 fn eid_key(session_hash: &str) -> Vec<u8> {
-    format!("reid/{session_hash}").into_bytes()
+    crate::util::key(&["reid", session_hash])
 }
 
 /// A failed attempt: counted; the fifth locks the recipient out and tells the sender.
