@@ -27,8 +27,8 @@ use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, watch};
 const IDLE: Duration = Duration::from_secs(30);
 /// Engine-job rows looked at per pass.
 const BATCH: usize = 64;
-/// Engine jobs running at once.
-const ENGINE_CONCURRENCY: usize = 4;
+/// Engine jobs running at once (beside requests: the instance pool has room for both).
+pub const ENGINE_CONCURRENCY: usize = 4;
 /// Jobs with host work running at once, and at once per scope.
 const WORK_CONCURRENCY: usize = 4;
 const WORK_PER_SCOPE: usize = 2;

@@ -370,7 +370,9 @@ fn open(
         outbound,
     };
     let sha = runtime::sha256_hex(&wasm);
-    let runtime = Runtime::new(&wasm, Some(&cache), max_calls, shared)?;
+    // Requests run at most `max_calls` instances at once, and jobs theirs beside them.
+    let instances = max_calls + jobs::ENGINE_CONCURRENCY as u32;
+    let runtime = Runtime::new(&wasm, Some(&cache), instances, shared)?;
     Ok((Dispatcher::new(runtime, store, max_calls as usize), sha))
 }
 

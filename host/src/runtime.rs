@@ -12,8 +12,11 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
-use wasmtime::component::{Component, HasSelf, Linker};
+use wasmtime::component::{
+    Component, ComponentExportIndex, Func, HasSelf, Instance, InstancePre, Linker, TypedFunc,
+};
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
 
 wasmtime::component::bindgen!({
@@ -575,37 +578,117 @@ pub(crate) fn offload<R>(f: impl FnOnce() -> R) -> R {
 /// The compiled engine, ready to instantiate.
 pub struct Runtime {
     engine: Engine,
-    pre: EsignPre<CallState>,
+    pre: InstancePre<Slot>,
+    /// Where the engine's two exports are, looked up once.
+    handle: ComponentExportIndex,
+    run_job: ComponentExportIndex,
     pub shared: Arc<Shared>,
+    /// Instances whose teardown is queued on the tokio runtime (see [`Runtime::retire`]).
+    retiring: Arc<AtomicU32>,
+    /// How many may be: the pool holds this many instances beyond the calls'.
+    max_retiring: u32,
+}
+
+/// The engine's exports in one instance. Their types were checked once, in
+/// [`Runtime::new`]: bindgen's `Esign` would check them at every instantiation, walking
+/// every record and variant of the request and the job (about a tenth of a call's
+/// instantiation), and would look up both exports where a call uses one.
+pub struct Exports {
+    instance: Instance,
+    handle: ComponentExportIndex,
+    run_job: ComponentExportIndex,
+}
+
+impl Exports {
+    fn func(&self, store: &mut Store<Slot>, index: ComponentExportIndex) -> Func {
+        self.instance
+            .get_func(store, index)
+            .expect("found in Runtime::new")
+    }
+
+    /// Calls the engine's `handle` export.
+    pub fn call_handle(
+        &self,
+        store: &mut Store<Slot>,
+        req: &Request,
+    ) -> wasmtime::Result<Response> {
+        let func = self.func(store, self.handle);
+        // SAFETY: `Runtime::new` checked that `handle` has exactly this type.
+        let f = unsafe { TypedFunc::<(&Request,), (Response,)>::new_unchecked(func) };
+        Ok(f.call(store, (req,))?.0)
+    }
+
+    /// Calls the engine's `run-job` export.
+    pub fn call_run_job(&self, store: &mut Store<Slot>, job: &Job) -> wasmtime::Result<JobOutcome> {
+        let func = self.func(store, self.run_job);
+        // SAFETY: `Runtime::new` checked that `run-job` has exactly this type.
+        let f = unsafe { TypedFunc::<(&Job,), (JobOutcome,)>::new_unchecked(func) };
+        Ok(f.call(store, (job,))?.0)
+    }
+}
+
+/// The data of a call's wasmtime `Store`: the call's state until the call ends, then
+/// nothing, while the instance waits for its teardown.
+pub struct Slot(Option<CallState>);
+
+impl Slot {
+    fn state(&mut self) -> &mut CallState {
+        self.0
+            .as_mut()
+            .expect("an instance is only called during its call")
+    }
 }
 
 impl Runtime {
     /// Compiles (or loads from `cache_dir`) the component `wasm` and links it.
-    /// `max_instances` bounds how many calls can run at once.
+    /// `max_instances` is how many calls (requests and jobs together) the caller lets
+    /// run at once; the pool holds twice as many instances, the other half for ended
+    /// calls waiting for their teardown ([`Runtime::retire`]).
     pub fn new(
         wasm: &[u8],
         cache_dir: Option<&Path>,
         max_instances: u32,
         shared: Shared,
     ) -> anyhow::Result<Runtime> {
-        let engine = match make_engine(max_instances, true) {
+        let max_retiring = max_instances;
+        let pool_size = max_instances + max_retiring;
+        let engine = match make_engine(pool_size, true) {
             Ok(engine) => engine,
             Err(e) => {
                 tracing::info!(
                     "PAGEMAP_SCAN unavailable ({e}); linear memories reset with madvise"
                 );
-                make_engine(max_instances, false)?
+                make_engine(pool_size, false)?
             }
         };
 
         let component = load_component(&engine, wasm, cache_dir)?;
-        let mut linker = Linker::<CallState>::new(&engine);
-        Esign::add_to_linker::<CallState, HasSelf<CallState>>(&mut linker, |s| s)?;
-        let pre = EsignPre::new(linker.instantiate_pre(&component)?)?;
+        let mut linker = Linker::<Slot>::new(&engine);
+        Esign::add_to_linker::<Slot, HasSelf<CallState>>(&mut linker, Slot::state)?;
+        let pre = linker.instantiate_pre(&component)?;
+        let export = |name: &str| {
+            component
+                .get_export_index(None, name)
+                .with_context(|| format!("the engine component exports no `{name}`"))
+        };
+        let (handle, run_job) = (export("handle")?, export("run-job")?);
+        // The exports' types, checked once here so that calls need not check them again
+        // (see `Exports`). Instantiating calls no import, so the slot stays empty.
+        {
+            let mut store = Store::new(&engine, Slot(None));
+            store.set_epoch_deadline(CALL_DEADLINE_TICKS);
+            let instance = pre.instantiate(&mut store)?;
+            instance.get_typed_func::<(&Request,), (Response,)>(&mut store, handle)?;
+            instance.get_typed_func::<(&Job,), (JobOutcome,)>(&mut store, run_job)?;
+        }
         Ok(Runtime {
             engine,
             pre,
+            handle,
+            run_job,
             shared: Arc::new(shared),
+            retiring: Arc::new(AtomicU32::new(0)),
+            max_retiring,
         })
     }
 
@@ -619,7 +702,7 @@ impl Runtime {
         faults: Faults,
         on_worker: bool,
         verified: HashMap<(String, String), bool>,
-        f: impl FnOnce(&Esign, &mut Store<CallState>) -> wasmtime::Result<R>,
+        f: impl FnOnce(&Exports, &mut Store<Slot>) -> wasmtime::Result<R>,
     ) -> (wasmtime::Result<R>, CallState) {
         let state = CallState {
             shared: self.shared.clone(),
@@ -635,13 +718,40 @@ impl Runtime {
             on_worker,
             needs_blocking_thread: false,
         };
-        let mut store = Store::new(&self.engine, state);
+        let mut store = Store::new(&self.engine, Slot(Some(state)));
         store.set_epoch_deadline(CALL_DEADLINE_TICKS);
-        let result = self
-            .pre
-            .instantiate(&mut store)
-            .and_then(|bindings| f(&bindings, &mut store));
-        (result, store.into_data())
+        let result = self.pre.instantiate(&mut store).and_then(|instance| {
+            let exports = Exports {
+                instance,
+                handle: self.handle,
+                run_job: self.run_job,
+            };
+            f(&exports, &mut store)
+        });
+        let state = store.data_mut().0.take().expect("taken once");
+        self.retire(store);
+        (result, state)
+    }
+
+    /// Ends a call's instance. Tearing it down (resetting the pages the call wrote, about
+    /// 5 µs) is work no answer waits for: on a tokio runtime it runs as a task of its
+    /// own, which a worker takes up after the answer is written (a task spawned on a
+    /// worker runs next on that worker, once the current one yields). The instance keeps
+    /// its pool slot until then, so at most `max_retiring` wait; past that, and outside
+    /// tokio, the caller tears it down itself.
+    fn retire(&self, store: Store<Slot>) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return drop(store);
+        };
+        if self.retiring.fetch_add(1, Ordering::AcqRel) >= self.max_retiring {
+            self.retiring.fetch_sub(1, Ordering::AcqRel);
+            return drop(store);
+        }
+        let retiring = self.retiring.clone();
+        runtime.spawn(async move {
+            drop(store);
+            retiring.fetch_sub(1, Ordering::AcqRel);
+        });
     }
 }
 
@@ -744,4 +854,70 @@ fn load_component(
     let component = unsafe { Component::deserialize(engine, &bytes)? };
     tracing::info!("engine component compiled in {:?}", started.elapsed());
     Ok(component)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(path: &str) -> Request {
+        Request {
+            method: "GET".into(),
+            path: path.into(),
+            query: String::new(),
+            headers: Vec::new(),
+            body: Vec::new(),
+            parts: Vec::new(),
+            origin: Origin::Http,
+            remote_addr: "127.0.0.1".into(),
+        }
+    }
+
+    /// Ended calls wait for their teardown in the pool's second half. A task that never
+    /// yields keeps every teardown waiting: past that half, the caller must tear its
+    /// instance down itself, or the next instantiation finds the pool full and fails.
+    #[test]
+    fn calls_never_wait_for_a_pool_slot_that_teardowns_hold() {
+        let (store, _dir) = crate::store::tests::store();
+        let shared = Shared {
+            settings: default_settings(),
+            passwords: Passwords::new(),
+            eid: None,
+            seal_certificate_sha256: String::new(),
+            outbound: None,
+        };
+        const INSTANCES: u32 = 2;
+        let runtime = Runtime::new(EMBEDDED_ENGINE, None, INSTANCES, shared).unwrap();
+        let tokio = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        tokio.block_on(async {
+            for i in 0..INSTANCES * 4 {
+                let (resp, _) = runtime.call(
+                    store.begin(),
+                    Faults::default(),
+                    true,
+                    HashMap::new(),
+                    |b, s| b.call_handle(s, &request("/v1/nope")),
+                );
+                let resp = resp.unwrap_or_else(|e| panic!("call {i}: {e:#}"));
+                assert_eq!(resp.status, 404, "call {i}");
+            }
+            assert_eq!(
+                runtime.retiring.load(Ordering::Acquire),
+                INSTANCES,
+                "the teardowns queued while the task ran"
+            );
+        });
+        drop(tokio);
+        // Dropping the runtime ran (or dropped) every queued teardown.
+        let (resp, _) = runtime.call(
+            store.begin(),
+            Faults::default(),
+            false,
+            HashMap::new(),
+            |b, s| b.call_handle(s, &request("/v1/nope")),
+        );
+        assert_eq!(resp.unwrap().status, 404);
+    }
 }

@@ -302,15 +302,16 @@ impl Txn {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn store() -> (Arc<Store>, tempdir::TempDir) {
+    /// A store in a fresh temporary directory, removed when the guard drops.
+    pub(crate) fn store() -> (Arc<Store>, tempdir::TempDir) {
         let dir = tempdir::TempDir::new();
         (Store::new(sled::SledBackend::open(&dir.0).unwrap()), dir)
     }
 
-    mod tempdir {
+    pub(crate) mod tempdir {
         pub struct TempDir(pub std::path::PathBuf);
         impl TempDir {
             pub fn new() -> Self {
