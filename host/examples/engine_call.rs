@@ -134,7 +134,7 @@ fn measure(mut f: impl FnMut()) -> (Duration, Duration, Duration) {
 
 fn report(name: &str, (mean, p50, p99): (Duration, Duration, Duration)) -> f64 {
     println!(
-        "{name:<44} mean {:>7.2} µs   p50 {:>7.2} µs   p99 {:>7.2} µs",
+        "{name:<54} mean {:>7.2} µs   p50 {:>7.2} µs   p99 {:>7.2} µs",
         mean.as_secs_f64() * 1e6,
         p50.as_secs_f64() * 1e6,
         p99.as_secs_f64() * 1e6

@@ -729,16 +729,20 @@ impl Runtime {
             f(&exports, &mut store)
         });
         let state = store.data_mut().0.take().expect("taken once");
-        self.retire(store);
+        if on_worker {
+            self.retire(store);
+        }
         (result, state)
     }
 
-    /// Ends a call's instance. Tearing it down (resetting the pages the call wrote, about
-    /// 5 µs) is work no answer waits for: on a tokio runtime it runs as a task of its
-    /// own, which a worker takes up after the answer is written (a task spawned on a
-    /// worker runs next on that worker, once the current one yields). The instance keeps
-    /// its pool slot until then, so at most `max_retiring` wait; past that, and outside
-    /// tokio, the caller tears it down itself.
+    /// Ends the instance of a call that ran inline on a tokio worker. Tearing it down
+    /// (resetting the pages the call wrote, about 5 µs for a small call) is work no
+    /// answer waits for: it runs as a task of its own, which the worker takes up after
+    /// the answer is written (a task spawned on a worker runs next on that worker, once
+    /// the current one yields). The instance keeps its pool slot until then, so at most
+    /// `max_retiring` wait; past that the caller tears it down itself. Calls on blocking
+    /// threads (large bodies, blob reads, jobs) tear down where they ran: their
+    /// instances can hold megabytes to reset, which must not land on a worker.
     fn retire(&self, store: Store<Slot>) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return drop(store);
