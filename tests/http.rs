@@ -587,3 +587,45 @@ fn json_as_deep_as_the_parser_allows_is_answered_not_trapped() {
     }
     assert_eq!(s.get_as(&t, "/v1/test").0, 200);
 }
+
+/// `esign engine export FILE` writes the component this binary embeds, byte for byte,
+/// and `serve --engine FILE` runs it as the embedded one.
+#[test]
+fn engine_export_writes_the_embedded_component() {
+    let embedded = std::fs::read(env!("ESIGN_ENGINE_WASM")).unwrap();
+    let sha = esign::runtime::sha256_hex(&embedded);
+    let dir = fresh_dir("export");
+    let path = dir.join("engine.wasm");
+    let out = output_within(
+        Command::new(esign_bin())
+            .args(["engine", "export"])
+            .arg(&path),
+        60,
+    );
+    assert!(out.status.success(), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&format!("sha256 {sha}")), "{stdout}");
+    assert_eq!(std::fs::read(&path).unwrap(), embedded);
+    let s = Server::start(&["--engine", path.to_str().unwrap()]);
+    assert_eq!(s.get_as(&s.admin_token(), "/v1/test").0, 200);
+    assert!(s.banner.iter().any(|l| l.contains(&sha)), "{:?}", s.banner);
+    // Nowhere to write: a clear refusal naming the file, and nothing left behind.
+    let missing = dir.join("no-such-dir").join("engine.wasm");
+    let out = output_within(
+        Command::new(esign_bin())
+            .args(["engine", "export"])
+            .arg(&missing),
+        60,
+    );
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("writing the engine component") && stderr.contains("no-such-dir"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read_dir(&*dir).unwrap().count(),
+        1,
+        "only engine.wasm"
+    );
+}

@@ -33,6 +33,20 @@ enum Command {
     /// certificate, when, and for which document and audit trail head. Exits 0 only
     /// when all of it holds (and, with --cert, the signer is that certificate).
     Verify(VerifyArgs),
+    /// The engine component this binary embeds.
+    #[command(subcommand)]
+    Engine(EngineCommand),
+}
+
+#[derive(Subcommand)]
+enum EngineCommand {
+    /// Write the embedded engine component (wasm32-wasip2, world `esign:engine/esign` of
+    /// wit/esign.wit) to FILE, so that another host runs exactly this build. Prints its
+    /// SHA-256, which `esign serve` logs for the engine it runs.
+    Export {
+        /// Where to write the component (replaced if it exists).
+        file: PathBuf,
+    },
 }
 
 #[derive(Args)]
@@ -335,11 +349,31 @@ fn main() {
         Command::Serve(args) => serve(*args),
         Command::Admin(args) => admin(args),
         Command::Verify(args) => verify(args),
+        Command::Engine(EngineCommand::Export { file }) => export_engine(&file),
     };
     if let Err(e) = result {
         eprintln!("esign: {e:#}");
         std::process::exit(1);
     }
+}
+
+/// `esign engine export FILE`: the embedded component, written whole or not at all.
+fn export_engine(file: &std::path::Path) -> anyhow::Result<()> {
+    let tmp = file.with_extension(format!("tmp{}", runtime::random_id()));
+    if let Err(e) =
+        std::fs::write(&tmp, runtime::EMBEDDED_ENGINE).and_then(|()| std::fs::rename(&tmp, file))
+    {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e)
+            .with_context(|| format!("writing the engine component to {}", file.display()));
+    }
+    println!(
+        "{}: {} bytes, sha256 {}",
+        file.display(),
+        runtime::EMBEDDED_ENGINE.len(),
+        runtime::sha256_hex(runtime::EMBEDDED_ENGINE)
+    );
+    Ok(())
 }
 
 /// Opens the store and loads the engine; also returns the SHA-256 of the component.
