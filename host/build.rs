@@ -27,6 +27,8 @@ fn main() {
         "components/engine/build.rs",
         "wit",
         "Cargo.lock",
+        // The `component` profile.
+        "Cargo.toml",
     ] {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }

@@ -895,17 +895,20 @@ mod tests {
         let tokio = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
+        let not_found = |on_worker| {
+            let (resp, _) = runtime.call(
+                store.begin(),
+                Faults::default(),
+                on_worker,
+                HashMap::new(),
+                |b, s| b.call_handle(s, &request("/v1/nope")),
+            );
+            resp.map(|r| r.status)
+        };
         tokio.block_on(async {
             for i in 0..INSTANCES * 4 {
-                let (resp, _) = runtime.call(
-                    store.begin(),
-                    Faults::default(),
-                    true,
-                    HashMap::new(),
-                    |b, s| b.call_handle(s, &request("/v1/nope")),
-                );
-                let resp = resp.unwrap_or_else(|e| panic!("call {i}: {e:#}"));
-                assert_eq!(resp.status, 404, "call {i}");
+                let status = not_found(true).unwrap_or_else(|e| panic!("call {i}: {e:#}"));
+                assert_eq!(status, 404, "call {i}");
             }
             assert_eq!(
                 runtime.retiring.load(Ordering::Acquire),
@@ -915,13 +918,6 @@ mod tests {
         });
         drop(tokio);
         // Dropping the runtime ran (or dropped) every queued teardown.
-        let (resp, _) = runtime.call(
-            store.begin(),
-            Faults::default(),
-            false,
-            HashMap::new(),
-            |b, s| b.call_handle(s, &request("/v1/nope")),
-        );
-        assert_eq!(resp.unwrap().status, 404);
+        assert_eq!(not_found(false).unwrap(), 404);
     }
 }
