@@ -359,14 +359,8 @@ fn main() {
 
 /// `esign engine export FILE`: the embedded component, written whole or not at all.
 fn export_engine(file: &std::path::Path) -> anyhow::Result<()> {
-    let tmp = file.with_extension(format!("tmp{}", runtime::random_id()));
-    if let Err(e) =
-        std::fs::write(&tmp, runtime::EMBEDDED_ENGINE).and_then(|()| std::fs::rename(&tmp, file))
-    {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e)
-            .with_context(|| format!("writing the engine component to {}", file.display()));
-    }
+    runtime::write_whole(file, runtime::EMBEDDED_ENGINE)
+        .with_context(|| format!("writing the engine component to {}", file.display()))?;
     println!(
         "{}: {} bytes, sha256 {}",
         file.display(),

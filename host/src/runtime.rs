@@ -240,6 +240,17 @@ fn data_key(key: &[u8]) -> Vec<u8> {
     k
 }
 
+/// Writes `bytes` to `path` whole or not at all: into a temporary file beside it, then
+/// renamed over it; the temporary file is removed when either step fails.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension(format!("tmp{}", random_id()));
+    let written = std::fs::write(&tmp, bytes).and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    written
+}
+
 /// A random identifier for host records (events, jobs, mail, trace ids).
 pub fn random_id() -> String {
     let mut b = [0u8; 12];
@@ -844,13 +855,9 @@ fn load_component(
         .map_err(anyhow::Error::from)
         .context("compiling the engine component")?;
     if let Some(path) = &cached {
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(path.parent().unwrap())?;
-            let tmp = path.with_extension(format!("tmp{}", random_id()));
-            std::fs::write(&tmp, &bytes)?;
-            std::fs::rename(&tmp, path)
-        };
-        if let Err(e) = write() {
+        let write = std::fs::create_dir_all(path.parent().unwrap())
+            .and_then(|()| write_whole(path, &bytes));
+        if let Err(e) = write {
             tracing::warn!("could not write the compile cache {}: {e}", path.display());
         }
     }
