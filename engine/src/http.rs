@@ -70,11 +70,7 @@ pub type ApiResult<T> = Result<T, ApiError>;
 
 /// A JSON response.
 pub fn json(status: u16, value: &Value) -> Response {
-    Response {
-        status,
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: serde_json::to_vec(value).expect("a JSON value always serializes"),
-    }
+    json_of(status, value)
 }
 
 /// A JSON response of a serializable value: for hot answers, where building a
@@ -83,7 +79,7 @@ pub fn json_of<T: serde::Serialize>(status: u16, value: &T) -> Response {
     Response {
         status,
         headers: vec![("content-type".into(), "application/json".into())],
-        body: serde_json::to_vec(value).expect("plain records always serialize"),
+        body: serde_json::to_vec(value).expect("values and plain records always serialize"),
     }
 }
 
