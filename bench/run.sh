@@ -119,6 +119,12 @@ done
 echo
 target/release/examples/engine_call
 echo
+# The same call through jco in Node.js (hosts/js), when Node is installed.
+if command -v node >/dev/null; then
+    [ -d hosts/js/node_modules ] || npm ci --prefix hosts/js --no-audit --no-fund --silent
+    ESIGN_BIN=target/release/esign node hosts/js/bench.mjs 2000
+    echo
+fi
 target/release/examples/docs_bench "$ESIGN" bench@example.com bench-password
 echo
 ESIGN_BIN=target/release/esign target/release/examples/webhook_bench
