@@ -13,6 +13,8 @@ lint:
     cargo fmt --all -- --check
     cargo clippy --all-targets -- -D warnings
     cargo clippy -p esign-engine-component --target wasm32-wasip2 -- -D warnings
+    # Apart from the engine: together, their std features would reach its no_std build.
+    cargo clippy -p esign-wasi-store -p esign-wasi-adapter --target wasm32-wasip2 -- -D warnings
 
 # Build only the engine component (what host/build.rs does).
 component:

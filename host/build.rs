@@ -1,6 +1,9 @@
 //! Builds the engine component (`components/engine`, target wasm32-wasip2, profile
 //! `component`) and hands its path to the host crate as `ESIGN_ENGINE_WASM`, so that the
-//! `esign` binary embeds the engine it was built with.
+//! `esign` binary embeds the engine it was built with. Then builds the two components of
+//! `hosts/wasi-http` and composes them with that engine into one component that serves
+//! the API as `wasi:http/incoming-handler` (`ESIGN_WASI_HTTP_WASM`, written by `esign
+//! engine export --wasi-http`).
 //!
 //! - Adds the wasm32-wasip2 target with rustup when the toolchain lacks it.
 //! - Runs the nested cargo with its own target dir (`<target>/engine-wasm`), so it never
@@ -25,6 +28,7 @@ fn main() {
         "components/engine/src",
         "components/engine/Cargo.toml",
         "components/engine/build.rs",
+        "hosts/wasi-http",
         "wit",
         "Cargo.lock",
         // The `component` profile.
@@ -41,12 +45,42 @@ fn main() {
         .map(|d| if d.is_relative() { root.join(d) } else { d })
         .unwrap_or_else(|| root.join("target"))
         .join("engine-wasm");
+    // The engine on its own, so that features of the other components cannot change it.
+    let engine =
+        build(&root, &target_dir, &["esign-engine-component"]).join("esign_engine_component.wasm");
+    assert!(engine.exists(), "{} was not produced", engine.display());
+    println!("cargo:rustc-env=ESIGN_ENGINE_WASM={}", engine.display());
+
+    let out = build(
+        &root,
+        &target_dir,
+        &["esign-wasi-store", "esign-wasi-adapter"],
+    );
+    let composed = PathBuf::from(env::var("OUT_DIR").unwrap()).join("esign-wasi-http.wasm");
+    let bytes = compose(
+        &engine,
+        &out.join("esign_wasi_store.wasm"),
+        &out.join("esign_wasi_adapter.wasm"),
+    )
+    .unwrap_or_else(|e| panic!("composing the wasi:http component failed: {e:#}"));
+    std::fs::write(&composed, bytes).unwrap();
+    println!(
+        "cargo:rustc-env=ESIGN_WASI_HTTP_WASM={}",
+        composed.display()
+    );
+}
+
+/// Builds `packages` for wasm32-wasip2 with the `component` profile in one nested cargo
+/// run; returns the directory of the artifacts.
+fn build(root: &Path, target_dir: &Path, packages: &[&str]) -> PathBuf {
     let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(&root)
-        .args(["build", "--locked", "-p", "esign-engine-component"])
-        .args(["--target", TARGET, "--profile", "component", "--target-dir"])
-        .arg(&target_dir);
+    cmd.current_dir(root).args(["build", "--locked"]);
+    for p in packages {
+        cmd.args(["-p", p]);
+    }
+    cmd.args(["--target", TARGET, "--profile", "component", "--target-dir"])
+        .arg(target_dir);
     // Settings meant for the outer build must not leak into the wasm build.
     for var in [
         "CARGO_ENCODED_RUSTFLAGS",
@@ -61,19 +95,85 @@ fn main() {
     }
     let out = cmd
         .output()
-        .unwrap_or_else(|e| panic!("could not run cargo to build the engine component: {e}"));
+        .unwrap_or_else(|e| panic!("could not run cargo to build {packages:?}: {e}"));
     if !out.status.success() {
         panic!(
-            "building the engine component failed:\n{}",
+            "building {packages:?} for {TARGET} failed:\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let wasm = target_dir
-        .join(TARGET)
-        .join("component")
-        .join("esign_engine_component.wasm");
-    assert!(wasm.exists(), "{} was not produced", wasm.display());
-    println!("cargo:rustc-env=ESIGN_ENGINE_WASM={}", wasm.display());
+    target_dir.join(TARGET).join("component")
+}
+
+/// The engine served as `wasi:http/incoming-handler` (see
+/// `hosts/wasi-http/wit/wasi-http.wit`): the store component, two instances of the
+/// engine on it (one per call an incoming request makes), and the adapter. What none of
+/// them provides (WASI clocks, random, filesystem, environment, stdio) stays an import
+/// of the result. wac-graph is the Bytecode Alliance's composition library, the one the
+/// `wac` tool is built on.
+fn compose(engine: &Path, store: &Path, adapter: &Path) -> anyhow::Result<Vec<u8>> {
+    use wac_graph::{CompositionGraph, EncodeOptions, types::Package};
+    const ENGINE_IMPORTS: [&str; 5] = [
+        "esign:engine/types@0.1.0",
+        "esign:engine/store@0.1.0",
+        "esign:engine/files@0.1.0",
+        "esign:engine/effects@0.1.0",
+        "esign:engine/host@0.1.0",
+    ];
+    let mut g = CompositionGraph::new();
+    let mut package = |name: &str, path: &Path| -> anyhow::Result<_> {
+        let p = Package::from_file(name, None, path, g.types_mut())?;
+        Ok(g.register_package(p)?)
+    };
+    let store = package("esign:wasi-store", store)?;
+    let engine = package("esign:engine", engine)?;
+    let adapter = package("esign:wasi-adapter", adapter)?;
+    let imports_of = |g: &CompositionGraph, p: wac_graph::PackageId| -> Vec<String> {
+        g.types()[g[p].ty()].imports.keys().cloned().collect()
+    };
+    let (engine_imports, adapter_imports) = (imports_of(&g, engine), imports_of(&g, adapter));
+
+    let s = g.instantiate(store);
+    let [e1, e2] = [g.instantiate(engine), g.instantiate(engine)];
+    let a = g.instantiate(adapter);
+    for name in ENGINE_IMPORTS {
+        let export = g.alias_instance_export(s, name)?;
+        if engine_imports.iter().any(|i| i == name) {
+            g.set_instantiation_argument(e1, name, export)?;
+            g.set_instantiation_argument(e2, name, export)?;
+        }
+        if adapter_imports.iter().any(|i| i == name) {
+            g.set_instantiation_argument(a, name, export)?;
+        }
+    }
+    // The world-level `use types.{..}` of the engine and the adapter imports these types
+    // on their own; they are the store's, like the rest of `types`.
+    let types = g.alias_instance_export(s, "esign:engine/types@0.1.0")?;
+    for name in ["request", "response", "job", "job-outcome"] {
+        let ty = g.alias_instance_export(types, name)?;
+        for (node, imports) in [
+            (e1, &engine_imports),
+            (e2, &engine_imports),
+            (a, &adapter_imports),
+        ] {
+            if imports.iter().any(|i| i == name) {
+                g.set_instantiation_argument(node, name, ty)?;
+            }
+        }
+    }
+    let calls = g.alias_instance_export(s, "esign:wasi-http/calls@0.1.0")?;
+    g.set_instantiation_argument(a, "esign:wasi-http/calls@0.1.0", calls)?;
+    for (import, instance, export) in [
+        ("handle", e1, "handle"),
+        ("background-handle", e2, "handle"),
+        ("background-run-job", e2, "run-job"),
+    ] {
+        let f = g.alias_instance_export(instance, export)?;
+        g.set_instantiation_argument(a, import, f)?;
+    }
+    let handler = g.alias_instance_export(a, "wasi:http/incoming-handler@0.2.12")?;
+    g.export(handler, "wasi:http/incoming-handler@0.2.12")?;
+    Ok(g.encode(EncodeOptions::default())?)
 }
 
 /// Makes sure the active toolchain can build for wasm32-wasip2.

@@ -46,6 +46,11 @@ enum EngineCommand {
     Export {
         /// Where to write the component (replaced if it exists).
         file: PathBuf,
+        /// Write instead the engine composed with `hosts/wasi-http` into one component
+        /// that exports `wasi:http/incoming-handler`, for `wasmtime serve -Scli --dir
+        /// DATA::/data FILE` (README, "Embedding the engine").
+        #[arg(long)]
+        wasi_http: bool,
     },
 }
 
@@ -349,7 +354,14 @@ fn main() {
         Command::Serve(args) => serve(*args),
         Command::Admin(args) => admin(args),
         Command::Verify(args) => verify(args),
-        Command::Engine(EngineCommand::Export { file }) => export_engine(&file),
+        Command::Engine(EngineCommand::Export { file, wasi_http }) => export_engine(
+            &file,
+            if wasi_http {
+                runtime::EMBEDDED_WASI_HTTP
+            } else {
+                runtime::EMBEDDED_ENGINE
+            },
+        ),
     };
     if let Err(e) = result {
         eprintln!("esign: {e:#}");
@@ -357,15 +369,16 @@ fn main() {
     }
 }
 
-/// `esign engine export FILE`: the embedded component, written whole or not at all.
-fn export_engine(file: &std::path::Path) -> anyhow::Result<()> {
-    runtime::write_whole(file, runtime::EMBEDDED_ENGINE)
+/// `esign engine export [--wasi-http] FILE`: an embedded component, written whole or not
+/// at all.
+fn export_engine(file: &std::path::Path, component: &[u8]) -> anyhow::Result<()> {
+    runtime::write_whole(file, component)
         .with_context(|| format!("writing the engine component to {}", file.display()))?;
     println!(
         "{}: {} bytes, sha256 {}",
         file.display(),
-        runtime::EMBEDDED_ENGINE.len(),
-        runtime::sha256_hex(runtime::EMBEDDED_ENGINE)
+        component.len(),
+        runtime::sha256_hex(component)
     );
     Ok(())
 }

@@ -37,6 +37,9 @@ use self::wasi::random::random;
 
 /// The engine component this binary was built with.
 pub const EMBEDDED_ENGINE: &[u8] = include_bytes!(env!("ESIGN_ENGINE_WASM"));
+/// The embedded engine composed with `hosts/wasi-http` (host/build.rs `compose`): one
+/// component exporting `wasi:http/incoming-handler`, for standard runtimes.
+pub const EMBEDDED_WASI_HTTP: &[u8] = include_bytes!(env!("ESIGN_WASI_HTTP_WASM"));
 
 /// Key prefixes of the one keyspace: engine data, and the host's outbox tables.
 pub mod keys {

@@ -1,0 +1,532 @@
+//! The engine's imports over what a standard WebAssembly runtime offers, for serving the
+//! engine with `wasmtime serve` (see `hosts/wasi-http/wit/wasi-http.wit`).
+//!
+//! # Storage
+//!
+//! With a preopened directory (`wasmtime serve --dir DIR::/data`, or the guest path in
+//! `ESIGN_WASI_DATA`), the state is durable and shared by every request:
+//!
+//! - `v/{version}`: the whole key-value state and the job queue after each commit, one
+//!   postcard file per version. A call reads the highest version; its commit writes
+//!   version + 1 by hard-linking a finished temporary file to that name, which fails
+//!   when another request committed that version first (then nothing is written and the
+//!   adapter answers 503). The four newest versions are kept.
+//! - `b/{id}`: blobs, written when the engine stores them and deleted after the commit
+//!   that deletes them. A blob written by a call that does not commit stays behind.
+//!
+//! Without one, the state lives in memory for one request: each request starts empty.
+//!
+//! # What this host does not do
+//!
+//! It sends no mail, SMS or webhooks (it prints mail and SMS to stderr, where `wasmtime
+//! serve` logs them), does no file work (every work order fails with a `work-failure`
+//! that says so: documents cannot be imported from files), has no eID provider, checks
+//! no signatures and makes no outbound requests. Jobs run one per incoming request.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::{Algorithm, Argon2, Params, Version};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+wit_bindgen::generate!({
+    path: ["../../../wit", "../wit"],
+    world: "esign:wasi-http/store",
+    generate_all,
+});
+
+use exports::esign::engine::types::{
+    BlobInfo, EidIdentity, ImportResult, Job, JobOutcome, PdfCheck, Settings, WorkFailure,
+    WorkOrder, WorkOutcome,
+};
+use exports::esign::engine::{effects, files, host, store};
+use exports::esign::wasi_http::calls;
+
+struct Component;
+export!(Component);
+
+/// Everything a commit writes.
+#[derive(Serialize, Deserialize, Default, Clone)]
+struct State {
+    kv: BTreeMap<Vec<u8>, Vec<u8>>,
+    jobs: BTreeMap<String, StoredJob>,
+}
+
+/// A scheduled job. Of its work order only what the failed outcome needs is kept.
+#[derive(Serialize, Deserialize, Clone)]
+struct StoredJob {
+    kind: String,
+    payload: Vec<u8>,
+    run_at_ms: u64,
+    attempt: u32,
+    work: Option<Work>,
+}
+
+#[derive(Serialize, Deserialize, Clone)]
+enum Work {
+    /// Import of this many files.
+    Import(u32),
+    Render,
+    Fetch,
+}
+
+/// The open transaction: a copy of the state it started from, changed in place.
+struct Txn {
+    /// The version read; 0 when there was none.
+    base: u64,
+    state: State,
+    dirty: bool,
+    deleted_blobs: Vec<String>,
+    /// Lines printed once the call commits (mail, SMS, dropped webhooks, dead jobs).
+    log: Vec<String>,
+}
+
+/// Memory mode: the committed state (none before the first commit) and the blobs.
+type Memory = (Option<State>, BTreeMap<String, Vec<u8>>);
+
+thread_local! {
+    static TXN: RefCell<Option<Txn>> = const { RefCell::new(None) };
+    /// Memory mode: what this request committed.
+    static MEMORY: RefCell<Memory> = const { RefCell::new((None, BTreeMap::new())) };
+}
+
+fn with_txn<R>(f: impl FnOnce(&mut Txn) -> R) -> R {
+    TXN.with(|t| {
+        let mut t = t.borrow_mut();
+        // An import called outside `begin`/`commit` is a bug of the adapter.
+        f(t.as_mut().expect("engine call outside a transaction"))
+    })
+}
+
+/// The preopened data directory, when the runtime gave one.
+fn root() -> Option<PathBuf> {
+    let dir = PathBuf::from(std::env::var("ESIGN_WASI_DATA").unwrap_or_else(|_| "/data".into()));
+    dir.is_dir().then_some(dir)
+}
+
+/// The highest committed version in `root`, 0 when there is none.
+fn latest(root: &Path) -> std::io::Result<u64> {
+    let dir = match std::fs::read_dir(root.join("v")) {
+        Ok(d) => d,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    let mut max = 0;
+    for entry in dir {
+        if let Some(v) = entry?
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            max = max.max(v);
+        }
+    }
+    Ok(max)
+}
+
+fn version_path(root: &Path, v: u64) -> PathBuf {
+    root.join("v").join(format!("{v:020}"))
+}
+
+/// The latest committed state and its version.
+fn load() -> Result<(u64, State), String> {
+    let Some(root) = root() else {
+        return Ok(MEMORY.with(|m| (0, m.borrow().0.clone().unwrap_or_default())));
+    };
+    // A version can be pruned between listing and reading it: read again.
+    for _ in 0..8 {
+        let v = latest(&root).map_err(|e| format!("listing {}: {e}", root.display()))?;
+        if v == 0 {
+            return Ok((0, State::default()));
+        }
+        match std::fs::read(version_path(&root, v)) {
+            Ok(bytes) => {
+                let state = postcard::from_bytes(&bytes)
+                    .map_err(|e| format!("version {v} is unreadable: {e}"))?;
+                return Ok((v, state));
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            Err(e) => return Err(format!("reading version {v}: {e}")),
+        }
+    }
+    Err("the data directory changes faster than it can be read".into())
+}
+
+/// Writes `state` as version `base + 1`; false when that version exists already.
+fn publish(root: &Path, base: u64, state: &State) -> Result<bool, String> {
+    let bytes = postcard::to_stdvec(state).map_err(|e| e.to_string())?;
+    for dir in ["v", "tmp"] {
+        std::fs::create_dir_all(root.join(dir)).map_err(|e| format!("creating {dir}/: {e}"))?;
+    }
+    let tmp = root.join("tmp").join(random_id());
+    std::fs::write(&tmp, &bytes).map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+    let linked = std::fs::hard_link(&tmp, version_path(root, base + 1));
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => {
+            if base >= 4 {
+                let _ = std::fs::remove_file(version_path(root, base - 3));
+            }
+            Ok(true)
+        }
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(format!("publishing version {}: {e}", base + 1)),
+    }
+}
+
+fn random_id() -> String {
+    let mut b = [0u8; 12];
+    getrandom::fill(&mut b).expect("WASI randomness");
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+fn env_u64(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+impl calls::Guest for Component {
+    fn begin() -> Result<(), String> {
+        let (base, state) = load()?;
+        TXN.with(|t| {
+            *t.borrow_mut() = Some(Txn {
+                base,
+                state,
+                dirty: false,
+                deleted_blobs: Vec::new(),
+                log: Vec::new(),
+            })
+        });
+        Ok(())
+    }
+
+    fn commit() -> Result<bool, String> {
+        let Some(txn) = TXN.with(|t| t.borrow_mut().take()) else {
+            return Err("no open transaction".into());
+        };
+        if txn.dirty {
+            match root() {
+                Some(root) => {
+                    if !publish(&root, txn.base, &txn.state)? {
+                        return Ok(false);
+                    }
+                    for id in &txn.deleted_blobs {
+                        let _ = std::fs::remove_file(root.join("b").join(id));
+                    }
+                }
+                None => MEMORY.with(|m| {
+                    let mut m = m.borrow_mut();
+                    m.0 = Some(txn.state);
+                    for id in &txn.deleted_blobs {
+                        m.1.remove(id);
+                    }
+                }),
+            }
+        }
+        for line in txn.log {
+            eprintln!("{line}");
+        }
+        Ok(true)
+    }
+
+    fn is_empty() -> bool {
+        match root() {
+            Some(root) => latest(&root).is_ok_and(|v| v == 0),
+            None => MEMORY.with(|m| m.borrow().0.is_none()),
+        }
+    }
+
+    fn due_job() -> Option<Job> {
+        let now = now_ms();
+        with_txn(|t| {
+            let (id, job) = t
+                .state
+                .jobs
+                .iter()
+                .filter(|(_, j)| j.run_at_ms <= now)
+                .min_by_key(|(_, j)| j.run_at_ms)?;
+            let failure = |code: &str| WorkFailure {
+                code: code.into(),
+                message: "this host does no file work (esign served by a WebAssembly runtime)"
+                    .into(),
+            };
+            let outcome = job.work.as_ref().map(|w| match w {
+                Work::Import(n) => WorkOutcome::ImportFiles(
+                    (0..*n)
+                        .map(|_| ImportResult::Failed(failure("conversion-unavailable")))
+                        .collect(),
+                ),
+                Work::Render => WorkOutcome::Render(Err(failure("render-failed"))),
+                Work::Fetch => WorkOutcome::Fetch(Err(failure("download-failed"))),
+            });
+            Some(Job {
+                id: id.clone(),
+                kind: job.kind.clone(),
+                payload: job.payload.clone(),
+                attempt: job.attempt,
+                outcome,
+            })
+        })
+    }
+
+    fn finish_job(id: String, outcome: JobOutcome) {
+        with_txn(|t| {
+            t.dirty = true;
+            match outcome {
+                JobOutcome::Done => {
+                    t.state.jobs.remove(&id);
+                }
+                JobOutcome::RetryAt(at) => {
+                    if let Some(job) = t.state.jobs.get_mut(&id) {
+                        job.run_at_ms = at;
+                        job.attempt += 1;
+                    }
+                }
+                JobOutcome::Failed(reason) => {
+                    if let Some(job) = t.state.jobs.remove(&id) {
+                        t.log
+                            .push(format!("job {} {id} failed: {reason}", job.kind));
+                    }
+                }
+            }
+        })
+    }
+}
+
+impl store::Guest for Component {
+    fn get(key: Vec<u8>) -> Option<Vec<u8>> {
+        with_txn(|t| t.state.kv.get(&key).cloned())
+    }
+
+    fn put(key: Vec<u8>, value: Vec<u8>) {
+        with_txn(|t| {
+            t.dirty = true;
+            t.state.kv.insert(key, value);
+        })
+    }
+
+    fn delete(key: Vec<u8>) {
+        with_txn(|t| {
+            t.dirty |= t.state.kv.remove(&key).is_some();
+        })
+    }
+
+    fn scan(start: Vec<u8>, end: Vec<u8>, limit: u32, reverse: bool) -> Vec<(Vec<u8>, Vec<u8>)> {
+        with_txn(|t| {
+            if start >= end {
+                return Vec::new();
+            }
+            let range = t.state.kv.range(start..end);
+            let pair = |(k, v): (&Vec<u8>, &Vec<u8>)| (k.clone(), v.clone());
+            if reverse {
+                range.rev().take(limit as usize).map(pair).collect()
+            } else {
+                range.take(limit as usize).map(pair).collect()
+            }
+        })
+    }
+}
+
+impl files::Guest for Component {
+    fn put(data: Vec<u8>) -> Result<BlobInfo, String> {
+        let id = random_id();
+        let info = BlobInfo {
+            id: id.clone(),
+            size: data.len() as u64,
+            sha256: Sha256::digest(&data)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect(),
+        };
+        match root() {
+            Some(root) => {
+                let dir = root.join("b");
+                std::fs::create_dir_all(&dir).map_err(|e| format!("creating b/: {e}"))?;
+                std::fs::write(dir.join(&id), &data).map_err(|e| format!("writing a blob: {e}"))?;
+            }
+            None => MEMORY.with(|m| {
+                m.borrow_mut().1.insert(id.clone(), data);
+            }),
+        }
+        with_txn(|t| t.dirty = true);
+        Ok(info)
+    }
+
+    fn get(id: String) -> Option<Vec<u8>> {
+        if with_txn(|t| t.deleted_blobs.contains(&id)) || id.contains(['/', '.']) {
+            return None;
+        }
+        match root() {
+            Some(root) => std::fs::read(root.join("b").join(&id)).ok(),
+            None => MEMORY.with(|m| m.borrow().1.get(&id).cloned()),
+        }
+    }
+
+    fn delete(id: String) {
+        with_txn(|t| {
+            t.dirty = true;
+            t.deleted_blobs.push(id);
+        })
+    }
+}
+
+impl effects::Guest for Component {
+    fn emit_event(event: effects::Event, deliveries: Vec<effects::Delivery>) {
+        if !deliveries.is_empty() {
+            with_txn(|t| {
+                t.log.push(format!(
+                    "webhook event {} {}: {} deliveries not sent (this host makes no outbound requests)",
+                    event.kind,
+                    event.id,
+                    deliveries.len()
+                ))
+            });
+        }
+    }
+
+    fn cancel_deliveries(_subscription_id: String) {}
+
+    fn schedule_job(job: effects::JobSpec) -> String {
+        let id = random_id();
+        let work = job.work.map(|w| match w {
+            WorkOrder::ImportFiles(sources) => Work::Import(sources.len() as u32),
+            WorkOrder::Render(_) => Work::Render,
+            WorkOrder::Fetch(_) => Work::Fetch,
+        });
+        with_txn(|t| {
+            t.dirty = true;
+            t.state.jobs.insert(
+                id.clone(),
+                StoredJob {
+                    kind: job.kind,
+                    payload: job.payload,
+                    run_at_ms: job.run_at_ms,
+                    attempt: 1,
+                    work,
+                },
+            );
+        });
+        id
+    }
+
+    fn send_mail(mail: effects::Mail) {
+        with_txn(|t| {
+            t.log.push(format!(
+                "mail to {} (not sent: this host has no mail transport): {}\n{}",
+                mail.to, mail.subject, mail.body
+            ))
+        })
+    }
+
+    fn send_sms(sms: effects::Sms) {
+        with_txn(|t| {
+            t.log.push(format!(
+                "SMS to {} (not sent: this host has no SMS transport): {}",
+                sms.to, sms.text
+            ))
+        })
+    }
+}
+
+fn argon() -> Argon2<'static> {
+    let params = Params::new(19 * 1024, 2, 1, None).expect("valid argon2 parameters");
+    Argon2::new(Algorithm::Argon2id, Version::V0x13, params)
+}
+
+fn hash(password: &str) -> String {
+    let mut random = [0u8; 16];
+    getrandom::fill(&mut random).expect("WASI randomness");
+    let salt = SaltString::encode_b64(&random).expect("16 bytes is a valid salt");
+    argon()
+        .hash_password(password.as_bytes(), &salt)
+        .expect("argon2 hashing with valid parameters")
+        .to_string()
+}
+
+impl host::Guest for Component {
+    fn get_settings() -> Settings {
+        Settings {
+            token_ttl_secs: env_u64("ESIGN_TOKEN_TTL_SECS", 5_184_000),
+            login_max_failures: env_u64("ESIGN_LOGIN_MAX_FAILURES", 5) as u32,
+            login_lock_secs: env_u64("ESIGN_LOGIN_LOCK_SECS", 900),
+            token_min_interval_ms: env_u64("ESIGN_TOKEN_MIN_INTERVAL_MS", 1000),
+            base_url: std::env::var("ESIGN_BASE_URL")
+                .unwrap_or_else(|_| "http://127.0.0.1:8080".into()),
+            can_convert_word: false,
+            upload_ttl_secs: env_u64("ESIGN_UPLOAD_TTL_SECS", 48 * 3600),
+            eid_provider: String::new(),
+            signing_certificate: String::new(),
+            oauth_access_ttl_secs: env_u64("ESIGN_OAUTH_ACCESS_TTL_SECS", 3600),
+            mcp_test_user: String::new(),
+        }
+    }
+
+    fn hash_password(password: String) -> String {
+        hash(&password)
+    }
+
+    fn verify_password(password: String, hash_str: String) -> bool {
+        // An unknown account costs one hash too, like a wrong password.
+        let dummy;
+        let (parsed, real) = match PasswordHash::new(&hash_str) {
+            Ok(p) => (p, true),
+            Err(_) => {
+                dummy = hash("esign dummy password");
+                (
+                    PasswordHash::new(&dummy).expect("a fresh hash parses"),
+                    false,
+                )
+            }
+        };
+        let ok = argon()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok();
+        ok && real
+    }
+
+    fn log_error(message: String) {
+        eprintln!("engine error: {message}");
+    }
+
+    fn eid_start(_session: String, _return_url: String) -> Result<String, String> {
+        Err("this host has no eID provider".into())
+    }
+
+    fn eid_finish(_session: String, _query: String) -> Result<EidIdentity, String> {
+        Err("this host has no eID provider".into())
+    }
+
+    fn verify_pdf(_data: Vec<u8>) -> PdfCheck {
+        PdfCheck {
+            signed: false,
+            valid: false,
+            whole_file: false,
+            signer: String::new(),
+            certificate_sha256: String::new(),
+            by_this_service: false,
+            signed_at_ms: None,
+            timestamp_ms: None,
+            timestamp_valid: false,
+            document_id: String::new(),
+            log_head: String::new(),
+            problems: vec!["this host does not check signatures".into()],
+        }
+    }
+
+    fn fetch_client_metadata(_url: String) -> Result<String, String> {
+        Err("this host makes no outbound requests".into())
+    }
+}
