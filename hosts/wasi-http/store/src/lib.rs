@@ -181,7 +181,18 @@ fn publish(root: &Path, base: u64, state: &State) -> Result<bool, String> {
 fn random_id() -> String {
     let mut b = [0u8; 12];
     getrandom::fill(&mut b).expect("WASI randomness");
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    hex(&b)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+/// Where blob `id` lives: only for the lower-case hex ids `files.put` makes, so that no
+/// id names a path outside `b/`.
+fn blob_path(root: &Path, id: &str) -> Option<PathBuf> {
+    let ours = !id.is_empty() && id.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+    ours.then(|| root.join("b").join(id))
 }
 
 fn now_ms() -> u64 {
@@ -223,8 +234,12 @@ impl calls::Guest for Component {
                     if !publish(&root, txn.base, &txn.state)? {
                         return Ok(false);
                     }
-                    for id in &txn.deleted_blobs {
-                        let _ = std::fs::remove_file(root.join("b").join(id));
+                    for path in txn
+                        .deleted_blobs
+                        .iter()
+                        .filter_map(|id| blob_path(&root, id))
+                    {
+                        let _ = std::fs::remove_file(path);
                     }
                 }
                 None => MEMORY.with(|m| {
@@ -346,16 +361,13 @@ impl files::Guest for Component {
         let info = BlobInfo {
             id: id.clone(),
             size: data.len() as u64,
-            sha256: Sha256::digest(&data)
-                .iter()
-                .map(|b| format!("{b:02x}"))
-                .collect(),
+            sha256: hex(&Sha256::digest(&data)),
         };
         match root() {
             Some(root) => {
-                let dir = root.join("b");
-                std::fs::create_dir_all(&dir).map_err(|e| format!("creating b/: {e}"))?;
-                std::fs::write(dir.join(&id), &data).map_err(|e| format!("writing a blob: {e}"))?;
+                let path = blob_path(&root, &id).expect("a random id is a blob name");
+                std::fs::create_dir_all(root.join("b")).map_err(|e| format!("creating b/: {e}"))?;
+                std::fs::write(path, &data).map_err(|e| format!("writing a blob: {e}"))?;
             }
             None => MEMORY.with(|m| {
                 m.borrow_mut().1.insert(id.clone(), data);
@@ -366,11 +378,11 @@ impl files::Guest for Component {
     }
 
     fn get(id: String) -> Option<Vec<u8>> {
-        if with_txn(|t| t.deleted_blobs.contains(&id)) || id.contains(['/', '.']) {
+        if with_txn(|t| t.deleted_blobs.contains(&id)) {
             return None;
         }
         match root() {
-            Some(root) => std::fs::read(root.join("b").join(&id)).ok(),
+            Some(root) => std::fs::read(blob_path(&root, &id)?).ok(),
             None => MEMORY.with(|m| m.borrow().1.get(&id).cloned()),
         }
     }
