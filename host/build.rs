@@ -136,30 +136,30 @@ fn compose(engine: &Path, store: &Path, adapter: &Path) -> anyhow::Result<Vec<u8
     let s = g.instantiate(store);
     let [e1, e2] = [g.instantiate(engine), g.instantiate(engine)];
     let a = g.instantiate(adapter);
+    // Each of the store's items goes to every instance that imports it by that name.
+    let takers = [
+        (e1, &engine_imports),
+        (e2, &engine_imports),
+        (a, &adapter_imports),
+    ];
+    let give = |g: &mut CompositionGraph, name: &str, item| -> anyhow::Result<()> {
+        for (node, imports) in takers {
+            if imports.iter().any(|i| i == name) {
+                g.set_instantiation_argument(node, name, item)?;
+            }
+        }
+        Ok(())
+    };
     for name in ENGINE_IMPORTS {
         let export = g.alias_instance_export(s, name)?;
-        if engine_imports.iter().any(|i| i == name) {
-            g.set_instantiation_argument(e1, name, export)?;
-            g.set_instantiation_argument(e2, name, export)?;
-        }
-        if adapter_imports.iter().any(|i| i == name) {
-            g.set_instantiation_argument(a, name, export)?;
-        }
+        give(&mut g, name, export)?;
     }
     // The world-level `use types.{..}` of the engine and the adapter imports these types
     // on their own; they are the store's, like the rest of `types`.
     let types = g.alias_instance_export(s, "esign:engine/types@0.1.0")?;
     for name in ["request", "response", "job", "job-outcome"] {
         let ty = g.alias_instance_export(types, name)?;
-        for (node, imports) in [
-            (e1, &engine_imports),
-            (e2, &engine_imports),
-            (a, &adapter_imports),
-        ] {
-            if imports.iter().any(|i| i == name) {
-                g.set_instantiation_argument(node, name, ty)?;
-            }
-        }
+        give(&mut g, name, ty)?;
     }
     let calls = g.alias_instance_export(s, "esign:wasi-http/calls@0.1.0")?;
     g.set_instantiation_argument(a, "esign:wasi-http/calls@0.1.0", calls)?;
