@@ -148,13 +148,7 @@ fn wasmtime_serve_runs_the_composed_component() {
     let component = dir.join("esign-wasi-http.wasm");
     let data = dir.join("data");
     std::fs::create_dir_all(&data).unwrap();
-    let out = output_within(
-        Command::new(esign_bin())
-            .args(["engine", "export", "--wasi-http"])
-            .arg(&component),
-        60,
-    );
-    assert!(out.status.success(), "{out:?}");
+    engine_export(&component, &["--wasi-http"]);
 
     let server = WasmtimeServe::start(&bin, &component, &data);
     let http = client();
@@ -262,13 +256,7 @@ fn python_host_through_wasmtime_py_runs_the_smoke_test() {
     };
     let dir = fresh_dir("python-host");
     let component = dir.join("engine.wasm");
-    let out = output_within(
-        Command::new(esign_bin())
-            .args(["engine", "export"])
-            .arg(&component),
-        60,
-    );
-    assert!(out.status.success(), "{out:?}");
+    engine_export(&component, &[]);
     let out = output_within(
         Command::new(py)
             .arg(repo().join("hosts/python/host.py"))

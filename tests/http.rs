@@ -596,14 +596,7 @@ fn engine_export_writes_the_embedded_component() {
     let sha = esign::runtime::sha256_hex(&embedded);
     let dir = fresh_dir("export");
     let path = dir.join("engine.wasm");
-    let out = output_within(
-        Command::new(esign_bin())
-            .args(["engine", "export"])
-            .arg(&path),
-        60,
-    );
-    assert!(out.status.success(), "{out:?}");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = engine_export(&path, &[]);
     assert!(stdout.contains(&format!("sha256 {sha}")), "{stdout}");
     assert_eq!(std::fs::read(&path).unwrap(), embedded);
     let s = Server::start(&["--engine", path.to_str().unwrap()]);

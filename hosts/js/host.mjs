@@ -21,7 +21,7 @@
 // durable: the state lives as long as the `Host` object.
 
 import { createHash, webcrypto } from 'node:crypto';
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { hashSync, verifySync, Algorithm } from '@node-rs/argon2';
@@ -37,7 +37,6 @@ export async function transpile(wasm, outDir) {
     noWasiShim: true,
     quiet: true,
   });
-  const { writeFile } = await import('node:fs/promises');
   for (const [name, bytes] of Object.entries(files)) {
     await mkdir(join(outDir, name, '..'), { recursive: true });
     await writeFile(join(outDir, name), bytes);

@@ -281,6 +281,19 @@ pub fn output_within(cmd: &mut Command, secs: u64) -> std::process::Output {
     }
 }
 
+/// Runs `esign engine export [args...] FILE`, asserting success; returns what it printed.
+pub fn engine_export(file: &Path, args: &[&str]) -> String {
+    let out = output_within(
+        Command::new(esign_bin())
+            .args(["engine", "export"])
+            .args(args)
+            .arg(file),
+        60,
+    );
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 /// Runs `esign admin --data-dir DIR args...`; (success, stdout, stderr).
 pub fn run_admin(data_dir: &Path, args: &[&str]) -> (bool, String, String) {
     let out = output_within(
