@@ -117,7 +117,13 @@ fn latest(root: &Path) -> std::io::Result<u64> {
     };
     let mut max = 0;
     for entry in dir {
-        if let Some(v) = entry?
+        let entry = match entry {
+            Ok(entry) => entry,
+            // A version pruned by a concurrent commit while the directory was listed.
+            Err(e) if e.kind() == ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        if let Some(v) = entry
             .file_name()
             .to_str()
             .and_then(|n| n.parse::<u64>().ok())
