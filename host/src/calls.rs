@@ -4,7 +4,7 @@
 use crate::runtime::{
     Faults, Job, JobOutcome, Request, Response, Runtime, StoredJob, keys, offload, random_id,
 };
-use crate::store::{CommitError, Store, Txn};
+use crate::store::{CommitError, Lease, Store, Txn};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{Notify, Semaphore};
@@ -48,6 +48,18 @@ pub fn error_response(status: u16, code: &str, description: &str) -> Response {
         headers: vec![("content-type".into(), "application/json".into())],
         body: serde_json::to_vec(&body).unwrap(),
     }
+}
+
+/// The 503 of a store that could not be reached.
+fn unavailable(cause: &dyn std::fmt::Display, what: &str) -> Response {
+    tracing::error!("{what}: {cause:#}");
+    let mut resp = error_response(
+        503,
+        "unavailable",
+        "the database could not be reached; retry in a moment",
+    );
+    resp.headers.push(("retry-after".into(), "1".into()));
+    resp
 }
 
 /// A 500 with a fresh `trace_id`, logged with its cause.
@@ -120,13 +132,26 @@ impl Dispatcher {
     /// call that reads a blob stops at the read and is re-run off the worker; argon2
     /// and the commit of a call that wrote (the commit lock and the fsync) move off
     /// by themselves. A call that only read commits without the lock.
+    ///
+    /// On a shared store (PostgreSQL) every read waits on the network, so calls run off
+    /// the workers from the start, bounded by the pool of instances; only the calls
+    /// that read blobs or carry large bodies take a core-sized `heavy` slot, as on sled,
+    /// so downloads never take every database connection.
     pub async fn handle(&self, req: Request, faults: Faults) -> Response {
         let permit = self.inner.permits.acquire().await.expect("never closed");
         let large = req.body.len() + req.parts.iter().map(|p| p.data.len()).sum::<usize>();
-        if large <= INLINE_BODY
-            && let Some(resp) = self.handle_on(&req, faults, true)
-        {
-            return resp;
+        if large <= INLINE_BODY {
+            // Inline, or on a shared store off the worker at once, but either way
+            // stopping at a blob read, which then waits for a heavy slot below.
+            let shared = self.inner.store.shared();
+            let resp = if shared {
+                offload(|| self.handle_on(&req, faults, true))
+            } else {
+                self.handle_on(&req, faults, true)
+            };
+            if let Some(resp) = resp {
+                return resp;
+            }
         }
         // Waiting for a heavy slot holds no instance.
         drop(permit);
@@ -145,7 +170,10 @@ impl Dispatcher {
     /// Answers one request; `None` when `on_worker` and the call must move off it.
     fn handle_on(&self, req: &Request, faults: Faults, on_worker: bool) -> Option<Response> {
         let mut verified = HashMap::new();
-        for _ in 0..MAX_ATTEMPTS {
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                self.inner.store.pause_after_conflict(attempt);
+            }
             let txn = self.inner.store.begin();
             let (result, state) =
                 self.inner
@@ -161,6 +189,11 @@ impl Dispatcher {
                 // 503 means "nothing was done": the call's writes are dropped.
                 Ok(resp) if resp.status == 503 => return Some(resp),
                 Ok(resp) => resp,
+                // A read found the transaction in conflict: re-run, like a failed commit.
+                Err(_) if state.txn.conflicted() => continue,
+                Err(trap) if state.txn.unavailable() => {
+                    return Some(unavailable(&trap, &format!("{} {}", req.method, req.path)));
+                }
                 Err(trap) => {
                     let what = match &state.engine_error {
                         Some(said) => format!("{} {} ({said})", req.method, req.path),
@@ -192,6 +225,12 @@ impl Dispatcher {
                     return Some(resp);
                 }
                 Err(CommitError::Conflict) => continue,
+                Err(CommitError::Unavailable(e)) => {
+                    return Some(unavailable(
+                        &e,
+                        &format!("committing {} {}", req.method, req.path),
+                    ));
+                }
                 Err(CommitError::Backend(e)) => {
                     return Some(internal_error(
                         &e,
@@ -212,19 +251,28 @@ impl Dispatcher {
         ))
     }
 
-    /// Runs the due job stored at `key` (if it is still there) and records its outcome,
-    /// all in one transaction. `prepared` is what the job's work order produced: its
-    /// outcome goes to the engine and its blobs are written in the same transaction.
-    /// Returns false when the job had already gone.
+    /// Runs the due job stored at `key` (if it is still there and `lease` still holds
+    /// it) and records its outcome, all in one transaction. `prepared` is what the
+    /// job's work order produced: its outcome goes to the engine and its blobs are
+    /// written in the same transaction. Returns false when the job had already gone
+    /// (or another host took it over).
     pub fn run_job_blocking(
         &self,
         key: &[u8],
+        lease: &Lease,
         prepared: Option<&crate::work::Prepared>,
     ) -> anyhow::Result<bool> {
-        for _ in 0..MAX_ATTEMPTS {
-            let mut txn = self.inner.store.begin();
-            let Some(bytes) = txn.get(key)? else {
-                return Ok(false);
+        let store = &self.inner.store;
+        for attempt in 0..MAX_ATTEMPTS {
+            if attempt > 0 {
+                store.pause_after_conflict(attempt);
+            }
+            let mut txn = store.begin();
+            let bytes = match read_leased(&mut txn, key, lease) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) => return Ok(false),
+                Err(_) if txn.conflicted() => continue,
+                Err(e) => return Err(e),
             };
             if let Some(p) = prepared {
                 for (id, data) in &p.blobs {
@@ -256,6 +304,7 @@ impl Dispatcher {
                     self.record_outcome(&mut txn, stored, outcome)?;
                     txn
                 }
+                Err(_) if state.txn.conflicted() => continue,
                 Err(trap) => {
                     // Roll the run back; keep the job, retried later.
                     let trace_id = random_id();
@@ -265,8 +314,15 @@ impl Dispatcher {
                         "job trapped: {trap:#} {}",
                         state.engine_error.as_deref().unwrap_or("")
                     );
-                    let mut txn = self.inner.store.begin();
-                    txn.get(key)?;
+                    // The run's transaction (and its connection) goes first.
+                    drop(state);
+                    let mut txn = store.begin();
+                    match txn.holds(key, lease) {
+                        Ok(true) => {}
+                        Ok(false) => return Ok(false),
+                        Err(_) if txn.conflicted() => continue,
+                        Err(e) => return Err(e),
+                    }
                     txn.delete(key);
                     let retry_at = now_ms() + backoff_ms(stored.attempt);
                     self.record_outcome(&mut txn, stored, JobOutcome::RetryAt(retry_at))?;
@@ -290,7 +346,7 @@ impl Dispatcher {
                     return Ok(true);
                 }
                 Err(CommitError::Conflict) => continue,
-                Err(CommitError::Backend(e)) => return Err(e),
+                Err(e) => return Err(e.into_error()),
             }
         }
         anyhow::bail!("job kept conflicting")
@@ -323,6 +379,14 @@ impl Dispatcher {
         }
         Ok(())
     }
+}
+
+/// The job at `key` when `lease` still holds it.
+fn read_leased(txn: &mut Txn, key: &[u8], lease: &Lease) -> anyhow::Result<Option<Vec<u8>>> {
+    if !txn.holds(key, lease)? {
+        return Ok(None);
+    }
+    txn.get(key)
 }
 
 /// Retry delay after `attempt` failures: 2^attempt seconds, at most about 68 minutes.

@@ -17,6 +17,7 @@
 use crate::calls::{Dispatcher, now_ms};
 use crate::queues::{self, Visit};
 use crate::runtime::{StoredJob, keys};
+use crate::store::Lease;
 use crate::work::{WorkContext, perform};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -53,6 +54,7 @@ struct Shared {
 /// A job to start, with the permits it holds while it runs.
 struct Launch {
     key: Vec<u8>,
+    lease: Lease,
     job: StoredJob,
     permits: Vec<OwnedSemaphorePermit>,
 }
@@ -121,9 +123,13 @@ fn plan(shared: &Shared) -> anyhow::Result<(Vec<Launch>, Duration)> {
         let Ok(permit) = shared.engine.clone().try_acquire_owned() else {
             break; // woken when a running job finishes
         };
+        let Some(lease) = store.lease(&key)? else {
+            continue; // another host runs it
+        };
         claim(&key);
         launches.push(Launch {
             key,
+            lease,
             job: serde_json::from_slice(&value)?,
             permits: vec![permit],
         });
@@ -168,9 +174,13 @@ fn plan(shared: &Shared) -> anyhow::Result<(Vec<Launch>, Duration)> {
                 let Ok(slot) = shared.work_slots.clone().try_acquire_owned() else {
                     return Ok(Visit::Stop); // the next pass starts at this scope
                 };
+                let Some(lease) = store.lease(&key)? else {
+                    continue; // another host works on it
+                };
                 claim(&key);
                 launches.push(Launch {
                     key,
+                    lease,
                     job: serde_json::from_slice(&value)?,
                     permits: vec![slot, mine],
                 });
@@ -182,21 +192,29 @@ fn plan(shared: &Shared) -> anyhow::Result<(Vec<Launch>, Duration)> {
     if more {
         wait = Duration::ZERO;
     }
-    Ok((launches, wait))
+    Ok((launches, store.poll_cap(wait)))
 }
 
 /// Runs one job as a task: its work, then its engine call on a blocking thread.
 fn start(shared: &Arc<Shared>, launch: Launch) {
     let s = shared.clone();
     tokio::spawn(async move {
-        let Launch { key, job, permits } = launch;
+        let Launch {
+            key,
+            lease,
+            job,
+            permits,
+        } = launch;
         let prepared = match &job.work {
-            Some(order) => Some(perform(&s.work, order).await),
+            Some(order) => {
+                Some(renewing(&s.dispatcher, &key, &lease, perform(&s.work, order)).await)
+            }
             None => None,
         };
-        let (d, k) = (s.dispatcher.clone(), key.clone());
+        let (d, k, l) = (s.dispatcher.clone(), key.clone(), lease.clone());
         let result =
-            tokio::task::spawn_blocking(move || d.run_job_blocking(&k, prepared.as_ref())).await;
+            tokio::task::spawn_blocking(move || d.run_job_blocking(&k, &l, prepared.as_ref()))
+                .await;
         let failed = !matches!(result, Ok(Ok(_)));
         match result {
             Ok(Ok(_)) => {}
@@ -211,4 +229,35 @@ fn start(shared: &Arc<Shared>, launch: Launch) {
         drop(permits);
         s.finished.notify_one();
     });
+}
+
+/// Runs `work` while renewing the lease on `key` every third of its length (on a
+/// shared store; on sled the lease is the process's own). A lost lease is only logged:
+/// the outcome's transaction checks the lease and records nothing then.
+async fn renewing<T>(
+    dispatcher: &Dispatcher,
+    key: &[u8],
+    lease: &Lease,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    let store = dispatcher.store().clone();
+    if !store.shared() {
+        return work.await;
+    }
+    let every = store.lease_duration() / 3;
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = tokio::time::sleep(every) => {
+                let (s, k, l) = (store.clone(), key.to_vec(), lease.clone());
+                match tokio::task::spawn_blocking(move || s.renew(&k, &l)).await {
+                    Ok(Ok(true)) => {}
+                    Ok(Ok(false)) => tracing::warn!("a job's lease was lost while its work ran"),
+                    Ok(Err(e)) => tracing::warn!("renewing a job's lease: {e:#}"),
+                    Err(e) => tracing::warn!("renewing a job's lease: {e}"),
+                }
+            }
+        }
+    }
 }

@@ -67,9 +67,16 @@ struct VerifyArgs {
 /// Where the data lives and which engine runs on it.
 #[derive(Args, Clone)]
 struct EngineArgs {
-    /// Data directory (created when missing).
+    /// Data directory (created when missing). Holds the sled database unless --store
+    /// is given, the compile cache, and the mail and SMS folders.
     #[arg(long, env = "ESIGN_DATA_DIR", default_value = "./esign-data")]
     data_dir: PathBuf,
+    /// Keep the data in PostgreSQL instead of sled in the data directory:
+    /// postgres://user:password@host:port/database (created when missing; add
+    /// ?sslmode=require or verify-full for TLS, &sslrootcert=FILE for a private CA).
+    /// Several hosts may share one database.
+    #[arg(long, env = "ESIGN_STORE")]
+    store: Option<String>,
     /// Run this engine component instead of the embedded one.
     #[arg(long, env = "ESIGN_ENGINE")]
     engine: Option<PathBuf>,
@@ -250,6 +257,16 @@ enum AdminCommand {
     /// Memberships of users in entities.
     #[command(subcommand)]
     Member(MemberCommand),
+    /// Copies a stopped sled data directory into an empty PostgreSQL database, then
+    /// checks the counts of rows per table.
+    Migrate {
+        /// The sled data directory (its server must be stopped).
+        #[arg(long)]
+        from: PathBuf,
+        /// postgres://user:password@host/database (empty, or created when missing).
+        #[arg(long)]
+        to: String,
+    },
 }
 
 #[derive(Args)]
@@ -392,8 +409,47 @@ fn open(
     max_calls: u32,
     outbound: Option<outbound::Outbound>,
 ) -> anyhow::Result<(Dispatcher, String)> {
-    let backend = store::sled::SledBackend::open(&args.data_dir)?;
-    let store = store::Store::new(backend);
+    let store = open_store(args)?;
+    open_on(
+        args,
+        store,
+        settings,
+        eid,
+        seal_certificate_sha256,
+        max_calls,
+        outbound,
+    )
+}
+
+/// Opens the store `args` name: PostgreSQL with --store, else sled in the data dir.
+fn open_store(args: &EngineArgs) -> anyhow::Result<std::sync::Arc<store::Store>> {
+    let store = match &args.store {
+        Some(url) => {
+            let backend = store::postgres::PgBackend::connect(url)?;
+            tracing::info!("data in PostgreSQL at {}", backend.describe);
+            store::Store::new(backend)
+        }
+        None => store::Store::new(store::sled::SledBackend::open(&args.data_dir)?),
+    };
+    if let Some(ms) = std::env::var("ESIGN_WORKER_LEASE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        store.set_lease(Duration::from_millis(ms));
+    }
+    Ok(store)
+}
+
+/// [`open`] over a store already opened.
+fn open_on(
+    args: &EngineArgs,
+    store: std::sync::Arc<store::Store>,
+    settings: Settings,
+    eid: Option<std::sync::Arc<dyn eid::Provider>>,
+    seal_certificate_sha256: String,
+    max_calls: u32,
+    outbound: Option<outbound::Outbound>,
+) -> anyhow::Result<(Dispatcher, String)> {
     let wasm = match &args.engine {
         Some(path) => std::fs::read(path)
             .with_context(|| format!("reading the engine component {}", path.display()))?,
@@ -498,7 +554,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (None, Some(key), Some(cert)) => evidence::keys::Given::Pem { key, cert },
         _ => evidence::keys::Given::None,
     };
-    let identity = evidence::keys::load_given(&args.engine.data_dir, given)?;
+    let store = open_store(&args.engine)?;
+    let identity = match given {
+        // Every host of a shared store seals with the same generated key.
+        evidence::keys::Given::None if store.shared() => {
+            evidence::keys::load_or_create_stored(&store)?
+        }
+        given => evidence::keys::load_given(&args.engine.data_dir, given)?,
+    };
     let tsa = match &args.tsa_url {
         Some(url) => Some(evidence::tsa::Tsa::new(
             url,
@@ -541,8 +604,9 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let _guard = rt.enter();
         outbound::Outbound::new(&outbound_config, Duration::from_secs(5))?
     };
-    let (dispatcher, engine_sha) = open(
+    let (dispatcher, engine_sha) = open_on(
         &args.engine,
+        store,
         settings,
         eid,
         sealer.certificate_sha256.clone(),
@@ -751,6 +815,9 @@ fn entity_flags(body: &mut serde_json::Value, f: &EntityFlags) {
 }
 
 fn admin(args: AdminArgs) -> anyhow::Result<()> {
+    if let AdminCommand::Migrate { from, to } = &args.command {
+        return store::copy::sled_to_postgres(from, to);
+    }
     let (d, _) = open(
         &args.engine,
         runtime::default_settings(),
@@ -800,6 +867,7 @@ fn admin(args: AdminArgs) -> anyhow::Result<()> {
             json!({ "password": password, "active": active }),
         ),
         AdminCommand::User(UserCommand::List) => admin_request("GET", "/admin/users", json!({})),
+        AdminCommand::Migrate { .. } => unreachable!("handled above"),
         AdminCommand::Member(MemberCommand::Add {
             user,
             entity,

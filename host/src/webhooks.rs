@@ -27,7 +27,7 @@ use crate::calls::{Dispatcher, now_ms};
 use crate::outbound::Outbound;
 use crate::queues::{self, Visit};
 use crate::runtime::{StoredJob, keys, random_id};
-use crate::store::CommitError;
+use crate::store::{CommitError, Lease};
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -135,6 +135,7 @@ enum Outcome {
 
 struct Attempted {
     key: Vec<u8>,
+    lease: Lease,
     row: StoredDelivery,
     outcome: Outcome,
 }
@@ -252,6 +253,7 @@ pub async fn run(
 /// An attempt to start: the row and the permits it holds while in flight.
 struct Launch {
     key: Vec<u8>,
+    lease: Lease,
     row: StoredDelivery,
     permits: (OwnedSemaphorePermit, OwnedSemaphorePermit),
 }
@@ -319,9 +321,13 @@ fn plan(shared: &Shared, tx: &mpsc::UnboundedSender<Attempted>) -> anyhow::Resul
                         }
                     };
                     if dropped {
+                        let Some(lease) = store.lease(&key)? else {
+                            continue; // another host has it
+                        };
                         shared.in_flight.lock().unwrap().insert(key.clone());
                         let _ = tx.send(Attempted {
                             key,
+                            lease,
                             row,
                             outcome: Outcome::Cancelled,
                         });
@@ -334,9 +340,13 @@ fn plan(shared: &Shared, tx: &mpsc::UnboundedSender<Attempted>) -> anyhow::Resul
                         // Out of attempts: the next pass (woken when one ends) starts here.
                         return Ok(Visit::Stop);
                     };
+                    let Some(lease) = store.lease(&key)? else {
+                        continue; // another host attempts it
+                    };
                     shared.in_flight.lock().unwrap().insert(key.clone());
                     plan.launches.push(Launch {
                         key,
+                        lease,
                         row,
                         permits: (permit, target_permit),
                     });
@@ -352,6 +362,7 @@ fn plan(shared: &Shared, tx: &mpsc::UnboundedSender<Attempted>) -> anyhow::Resul
     if more {
         plan.wait = Duration::ZERO;
     }
+    plan.wait = store.poll_cap(plan.wait);
     Ok(plan)
 }
 
@@ -361,6 +372,7 @@ fn start_attempt(shared: &Arc<Shared>, tx: &mpsc::UnboundedSender<Attempted>, la
     tokio::spawn(async move {
         let Launch {
             key,
+            lease,
             mut row,
             permits,
         } = launch;
@@ -371,7 +383,12 @@ fn start_attempt(shared: &Arc<Shared>, tx: &mpsc::UnboundedSender<Attempted>, la
         }
         let outcome = attempt(&s.outbound, &row).await;
         drop(permits);
-        let _ = tx.send(Attempted { key, row, outcome });
+        let _ = tx.send(Attempted {
+            key,
+            lease,
+            row,
+            outcome,
+        });
     });
 }
 
@@ -401,7 +418,7 @@ fn move_legacy_rows(store: &Arc<crate::store::Store>) -> anyhow::Result<usize> {
         match txn.commit() {
             Ok(()) => moved += batch,
             Err(CommitError::Conflict) => {}
-            Err(CommitError::Backend(e)) => return Err(e),
+            Err(e) => return Err(e.into_error()),
         }
     }
 }
@@ -470,13 +487,21 @@ async fn commit_loop(shared: Arc<Shared>, mut rx: mpsc::UnboundedReceiver<Attemp
 fn commit(shared: &Shared, batch: &[Attempted]) -> anyhow::Result<bool> {
     let store = shared.dispatcher.store();
     let schedule = &shared.config.schedule;
-    for _ in 0..32 {
+    'attempt: for attempt in 0..32 {
+        if attempt > 0 {
+            store.pause_after_conflict(attempt);
+        }
         let mut txn = store.begin();
         let mut jobs = false;
         let now = now_ms();
         for a in batch {
-            if txn.get(&a.key)?.is_none() {
-                continue; // cancelled meanwhile (subscription deleted or disabled)
+            match txn.holds(&a.key, &a.lease) {
+                Ok(true) => {}
+                // Gone: cancelled meanwhile (subscription deleted or disabled), or
+                // another host took the row over after this lease expired.
+                Ok(false) => continue,
+                Err(_) if txn.conflicted() => continue 'attempt,
+                Err(e) => return Err(e),
             }
             txn.delete(&a.key);
             let row = &a.row;
@@ -544,7 +569,7 @@ fn commit(shared: &Shared, batch: &[Attempted]) -> anyhow::Result<bool> {
         match txn.commit() {
             Ok(()) => return Ok(jobs),
             Err(CommitError::Conflict) => continue,
-            Err(CommitError::Backend(e)) => return Err(e),
+            Err(e) => return Err(e.into_error()),
         }
     }
     anyhow::bail!("results kept conflicting")

@@ -63,15 +63,20 @@ impl Server {
     }
 
     /// Starts a server with exactly `args` (after the harness's own) and `env`.
+    ///
+    /// With `ESIGN_TEST_STORE` set (a `postgres://` URL ending in `/`), the server keeps
+    /// its data in a fresh database there instead of sled (see [`test_store`]).
     pub fn start_with(args: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut base_env: Vec<(String, String)> = vec![
+            ("ESIGN_ADMIN_EMAIL".into(), ADMIN_EMAIL.into()),
+            ("ESIGN_ADMIN_PASSWORD".into(), ADMIN_PASSWORD.into()),
+        ];
+        base_env.extend(store_env(test_store().as_deref()));
         let mut server = Server {
             data_dir: fresh_dir("server"),
             base: String::new(),
             args: args.iter().map(|s| s.to_string()).collect(),
-            env: vec![
-                ("ESIGN_ADMIN_EMAIL".into(), ADMIN_EMAIL.into()),
-                ("ESIGN_ADMIN_PASSWORD".into(), ADMIN_PASSWORD.into()),
-            ],
+            env: base_env,
             banner: Vec::new(),
             test_faults: true,
             child: None,
@@ -239,7 +244,7 @@ impl Server {
     }
 
     pub fn admin_raw(&self, args: &[&str]) -> (bool, String, String) {
-        run_admin(&self.data_dir, args)
+        run_admin_env(&self.data_dir, &self.env, args)
     }
 }
 
@@ -294,8 +299,47 @@ pub fn engine_export(file: &Path, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// A fresh database URL under `ESIGN_TEST_STORE` (the whole suite then runs on
+/// PostgreSQL; `esign` creates the database at its first start), or `None` for sled.
+pub fn test_store() -> Option<String> {
+    let base = std::env::var("ESIGN_TEST_STORE").ok()?;
+    if base.is_empty() {
+        return None;
+    }
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).unwrap();
+    Some(format!("{base}esign_{:016x}", u64::from_le_bytes(bytes)))
+}
+
+/// Whether the suite runs on PostgreSQL (`ESIGN_TEST_STORE`).
+pub fn on_postgres() -> bool {
+    std::env::var("ESIGN_TEST_STORE").is_ok_and(|v| !v.is_empty())
+}
+
+/// The environment that points `esign` at `store` (nothing for sled). Leases are short
+/// there, so that rows held by a killed server are taken over within the tests' waits.
+pub fn store_env(store: Option<&str>) -> Vec<(String, String)> {
+    match store {
+        Some(url) => vec![
+            ("ESIGN_STORE".into(), url.into()),
+            ("ESIGN_WORKER_LEASE_MS".into(), "3000".into()),
+            ("ESIGN_STORE_POOL_SIZE".into(), "16".into()),
+        ],
+        None => Vec::new(),
+    }
+}
+
 /// Runs `esign admin --data-dir DIR args...`; (success, stdout, stderr).
 pub fn run_admin(data_dir: &Path, args: &[&str]) -> (bool, String, String) {
+    run_admin_env(data_dir, &[], args)
+}
+
+/// [`run_admin`] with extra environment (a server's store).
+pub fn run_admin_env(
+    data_dir: &Path,
+    env: &[(String, String)],
+    args: &[&str],
+) -> (bool, String, String) {
     let out = output_within(
         Command::new(esign_bin())
             .arg("admin")
@@ -304,7 +348,8 @@ pub fn run_admin(data_dir: &Path, args: &[&str]) -> (bool, String, String) {
             .arg("--compile-cache")
             .arg(compile_cache())
             .args(args)
-            .env("ESIGN_LOG", "warn"),
+            .env("ESIGN_LOG", "warn")
+            .envs(env.iter().filter(|(k, _)| k == "ESIGN_STORE").cloned()),
         120,
     );
     (

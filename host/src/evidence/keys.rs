@@ -110,8 +110,65 @@ fn load(key: &Path, cert: &Path) -> anyhow::Result<Identity> {
 /// Writes a new key and self-signed certificate (each through a temporary file, so a
 /// crash leaves either nothing or a whole file).
 fn generate(dir: &Path, key: &Path, cert: &Path) -> anyhow::Result<()> {
-    use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, KeyUsagePurpose};
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let (key_pem, cert_pem) = new_identity()?;
+    write_new(key, key_pem.as_bytes(), 0o600)?;
+    write_new(cert, cert_pem.as_bytes(), 0o644)?;
+    tracing::info!(
+        "generated a signing key and a self-signed certificate in {}",
+        dir.display()
+    );
+    Ok(())
+}
+
+/// Where a shared store keeps the generated identity (a host table, outside `d/`).
+const STORED_IDENTITY: &[u8] = b"hk/signing";
+
+/// The identity generated on first use and kept in a shared store (PostgreSQL), so
+/// that every host seals with the same key. The first host to start writes it; the
+/// others read it (a concurrent first start conflicts and re-reads).
+pub fn load_or_create_stored(
+    store: &std::sync::Arc<crate::store::Store>,
+) -> anyhow::Result<Identity> {
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Stored {
+        key_pem: String,
+        cert_pem: String,
+    }
+    for _ in 0..16 {
+        let mut txn = store.begin();
+        let stored = match txn.get(STORED_IDENTITY) {
+            Ok(Some(bytes)) => serde_json::from_slice::<Stored>(&bytes)?,
+            Ok(None) => {
+                let (key_pem, cert_pem) = new_identity()?;
+                let stored = Stored { key_pem, cert_pem };
+                txn.put(STORED_IDENTITY, &serde_json::to_vec(&stored)?);
+                match txn.commit() {
+                    Ok(()) => tracing::info!(
+                        "generated a signing key and a self-signed certificate in the database"
+                    ),
+                    Err(crate::store::CommitError::Conflict) => continue,
+                    Err(e) => return Err(e.into_error()),
+                }
+                stored
+            }
+            Err(_) if txn.conflicted() => continue,
+            Err(e) => return Err(e),
+        };
+        let signer = cms::signer_from_pem(&stored.key_pem, &stored.cert_pem)
+            .context("the signing key stored in the database")?;
+        return Ok(Identity {
+            signer,
+            certificate_pem: stored.cert_pem,
+            source: "the database".into(),
+        });
+    }
+    bail!("storing the signing identity kept conflicting")
+}
+
+/// A new P-256 key and a self-signed certificate for it (ten years), as PEM.
+fn new_identity() -> anyhow::Result<(String, String)> {
+    use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, KeyUsagePurpose};
     let kp = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)?;
     let mut params = CertificateParams::new(Vec::<String>::new())?;
     let mut dn = DistinguishedName::new();
@@ -126,13 +183,7 @@ fn generate(dir: &Path, key: &Path, cert: &Path) -> anyhow::Result<()> {
         KeyUsagePurpose::ContentCommitment,
     ];
     let certificate = params.self_signed(&kp)?;
-    write_new(key, kp.serialize_pem().as_bytes(), 0o600)?;
-    write_new(cert, certificate.pem().as_bytes(), 0o644)?;
-    tracing::info!(
-        "generated a signing key and a self-signed certificate in {}",
-        dir.display()
-    );
-    Ok(())
+    Ok((kp.serialize_pem(), certificate.pem()))
 }
 
 fn time_now() -> time::OffsetDateTime {

@@ -161,17 +161,25 @@ pub fn deliver_due(
     loop {
         let end = keys::timed(outbox.table(), now_ms() + 1, "");
         let due = store.scan_committed(outbox.table(), &end, 64)?;
-        if due.is_empty() {
-            break;
-        }
+        let mut progressed = false;
         for (key, value) in due {
+            // Another worker (on another host) may hold the row: it sends it.
+            let Some(lease) = store.lease(&key)? else {
+                continue;
+            };
             let mut mail: StoredMail = serde_json::from_slice(&value)?;
+            // Sent outside any transaction: the row goes only after the transport
+            // took it, in a transaction that checks the lease is still ours.
+            let sent = transport.send(&mail);
             let mut txn = store.begin();
-            if txn.get(&key)?.is_none() {
-                continue; // delivered meanwhile
+            match txn.holds(&key, &lease) {
+                Ok(true) => {}
+                Ok(false) => continue, // delivered (or taken over) meanwhile
+                Err(_) if txn.conflicted() => continue, // looked at again next round
+                Err(e) => return Err(e),
             }
             txn.delete(&key);
-            match transport.send(&mail) {
+            match sent {
                 Ok(()) => tracing::info!(id = mail.id, to = mail.to, "{what} sent"),
                 Err(Failure::Permanent(why)) => {
                     tracing::warn!(
@@ -230,13 +238,17 @@ pub fn deliver_due(
                 }
             }
             match txn.commit() {
-                Ok(()) | Err(CommitError::Conflict) => {}
-                Err(CommitError::Backend(e)) => return Err(e),
+                Ok(()) => progressed = true,
+                Err(CommitError::Conflict) => {}
+                Err(e) => return Err(e.into_error()),
             }
+        }
+        if !progressed {
+            break; // nothing due, or everything due is another worker's
         }
     }
     Ok(Pass {
-        wait: keys::until_next_due(store, outbox.table(), IDLE)?,
+        wait: store.poll_cap(keys::until_next_due(store, outbox.table(), IDLE)?),
         bounced,
     })
 }

@@ -1,84 +1,204 @@
 //! Transactional key-value storage: one [`Txn`] per engine call.
 //!
-//! A backend ([`Backend`]) supplies plain reads, range scans and an atomic batch write.
-//! On top of it, [`Txn`] gives each call serializable isolation by optimistic
-//! concurrency control: writes are buffered in the transaction (and seen by its own
-//! reads); every read and scan is remembered; [`Txn::commit`] takes the store's commit
-//! lock, checks that everything read is still what it was, and only then applies the
-//! writes as one atomic batch and makes them durable. A transaction whose reads went
-//! stale fails with [`CommitError::Conflict`] and is re-run by the caller. Dropping a
-//! transaction without committing rolls it back.
+//! A backend ([`Backend`]) begins transactions ([`BackendTxn`]) that read, scan and
+//! commit a batch of writes atomically; how a transaction is isolated is the backend's
+//! business:
 //!
-//! A transaction that wrote nothing never takes the commit lock: when no commit was
-//! applied since it began, what it read was one committed state; otherwise it checks
-//! its reads between two looks at the commit sequence (a seqlock), and takes the lock
-//! only if commits kept landing meanwhile. Blobs are immutable, so a blob read through
-//! [`Txn::get_blob`] is validated by the blob's existence, not its bytes.
+//! - [`sled::SledBackend`] (the embedded default, one process) validates optimistically:
+//!   every read and scan is remembered; the commit takes the process's commit lock,
+//!   checks that everything read is still what it was, and only then applies the
+//!   writes as one atomic batch and makes them durable. A transaction that wrote nothing
+//!   never takes the lock (a seqlock tells whether its reads held at one moment).
+//! - [`postgres::PgBackend`] (several hosts on one database) runs one database
+//!   transaction at `SERIALIZABLE` per engine call; the database detects conflicts.
+//!
+//! On top of either, [`Txn`] buffers the call's writes (seen by its own reads and
+//! scans) and hands them to the backend at commit. A transaction that conflicted fails
+//! with [`CommitError::Conflict`], or, when a read already failed that way mid-call,
+//! reports [`Txn::conflicted`]; the caller re-runs it. Dropping a transaction without
+//! committing rolls it back. Blobs are immutable, so a blob read through
+//! [`Txn::get_blob`] may be validated by the blob's existence, not its bytes.
+//!
+//! Queue rows (jobs, mail, webhook deliveries) are worked on by one process at a time:
+//! a worker takes a [`Lease`] on a row ([`Store::lease`]) before working on it and
+//! checks it ([`Txn::holds`]) in the transaction that records the outcome. On sled the
+//! lease is the process's own (its workers keep rows in flight in memory); on
+//! PostgreSQL it is a row lock with an expiry, so a crashed host's rows are taken over.
 
+pub mod copy;
+pub mod postgres;
 pub mod sled;
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::time::Duration;
 
 /// A key/value pair.
 pub type Entry = (Vec<u8>, Vec<u8>);
 
-/// A storage backend. Implementations: [`sled::SledBackend`] (the embedded default).
+/// A transaction's writes, in key order (`None` deletes).
+pub type Writes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+
+/// A storage backend: [`sled::SledBackend`] (the embedded default) or
+/// [`postgres::PgBackend`].
 pub trait Backend: Send + Sync + 'static {
-    fn get(&self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>>;
-    /// Entries with `start <= key < end`, ascending or, with `reverse`, descending.
-    fn scan<'a>(
-        &'a self,
-        start: &[u8],
-        end: &[u8],
-        reverse: bool,
-    ) -> Box<dyn Iterator<Item = anyhow::Result<Entry>> + 'a>;
-    /// Applies all writes atomically (`None` deletes). Need not be durable yet.
-    fn apply(&self, writes: &BTreeMap<Vec<u8>, Option<Vec<u8>>>) -> anyhow::Result<()>;
-    /// Makes every applied write durable.
+    /// Starts a transaction.
+    fn begin(&self) -> anyhow::Result<Box<dyn BackendTxn>>;
+    /// At most `limit` committed entries in `[start, end)`, ascending, outside any
+    /// transaction (for host workers that only look).
+    fn scan_committed(&self, start: &[u8], end: &[u8], limit: usize) -> anyhow::Result<Vec<Entry>>;
+    /// A committed value, outside any transaction.
+    fn get_committed(&self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>>;
+    /// Makes every committed write durable (a no-op where commits are durable).
     fn flush(&self) -> anyhow::Result<()>;
-    /// Whether `key` has a value (without reading it when the backend can).
-    fn contains(&self, key: &[u8]) -> anyhow::Result<bool> {
-        Ok(self.get(key)?.is_some())
+    /// Whether other processes may use the same data: reads wait on the network (calls
+    /// run off the tokio workers), queue rows are leased, and workers poll for work
+    /// that other hosts queued.
+    fn shared(&self) -> bool {
+        false
+    }
+    /// Takes the lease on the queue row at `key` for `lease`, unless another worker
+    /// holds an unexpired one or the row is gone.
+    fn lease(&self, _key: &[u8], _lease: Duration) -> anyhow::Result<Option<Lease>> {
+        Ok(Some(Lease::LOCAL))
+    }
+    /// Extends a lease this worker holds; false when it was lost.
+    fn renew(&self, _key: &[u8], _lease: &Lease, _for: Duration) -> anyhow::Result<bool> {
+        Ok(true)
+    }
+    /// How long to wait before re-running a transaction after its `attempt`-th
+    /// conflict (sled: not at all).
+    fn retry_delay(&self, _attempt: u32) -> Duration {
+        Duration::ZERO
     }
 }
 
-/// A backend plus the lock that serializes commits.
+/// One backend transaction. Dropping it rolls it back.
+pub trait BackendTxn: Send {
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>>;
+    /// Reads an immutable value (a blob).
+    fn get_blob(&mut self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
+        self.get(key)
+    }
+    /// At most `limit` committed entries in `[start, end)`; fewer only when the range
+    /// has no more.
+    fn scan(
+        &mut self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+        reverse: bool,
+    ) -> anyhow::Result<Vec<Entry>>;
+    /// Whether the queue row at `key` is still there and `lease` still holds it.
+    fn holds(&mut self, key: &[u8], lease: &Lease) -> anyhow::Result<bool>;
+    /// Applies `writes` atomically, or nothing.
+    fn commit(self: Box<Self>, writes: &Writes) -> Result<(), CommitError>;
+}
+
+/// A worker's claim on a queue row (see [`Backend::lease`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Lease {
+    /// Random per claim; 0 for the process-local lease of an unshared backend.
+    pub token: i64,
+}
+
+impl Lease {
+    /// The lease of a backend that one process owns.
+    pub const LOCAL: Lease = Lease { token: 0 };
+}
+
+/// A read failed because the transaction conflicted with another (it must be re-run).
+/// Backends return it inside the `anyhow::Error` of a read.
+#[derive(Debug)]
+pub struct Conflict;
+
+impl std::fmt::Display for Conflict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the transaction conflicted with a concurrent one")
+    }
+}
+
+impl std::error::Error for Conflict {}
+
+/// The store could not be reached (a lost connection, an exhausted pool); nothing was
+/// applied. Answered with 503.
+#[derive(Debug)]
+pub struct Unavailable(pub String);
+
+impl std::fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the store is unavailable: {}", self.0)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
+/// A backend and what the host asks of it.
 pub struct Store {
     backend: Box<dyn Backend>,
-    commit_lock: Mutex<()>,
-    /// Odd while a commit applies its writes; grows by two per applied commit.
-    sequence: AtomicU64,
+    /// How long a worker's lease on a queue row lasts, in milliseconds.
+    lease_ms: std::sync::atomic::AtomicU64,
 }
+
+/// How long a lease lasts unless [`Store::set_lease`] says otherwise: longer than any
+/// single attempt of a worker (work renews its lease meanwhile), short enough that a
+/// crashed host's rows are taken over within a minute.
+pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
+
+/// How often workers on a shared store look for work that other hosts queued.
+pub const SHARED_POLL: Duration = Duration::from_secs(1);
 
 /// Why a commit did not happen.
 #[derive(Debug)]
 pub enum CommitError {
     /// Something this transaction read changed before it committed; re-run it.
     Conflict,
+    /// The store could not be reached; nothing was applied (or, when the connection
+    /// was lost during the commit itself, the outcome is unknown).
+    Unavailable(anyhow::Error),
     /// The backend failed; nothing was applied.
     Backend(anyhow::Error),
+}
+
+impl CommitError {
+    /// Sorts a backend error: a conflict, an unreachable store, or anything else.
+    pub fn classify(e: anyhow::Error) -> CommitError {
+        if e.is::<Conflict>() {
+            CommitError::Conflict
+        } else if e.is::<Unavailable>() {
+            CommitError::Unavailable(e)
+        } else {
+            CommitError::Backend(e)
+        }
+    }
+
+    /// As an error, for callers that do not re-run (a conflict becomes an error too).
+    pub fn into_error(self) -> anyhow::Error {
+        match self {
+            CommitError::Conflict => Conflict.into(),
+            CommitError::Unavailable(e) | CommitError::Backend(e) => e,
+        }
+    }
 }
 
 impl Store {
     pub fn new(backend: impl Backend) -> Arc<Store> {
         Arc::new(Store {
             backend: Box::new(backend),
-            commit_lock: Mutex::new(()),
-            sequence: AtomicU64::new(0),
+            lease_ms: (DEFAULT_LEASE.as_millis() as u64).into(),
         })
     }
 
-    /// Starts a transaction.
+    /// Starts a transaction. The backend's transaction begins at the first read or at
+    /// the commit, so a transaction that is dropped unused costs nothing.
     pub fn begin(self: &Arc<Self>) -> Txn {
         Txn {
-            begun_at: self.sequence.load(Ordering::Acquire),
             store: self.clone(),
-            reads: Vec::new(),
-            scans: Vec::new(),
+            inner: None,
             writes: BTreeMap::new(),
+            conflicted: false,
+            unavailable: false,
         }
     }
 
@@ -89,72 +209,135 @@ impl Store {
         end: &[u8],
         limit: usize,
     ) -> anyhow::Result<Vec<Entry>> {
-        self.backend.scan(start, end, false).take(limit).collect()
+        self.backend.scan_committed(start, end, limit)
     }
 
     /// A committed-state read outside any transaction (for host workers).
     pub fn get_committed(&self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
-        self.backend.get(key)
+        self.backend.get_committed(key)
     }
 
     pub fn flush(&self) -> anyhow::Result<()> {
         self.backend.flush()
     }
-}
 
-/// A scan as the transaction saw the committed state: the base entries it consumed,
-/// and whether it reached the end of the range.
-struct ScanRead {
-    start: Vec<u8>,
-    end: Vec<u8>,
-    reverse: bool,
-    seen: Vec<Entry>,
-    exhausted: bool,
-}
+    /// See [`Backend::shared`].
+    pub fn shared(&self) -> bool {
+        self.backend.shared()
+    }
 
-/// What a transaction read at a key.
-enum Seen {
-    Value(Option<Vec<u8>>),
-    /// A blob: only whether it existed matters (blobs never change).
-    Exists(bool),
-}
+    /// Sets how long workers' leases last.
+    pub fn set_lease(&self, lease: Duration) {
+        self.lease_ms.store(
+            lease.as_millis().max(1) as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+    }
 
-/// Rounds a read-only transaction checks its reads without the lock before taking it.
-const LOCK_FREE_CHECKS: usize = 4;
+    /// How long workers' leases last.
+    pub fn lease_duration(&self) -> Duration {
+        Duration::from_millis(self.lease_ms.load(std::sync::atomic::Ordering::Relaxed))
+    }
+
+    /// Takes the lease on the queue row at `key` (see [`Backend::lease`]); `None` when
+    /// another worker holds it or the row is gone.
+    pub fn lease(&self, key: &[u8]) -> anyhow::Result<Option<Lease>> {
+        self.backend.lease(key, self.lease_duration())
+    }
+
+    /// Extends a lease (see [`Backend::renew`]); false when it was lost.
+    pub fn renew(&self, key: &[u8], lease: &Lease) -> anyhow::Result<bool> {
+        self.backend.renew(key, lease, self.lease_duration())
+    }
+
+    /// The longest a worker should sleep before looking again: other hosts of a shared
+    /// store queue work without waking this one.
+    pub fn poll_cap(&self, wait: Duration) -> Duration {
+        if self.shared() {
+            wait.min(SHARED_POLL)
+        } else {
+            wait
+        }
+    }
+
+    /// See [`Backend::retry_delay`]; sleeps it.
+    pub fn pause_after_conflict(&self, attempt: u32) {
+        let d = self.backend.retry_delay(attempt);
+        if !d.is_zero() {
+            std::thread::sleep(d);
+        }
+    }
+}
 
 /// One transaction. See the module documentation.
 pub struct Txn {
     store: Arc<Store>,
-    /// The commit sequence when the transaction began.
-    begun_at: u64,
-    reads: Vec<(Vec<u8>, Seen)>,
-    scans: Vec<ScanRead>,
-    writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// Begun at the first read (or the commit).
+    inner: Option<Box<dyn BackendTxn>>,
+    writes: Writes,
+    /// A read failed with [`Conflict`]: the caller must re-run the transaction.
+    conflicted: bool,
+    /// A read failed with [`Unavailable`].
+    unavailable: bool,
 }
 
 impl Txn {
+    fn inner(&mut self) -> anyhow::Result<&mut Box<dyn BackendTxn>> {
+        if self.inner.is_none() {
+            let txn = self.store.backend.begin();
+            self.inner = Some(self.noted(txn)?);
+        }
+        Ok(self.inner.as_mut().expect("just begun"))
+    }
+
+    /// Remembers a conflict seen by a read.
+    fn noted<T>(&mut self, r: anyhow::Result<T>) -> anyhow::Result<T> {
+        if let Err(e) = &r {
+            self.conflicted |= e.is::<Conflict>();
+            self.unavailable |= e.is::<Unavailable>();
+        }
+        r
+    }
+
+    /// Whether a read failed because the store could not be reached.
+    pub fn unavailable(&self) -> bool {
+        self.unavailable
+    }
+
+    /// Whether a read failed because the transaction conflicted: the error it gave
+    /// (and the trap that followed) means "re-run", not "failed".
+    pub fn conflicted(&self) -> bool {
+        self.conflicted
+    }
+
     pub fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
         if let Some(own) = self.writes.get(key) {
             return Ok(own.clone());
         }
-        let value = self.store.backend.get(key)?;
-        self.reads.push((key.to_vec(), Seen::Value(value.clone())));
-        Ok(value)
+        let r = self.inner()?.get(key);
+        self.noted(r)
     }
 
-    /// Reads an immutable value (a blob): the commit checks that it still exists, not
-    /// that its bytes are unchanged, so a large file is read once per call.
+    /// Reads an immutable value (a blob): a backend may validate it by its existence,
+    /// not its bytes, so a large file is read once per call.
     pub fn get_blob(&mut self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
         if let Some(own) = self.writes.get(key) {
             return Ok(own.clone());
         }
-        let value = self.store.backend.get(key)?;
-        self.reads
-            .push((key.to_vec(), Seen::Exists(value.is_some())));
-        Ok(value)
+        let r = self.inner()?.get_blob(key);
+        self.noted(r)
     }
 
-    /// Whether the transaction wrote nothing (its commit takes no lock).
+    /// Whether the queue row at `key` is still there and still held by `lease`.
+    pub fn holds(&mut self, key: &[u8], lease: &Lease) -> anyhow::Result<bool> {
+        if self.writes.contains_key(key) {
+            return Ok(self.writes[key].is_some());
+        }
+        let r = self.inner()?.holds(key, lease);
+        self.noted(r)
+    }
+
+    /// Whether the transaction wrote nothing.
     pub fn is_read_only(&self) -> bool {
         self.writes.is_empty()
     }
@@ -176,43 +359,34 @@ impl Txn {
         limit: usize,
         reverse: bool,
     ) -> anyhow::Result<Vec<Entry>> {
-        let mut out = Vec::new();
         if start >= end || limit == 0 {
-            return Ok(out);
+            return Ok(Vec::new());
         }
-        let mut record = ScanRead {
-            start: start.to_vec(),
-            end: end.to_vec(),
-            reverse,
-            seen: Vec::new(),
-            exhausted: false,
-        };
         let range = (
             Bound::Included(start.to_vec()),
             Bound::Excluded(end.to_vec()),
         );
+        // Each own write in the range shadows at most one committed entry, so `limit`
+        // plus their number committed entries always fill the page.
+        let own_count = self.writes.range(range.clone()).count();
+        let base = {
+            let r = self
+                .inner()?
+                .scan(start, end, limit.saturating_add(own_count), reverse);
+            self.noted(r)?
+        };
         let own: Vec<(&Vec<u8>, &Option<Vec<u8>>)> = if reverse {
             self.writes.range(range).rev().collect()
         } else {
             self.writes.range(range).collect()
         };
         let mut own = own.into_iter().peekable();
-        let mut base = self.store.backend.scan(start, end, reverse);
-        let mut pending: Option<Entry> = None;
+        let mut base = base.into_iter().peekable();
         // `before(a, b)`: a comes first in the scan's order.
         let before = |a: &[u8], b: &[u8]| if reverse { a > b } else { a < b };
+        let mut out = Vec::new();
         while out.len() < limit {
-            if pending.is_none() && !record.exhausted {
-                match base.next() {
-                    Some(entry) => {
-                        let entry = entry?;
-                        record.seen.push(entry.clone());
-                        pending = Some(entry);
-                    }
-                    None => record.exhausted = true,
-                }
-            }
-            let take_own = match (own.peek(), &pending) {
+            let take_own = match (own.peek(), base.peek()) {
                 (None, None) => break,
                 (Some(_), None) => true,
                 (None, Some(_)) => false,
@@ -220,84 +394,30 @@ impl Txn {
             };
             if take_own {
                 let (key, value) = own.next().unwrap();
-                if pending.as_ref().is_some_and(|(bk, _)| bk == key) {
-                    pending = None; // our own write shadows the committed entry
+                if base.peek().is_some_and(|(bk, _)| bk == key) {
+                    base.next(); // our own write shadows the committed entry
                 }
                 if let Some(value) = value {
                     out.push((key.clone(), value.clone()));
                 }
             } else {
-                out.push(pending.take().unwrap());
+                out.push(base.next().unwrap());
             }
         }
-        drop(base);
-        self.scans.push(record);
         Ok(out)
     }
 
-    /// Validates and applies the transaction. See the module documentation.
-    pub fn commit(self) -> Result<(), CommitError> {
-        let store = &*self.store;
-        if self.writes.is_empty() {
-            let sequence = &store.sequence;
-            if sequence.load(Ordering::Acquire) == self.begun_at && self.begun_at.is_multiple_of(2)
-            {
-                return Ok(()); // nothing was applied while it read
-            }
-            for _ in 0..LOCK_FREE_CHECKS {
-                let before = sequence.load(Ordering::Acquire);
-                if !before.is_multiple_of(2) {
-                    std::thread::yield_now();
-                    continue;
-                }
-                self.validate()?;
-                std::sync::atomic::fence(Ordering::SeqCst);
-                if sequence.load(Ordering::Acquire) == before {
-                    return Ok(()); // every read held at one moment
-                }
-            }
+    /// Applies the transaction's writes atomically, or fails and applies nothing.
+    pub fn commit(mut self) -> Result<(), CommitError> {
+        if self.conflicted {
+            return Err(CommitError::Conflict);
         }
-        let guard = store.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.validate()?;
-        if self.writes.is_empty() {
+        if self.inner.is_none() && self.writes.is_empty() {
             return Ok(());
         }
-        store.sequence.fetch_add(1, Ordering::SeqCst);
-        std::sync::atomic::fence(Ordering::SeqCst);
-        let applied = store.backend.apply(&self.writes);
-        store.sequence.fetch_add(1, Ordering::SeqCst);
-        applied.map_err(CommitError::Backend)?;
-        drop(guard);
-        store.backend.flush().map_err(CommitError::Backend)
-    }
-
-    /// Checks that everything read is still what it was.
-    fn validate(&self) -> Result<(), CommitError> {
-        let backend = &*self.store.backend;
-        for (key, seen) in &self.reads {
-            let same = match seen {
-                Seen::Value(value) => backend.get(key).map_err(CommitError::Backend)? == *value,
-                Seen::Exists(existed) => {
-                    backend.contains(key).map_err(CommitError::Backend)? == *existed
-                }
-            };
-            if !same {
-                return Err(CommitError::Conflict);
-            }
-        }
-        for scan in &self.scans {
-            let mut now = backend.scan(&scan.start, &scan.end, scan.reverse);
-            for seen in &scan.seen {
-                match now.next().transpose().map_err(CommitError::Backend)? {
-                    Some(entry) if entry == *seen => {}
-                    _ => return Err(CommitError::Conflict),
-                }
-            }
-            if scan.exhausted && now.next().is_some() {
-                return Err(CommitError::Conflict);
-            }
-        }
-        Ok(())
+        self.inner().map_err(CommitError::classify)?;
+        let inner = self.inner.take().expect("begun");
+        inner.commit(&self.writes)
     }
 }
 
@@ -309,6 +429,29 @@ pub(crate) mod tests {
     pub(crate) fn store() -> (Arc<Store>, tempdir::TempDir) {
         let dir = tempdir::TempDir::new();
         (Store::new(sled::SledBackend::open(&dir.0).unwrap()), dir)
+    }
+
+    /// A sled store whose backend the test can also reach.
+    fn sled_store() -> (Arc<Store>, Arc<sled::SledBackend>, tempdir::TempDir) {
+        let dir = tempdir::TempDir::new();
+        let backend = Arc::new(sled::SledBackend::open(&dir.0).unwrap());
+        (Store::new(SharedBackend(backend.clone())), backend, dir)
+    }
+
+    struct SharedBackend(Arc<sled::SledBackend>);
+    impl Backend for SharedBackend {
+        fn begin(&self) -> anyhow::Result<Box<dyn BackendTxn>> {
+            self.0.begin()
+        }
+        fn scan_committed(&self, s: &[u8], e: &[u8], l: usize) -> anyhow::Result<Vec<Entry>> {
+            self.0.scan_committed(s, e, l)
+        }
+        fn get_committed(&self, k: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
+            self.0.get_committed(k)
+        }
+        fn flush(&self) -> anyhow::Result<()> {
+            self.0.flush()
+        }
     }
 
     pub(crate) mod tempdir {
@@ -402,12 +545,12 @@ pub(crate) mod tests {
 
     #[test]
     fn a_read_only_transaction_commits_without_the_lock_and_still_sees_conflicts() {
-        let (s, _d) = store();
+        let (s, backend, _d) = sled_store();
         let mut t = s.begin();
         t.put(b"k", b"1");
         t.commit().unwrap();
         // Held by "another commit": a read-only commit must not wait for it.
-        let guard = s.commit_lock.lock().unwrap();
+        let guard = backend.hold_commit_lock();
         let (tx, rx) = std::sync::mpsc::channel();
         let s2 = s.clone();
         std::thread::spawn(move || {

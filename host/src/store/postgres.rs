@@ -1,0 +1,747 @@
+//! The PostgreSQL backend (`--store postgres://...`): several hosts on one database.
+//!
+//! - **Transactions.** Each engine call is one database transaction at `SERIALIZABLE`
+//!   on a pooled connection held for the call: reads go to the database inside it,
+//!   writes stay in the [`super::Txn`] overlay until the commit, which sends them (one
+//!   upsert and one delete per table, sorted by key) and `COMMIT` in one pipeline. A
+//!   serialization failure (`40001`) or a deadlock (`40P01`), on a read or at the
+//!   commit, is a [`Conflict`]: the caller re-runs the call after a short jittered
+//!   pause ([`Backend::retry_delay`]). A lost connection or an exhausted pool is
+//!   [`Unavailable`] (503). The first statement of a transaction is pipelined with its
+//!   `BEGIN`, so a call pays no extra round trip for it.
+//! - **Schema** (`MIGRATIONS`): the engine's keys keep their exact bytes and are
+//!   routed by prefix to plain tables with a `bytea` primary key (range scans are
+//!   primary-key index scans): `esign_kv` (engine data and small host tables),
+//!   `esign_blobs`, `esign_events`, and the three queues `esign_jobs`, `esign_mail`,
+//!   `esign_deliveries`, which carry a lease (`lease_token`, `lease_until`). Migrations
+//!   are applied at start inside a transaction that holds the `esign_schema` row lock
+//!   (no advisory locks), so hosts starting together apply each step once.
+//! - **Leases.** A worker claims a due queue row with one short statement
+//!   (`FOR UPDATE SKIP LOCKED`, at the default `READ COMMITTED`) that sets a random
+//!   token and an expiry taken from the database's clock; the transaction that records
+//!   the outcome checks the token ([`BackendTxn::holds`]), so a host whose lease
+//!   expired and was taken over records nothing.
+//! - **Blocking.** The engine's imports are synchronous: each statement blocks the
+//!   calling thread on this backend's own small tokio runtime, which also runs the
+//!   connections. Callers are off the server's tokio workers (the dispatcher runs
+//!   calls for a shared backend on blocking threads); a caller that is still on a
+//!   worker leaves it through `block_in_place`.
+//!
+//! The SQL is plain tables, B-tree primary keys, `ON CONFLICT`, `unnest` and
+//! `SKIP LOCKED`, so it stays portable to PostgreSQL-compatible distributed databases;
+//! nothing depends on `LISTEN/NOTIFY` (hosts poll for work other hosts queued).
+
+use super::{Backend, BackendTxn, CommitError, Conflict, Entry, Lease, Unavailable, Writes};
+use anyhow::Context;
+use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
+use std::future::Future;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio_postgres::error::SqlState;
+
+/// Connections per host at most, unless `ESIGN_STORE_POOL_SIZE` says otherwise.
+pub const DEFAULT_POOL_SIZE: usize = 32;
+/// How long a call waits for a free connection (or a new one) before a 503.
+const POOL_WAIT: Duration = Duration::from_secs(10);
+
+/// The schema's tables, by the key prefixes routed to them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Table {
+    Kv,
+    Blobs,
+    Events,
+    Jobs,
+    Mail,
+    Deliveries,
+}
+
+impl Table {
+    pub const ALL: [Table; 6] = [
+        Table::Kv,
+        Table::Blobs,
+        Table::Events,
+        Table::Jobs,
+        Table::Mail,
+        Table::Deliveries,
+    ];
+
+    /// The table a key lives in (see `runtime::keys`).
+    pub fn of(key: &[u8]) -> Table {
+        let p = |prefix: &[u8]| key.starts_with(prefix);
+        if p(b"b/") {
+            Table::Blobs
+        } else if p(b"e/") {
+            Table::Events
+        } else if p(b"j/") || p(b"jw/") {
+            Table::Jobs
+        } else if p(b"m/") || p(b"sms/") {
+            Table::Mail
+        } else if p(b"wq/") || p(b"w/") {
+            Table::Deliveries
+        } else {
+            Table::Kv
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Table::Kv => "esign_kv",
+            Table::Blobs => "esign_blobs",
+            Table::Events => "esign_events",
+            Table::Jobs => "esign_jobs",
+            Table::Mail => "esign_mail",
+            Table::Deliveries => "esign_deliveries",
+        }
+    }
+
+    /// Whether its rows are leased by workers.
+    fn is_queue(self) -> bool {
+        matches!(self, Table::Jobs | Table::Mail | Table::Deliveries)
+    }
+}
+
+/// The schema, one step per version; each step is applied once, in order, under the
+/// `esign_schema` row lock. Never edit a released step: add one.
+const MIGRATIONS: &[&str] = &[
+    // 1: the key-value tables.
+    "CREATE TABLE IF NOT EXISTS esign_kv (k bytea PRIMARY KEY, v bytea NOT NULL);
+     CREATE TABLE IF NOT EXISTS esign_blobs (k bytea PRIMARY KEY, v bytea NOT NULL);
+     ALTER TABLE esign_blobs ALTER COLUMN v SET STORAGE EXTERNAL;
+     CREATE TABLE IF NOT EXISTS esign_events (k bytea PRIMARY KEY, v bytea NOT NULL);
+     CREATE TABLE IF NOT EXISTS esign_jobs (k bytea PRIMARY KEY, v bytea NOT NULL,
+         lease_token bigint NOT NULL DEFAULT 0, lease_until bigint NOT NULL DEFAULT 0);
+     CREATE TABLE IF NOT EXISTS esign_mail (k bytea PRIMARY KEY, v bytea NOT NULL,
+         lease_token bigint NOT NULL DEFAULT 0, lease_until bigint NOT NULL DEFAULT 0);
+     CREATE TABLE IF NOT EXISTS esign_deliveries (k bytea PRIMARY KEY, v bytea NOT NULL,
+         lease_token bigint NOT NULL DEFAULT 0, lease_until bigint NOT NULL DEFAULT 0);",
+];
+
+/// The schema version this build writes.
+pub const SCHEMA_VERSION: i32 = MIGRATIONS.len() as i32;
+
+/// The database's clock in Unix milliseconds (leases never depend on hosts' clocks).
+const DB_NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+/// The PostgreSQL backend. See the module documentation.
+pub struct PgBackend {
+    rt: Option<tokio::runtime::Runtime>,
+    pool: Pool,
+    /// Where it connects, without the password (for logs).
+    pub describe: String,
+}
+
+impl Drop for PgBackend {
+    fn drop(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+/// `url` without its password.
+fn redacted(url: &url::Url) -> String {
+    let mut u = url.clone();
+    if u.password().is_some() {
+        let _ = u.set_password(Some("***"));
+    }
+    u.to_string()
+}
+
+/// Splits the URL's TLS parameters from the rest: tokio-postgres knows only
+/// `sslmode=disable|prefer|require`; `verify-ca`/`verify-full` and `sslrootcert` are
+/// ours. Returns the connection config, whether TLS is used, and extra root
+/// certificates.
+fn parse(url: &str) -> anyhow::Result<(tokio_postgres::Config, bool, Option<String>)> {
+    let mut parsed = url::Url::parse(url).context("--store is not a URL")?;
+    if !matches!(parsed.scheme(), "postgres" | "postgresql") {
+        anyhow::bail!("--store takes a postgres:// URL");
+    }
+    let mut tls = false;
+    let mut root = None;
+    let mut kept = Vec::new();
+    for (k, v) in parsed.query_pairs() {
+        match k.as_ref() {
+            "sslmode" => match v.as_ref() {
+                "disable" => tls = false,
+                // Every TLS connection verifies the server (rustls has no "trust
+                // anything" mode): require, verify-ca and verify-full all verify.
+                "require" | "verify-ca" | "verify-full" => tls = true,
+                other => anyhow::bail!(
+                    "sslmode={other} is not supported; use disable, require or verify-full"
+                ),
+            },
+            "sslrootcert" => root = Some(v.into_owned()),
+            _ => kept.push((k.into_owned(), v.into_owned())),
+        }
+    }
+    if kept.is_empty() {
+        parsed.set_query(None);
+    } else {
+        parsed.query_pairs_mut().clear().extend_pairs(kept);
+    }
+    let mut config = tokio_postgres::Config::from_str(parsed.as_str())
+        .with_context(|| format!("reading the store URL {}", redacted(&parsed)))?;
+    config.ssl_mode(if tls {
+        tokio_postgres::config::SslMode::Require
+    } else {
+        tokio_postgres::config::SslMode::Disable
+    });
+    if config.get_application_name().is_none() {
+        config.application_name("esign");
+    }
+    config.connect_timeout(Duration::from_secs(10));
+    Ok((config, tls, root))
+}
+
+fn rustls_config(root: Option<&str>) -> anyhow::Result<rustls::ClientConfig> {
+    use rustls_pki_types::CertificateDer;
+    use rustls_pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    match root {
+        Some(path) => {
+            for cert in CertificateDer::pem_file_iter(path)
+                .with_context(|| format!("reading sslrootcert {path}"))?
+            {
+                roots.add(cert.with_context(|| format!("reading sslrootcert {path}"))?)?;
+            }
+        }
+        None => {
+            for cert in rustls_native_certs::load_native_certs().certs {
+                let _ = roots.add(cert);
+            }
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()?
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
+/// Maps a database error: serialization failures and deadlocks are [`Conflict`], a
+/// closed connection [`Unavailable`].
+fn db_error(e: tokio_postgres::Error) -> anyhow::Error {
+    match e.code() {
+        Some(c)
+            if *c == SqlState::T_R_SERIALIZATION_FAILURE
+                || *c == SqlState::T_R_DEADLOCK_DETECTED =>
+        {
+            anyhow::Error::new(Conflict)
+        }
+        Some(_) => anyhow::Error::new(e).context("the database refused a statement"),
+        None => anyhow::Error::new(Unavailable(e.to_string())),
+    }
+}
+
+fn pool_error(e: deadpool_postgres::PoolError) -> anyhow::Error {
+    anyhow::Error::new(Unavailable(format!("no database connection: {e}")))
+}
+
+impl PgBackend {
+    /// Connects to `url` (creating the database when it does not exist and the user
+    /// may), applies the schema's migrations, and returns the backend.
+    pub fn connect(url: &str) -> anyhow::Result<PgBackend> {
+        let (config, tls, root) = parse(url)?;
+        let describe = redacted(&url::Url::parse(url)?);
+        let pool_size = std::env::var("ESIGN_STORE_POOL_SIZE")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(DEFAULT_POOL_SIZE)
+            .max(2);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("esign-db")
+            .enable_all()
+            .build()?;
+        let manager_config = ManagerConfig {
+            recycling_method: RecyclingMethod::Fast,
+        };
+        let manager = if tls {
+            let tls =
+                tokio_postgres_rustls::MakeRustlsConnect::new(rustls_config(root.as_deref())?);
+            Manager::from_config(config.clone(), tls, manager_config)
+        } else {
+            Manager::from_config(config.clone(), tokio_postgres::NoTls, manager_config)
+        };
+        let pool = Pool::builder(manager)
+            .max_size(pool_size)
+            .wait_timeout(Some(POOL_WAIT))
+            .create_timeout(Some(POOL_WAIT))
+            .recycle_timeout(Some(POOL_WAIT))
+            .runtime(deadpool_postgres::Runtime::Tokio1)
+            .build()
+            .context("building the connection pool")?;
+        let backend = PgBackend {
+            rt: Some(rt),
+            pool,
+            describe,
+        };
+        backend.block(async {
+            let client = match backend.pool.get().await {
+                Ok(c) => c,
+                Err(deadpool_postgres::PoolError::Backend(e))
+                    if e.code() == Some(&SqlState::INVALID_CATALOG_NAME) =>
+                {
+                    create_database(&config, tls, root.as_deref()).await?;
+                    backend
+                        .pool
+                        .get()
+                        .await
+                        .context("connecting to the database")?
+                }
+                Err(e) => {
+                    return Err(anyhow::Error::new(e)
+                        .context(format!("connecting to {}", backend.describe)));
+                }
+            };
+            migrate(&client).await
+        })?;
+        Ok(backend)
+    }
+
+    /// Runs `f` on this backend's runtime and waits for it.
+    fn block<F: Future>(&self, f: F) -> F::Output {
+        let rt = self.rt.as_ref().expect("running");
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tokio::task::block_in_place(|| rt.block_on(f))
+        } else {
+            rt.block_on(f)
+        }
+    }
+
+    fn handle(&self) -> tokio::runtime::Handle {
+        self.rt.as_ref().expect("running").handle().clone()
+    }
+
+    /// Rows per table (for `esign admin migrate`'s check).
+    pub fn count(&self, table: Table) -> anyhow::Result<i64> {
+        self.block(async {
+            let c = self.pool.get().await.map_err(pool_error)?;
+            let row = c
+                .query_one(&format!("SELECT count(*) FROM {}", table.name()), &[])
+                .await
+                .map_err(db_error)?;
+            Ok(row.get(0))
+        })
+    }
+
+    /// Whether every table is empty.
+    pub fn is_empty(&self) -> anyhow::Result<bool> {
+        for t in Table::ALL {
+            if self.count(t)? > 0 {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Inserts `rows` (a batch of a copy into an empty database), in one transaction.
+    pub fn insert_batch(&self, rows: &[Entry]) -> anyhow::Result<()> {
+        let mut writes = Writes::new();
+        for (k, v) in rows {
+            writes.insert(k.clone(), Some(v.clone()));
+        }
+        self.begin()?
+            .commit(&writes)
+            .map_err(CommitError::into_error)
+    }
+}
+
+/// Creates the database named in `config` from the `postgres` maintenance database.
+async fn create_database(
+    config: &tokio_postgres::Config,
+    tls: bool,
+    root: Option<&str>,
+) -> anyhow::Result<()> {
+    let name = config
+        .get_dbname()
+        .context("the store URL names no database")?
+        .to_string();
+    let mut admin = config.clone();
+    admin.dbname("postgres");
+    let client = if tls {
+        let (client, conn) = admin
+            .connect(tokio_postgres_rustls::MakeRustlsConnect::new(
+                rustls_config(root)?,
+            ))
+            .await?;
+        tokio::spawn(conn);
+        client
+    } else {
+        let (client, conn) = admin.connect(tokio_postgres::NoTls).await?;
+        tokio::spawn(conn);
+        client
+    };
+    let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+    match client
+        .batch_execute(&format!("CREATE DATABASE {quoted}"))
+        .await
+    {
+        Ok(()) => {
+            tracing::info!("created the database {name}");
+            Ok(())
+        }
+        // Another host created it first (a race shows as a unique violation).
+        Err(e)
+            if e.code() == Some(&SqlState::DUPLICATE_DATABASE)
+                || e.code() == Some(&SqlState::UNIQUE_VIOLATION) =>
+        {
+            Ok(())
+        }
+        Err(e) => Err(anyhow::Error::new(e).context(format!("creating the database {name}"))),
+    }
+}
+
+/// Applies the migrations this database lacks, under the `esign_schema` row lock.
+async fn migrate(client: &Object) -> anyhow::Result<()> {
+    // Hosts starting together may race to create the table: the loser sees a
+    // unique violation on the catalog and tries again.
+    for attempt in 0.. {
+        match client
+            .batch_execute(
+                "CREATE TABLE IF NOT EXISTS esign_schema (id int PRIMARY KEY, version int NOT NULL)",
+            )
+            .await
+        {
+            Ok(()) => break,
+            Err(e)
+                if attempt < 5
+                    && (e.code() == Some(&SqlState::UNIQUE_VIOLATION)
+                        || e.code() == Some(&SqlState::DUPLICATE_TABLE)) =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            Err(e) => return Err(anyhow::Error::new(e).context("creating esign_schema")),
+        }
+    }
+    client
+        .batch_execute("BEGIN; INSERT INTO esign_schema VALUES (1, 0) ON CONFLICT DO NOTHING")
+        .await
+        .context("locking the schema")?;
+    let result = async {
+        let version: i32 = client
+            .query_one("SELECT version FROM esign_schema WHERE id = 1 FOR UPDATE", &[])
+            .await?
+            .get(0);
+        if version > SCHEMA_VERSION {
+            anyhow::bail!(
+                "the database has schema version {version}, newer than this esign's {SCHEMA_VERSION}: run the newer esign"
+            );
+        }
+        for (i, step) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            client
+                .batch_execute(step)
+                .await
+                .with_context(|| format!("applying schema migration {}", i + 1))?;
+            tracing::info!("applied schema migration {}", i + 1);
+        }
+        client
+            .execute(
+                "UPDATE esign_schema SET version = $1 WHERE id = 1",
+                &[&SCHEMA_VERSION],
+            )
+            .await?;
+        anyhow::Ok(())
+    }
+    .await;
+    match result {
+        Ok(()) => client
+            .batch_execute("COMMIT")
+            .await
+            .context("committing the schema")?,
+        Err(e) => {
+            let _ = client.batch_execute("ROLLBACK").await;
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+impl Backend for PgBackend {
+    fn begin(&self) -> anyhow::Result<Box<dyn BackendTxn>> {
+        let conn = self.block(self.pool.get()).map_err(pool_error)?;
+        Ok(Box::new(PgTxn {
+            rt: self.handle(),
+            conn: Some(conn),
+            begun: false,
+        }))
+    }
+
+    fn scan_committed(&self, start: &[u8], end: &[u8], limit: usize) -> anyhow::Result<Vec<Entry>> {
+        if start >= end || limit == 0 {
+            return Ok(Vec::new());
+        }
+        self.block(async {
+            let c = self.pool.get().await.map_err(pool_error)?;
+            scan(&c, start, end, limit, false).await.map_err(db_error)
+        })
+    }
+
+    fn get_committed(&self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
+        self.block(async {
+            let c = self.pool.get().await.map_err(pool_error)?;
+            get(&c, key).await.map_err(db_error)
+        })
+    }
+
+    fn flush(&self) -> anyhow::Result<()> {
+        Ok(()) // a commit is durable when COMMIT returns
+    }
+
+    fn shared(&self) -> bool {
+        true
+    }
+
+    fn lease(&self, key: &[u8], lease: Duration) -> anyhow::Result<Option<Lease>> {
+        let table = Table::of(key);
+        anyhow::ensure!(table.is_queue(), "{} rows are not leased", table.name());
+        let token = random_token();
+        let sql = format!(
+            "UPDATE {t} SET lease_token = $2, lease_until = {DB_NOW_MS} + $3
+             WHERE k = (SELECT k FROM {t} WHERE k = $1 AND lease_until <= {DB_NOW_MS}
+                        FOR UPDATE SKIP LOCKED)",
+            t = table.name()
+        );
+        let ms = lease.as_millis() as i64;
+        let n = self.block(async {
+            let c = self.pool.get().await.map_err(pool_error)?;
+            let st = c.prepare_cached(&sql).await.map_err(db_error)?;
+            c.execute(&st, &[&key, &token, &ms]).await.map_err(db_error)
+        })?;
+        Ok((n == 1).then_some(Lease { token }))
+    }
+
+    fn renew(&self, key: &[u8], lease: &Lease, duration: Duration) -> anyhow::Result<bool> {
+        let table = Table::of(key);
+        let sql = format!(
+            "UPDATE {t} SET lease_until = {DB_NOW_MS} + $3 WHERE k = $1 AND lease_token = $2",
+            t = table.name()
+        );
+        let ms = duration.as_millis() as i64;
+        let n = self.block(async {
+            let c = self.pool.get().await.map_err(pool_error)?;
+            let st = c.prepare_cached(&sql).await.map_err(db_error)?;
+            c.execute(&st, &[&key, &lease.token, &ms])
+                .await
+                .map_err(db_error)
+        })?;
+        Ok(n == 1)
+    }
+
+    /// 1 ms, then doubling to at most 64 ms, each ± half (hosts that conflicted with
+    /// each other should not retry in lockstep).
+    fn retry_delay(&self, attempt: u32) -> Duration {
+        let base = 1u64 << attempt.min(6);
+        let mut b = [0u8; 8];
+        let _ = getrandom::fill(&mut b);
+        Duration::from_micros(base * 500 + u64::from_le_bytes(b) % (base * 1000))
+    }
+}
+
+fn random_token() -> i64 {
+    let mut b = [0u8; 8];
+    getrandom::fill(&mut b).expect("OS randomness");
+    (i64::from_le_bytes(b) & i64::MAX).max(1)
+}
+
+async fn get(c: &Object, key: &[u8]) -> Result<Option<Vec<u8>>, tokio_postgres::Error> {
+    let sql = format!("SELECT v FROM {} WHERE k = $1", Table::of(key).name());
+    let st = c.prepare_cached(&sql).await?;
+    Ok(c.query_opt(&st, &[&key]).await?.map(|r| r.get(0)))
+}
+
+async fn scan(
+    c: &Object,
+    start: &[u8],
+    end: &[u8],
+    limit: usize,
+    reverse: bool,
+) -> Result<Vec<Entry>, tokio_postgres::Error> {
+    let sql = format!(
+        "SELECT k, v FROM {} WHERE k >= $1 AND k < $2 ORDER BY k {} LIMIT $3",
+        Table::of(start).name(),
+        if reverse { "DESC" } else { "ASC" }
+    );
+    let st = c.prepare_cached(&sql).await?;
+    let limit = limit.min(i64::MAX as usize) as i64;
+    Ok(c.query(&st, &[&start, &end, &limit])
+        .await?
+        .into_iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect())
+}
+
+/// One call's database transaction. See the module documentation.
+pub struct PgTxn {
+    rt: tokio::runtime::Handle,
+    /// Taken by the commit; a transaction dropped with it rolls back.
+    conn: Option<Object>,
+    /// Whether `BEGIN` was sent.
+    begun: bool,
+}
+
+const BEGIN: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE";
+
+impl PgTxn {
+    fn block<F: Future>(&self, f: F) -> F::Output {
+        if tokio::runtime::Handle::try_current().is_ok() {
+            tokio::task::block_in_place(|| self.rt.block_on(f))
+        } else {
+            self.rt.block_on(f)
+        }
+    }
+
+    /// Runs one statement in the transaction, sending `BEGIN` in the same pipeline
+    /// when it is the first.
+    fn run<T>(
+        &mut self,
+        f: impl for<'a> FnOnce(
+            &'a Object,
+        ) -> std::pin::Pin<
+            Box<dyn Future<Output = Result<T, tokio_postgres::Error>> + Send + 'a>,
+        >,
+    ) -> anyhow::Result<T> {
+        let first = !self.begun;
+        self.begun = true;
+        let conn = self.conn.as_ref().expect("not committed");
+        self.block(async {
+            if first {
+                let (begun, result) = tokio::join!(conn.batch_execute(BEGIN), f(conn));
+                begun.map_err(db_error)?;
+                result.map_err(db_error)
+            } else {
+                f(conn).await.map_err(db_error)
+            }
+        })
+    }
+}
+
+impl Drop for PgTxn {
+    fn drop(&mut self) {
+        if let Some(conn) = self.conn.take() {
+            if !self.begun {
+                return drop(conn);
+            }
+            // Roll back before the connection goes back to the pool; a connection
+            // that cannot is detached from the pool and closed.
+            self.rt.spawn(async move {
+                if conn.batch_execute("ROLLBACK").await.is_err() {
+                    drop(Object::take(conn));
+                }
+            });
+        }
+    }
+}
+
+impl BackendTxn for PgTxn {
+    fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
+        let key = key.to_vec();
+        self.run(move |c| Box::pin(async move { get(c, &key).await }))
+    }
+
+    fn scan(
+        &mut self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+        reverse: bool,
+    ) -> anyhow::Result<Vec<Entry>> {
+        if start >= end || limit == 0 {
+            return Ok(Vec::new());
+        }
+        let (start, end) = (start.to_vec(), end.to_vec());
+        self.run(move |c| Box::pin(async move { scan(c, &start, &end, limit, reverse).await }))
+    }
+
+    fn holds(&mut self, key: &[u8], lease: &Lease) -> anyhow::Result<bool> {
+        let table = Table::of(key);
+        if !table.is_queue() {
+            return Ok(self.get(key)?.is_some());
+        }
+        let sql = format!("SELECT lease_token FROM {} WHERE k = $1", table.name());
+        let key = key.to_vec();
+        let token: Option<i64> = self.run(move |c| {
+            Box::pin(async move {
+                let st = c.prepare_cached(&sql).await?;
+                Ok(c.query_opt(&st, &[&key]).await?.map(|r| r.get(0)))
+            })
+        })?;
+        Ok(token == Some(lease.token))
+    }
+
+    fn commit(mut self: Box<Self>, writes: &Writes) -> Result<(), CommitError> {
+        let first = !self.begun;
+        self.begun = true;
+        /// Keys and values of one table's upsert.
+        type Rows<'a> = (Vec<&'a [u8]>, Vec<&'a [u8]>);
+        let mut upserts: std::collections::BTreeMap<Table, Rows<'_>> = Default::default();
+        let mut deletes: std::collections::BTreeMap<Table, Vec<&[u8]>> = Default::default();
+        for (k, v) in writes {
+            let t = Table::of(k);
+            match v {
+                Some(v) => {
+                    let e = upserts.entry(t).or_default();
+                    e.0.push(k);
+                    e.1.push(v);
+                }
+                None => deletes.entry(t).or_default().push(k),
+            }
+        }
+        let conn = self.conn.as_ref().expect("not committed");
+        let result = self.block(async {
+            // Statements are prepared first: a prepare waits for its own round trip,
+            // and everything after BEGIN must reach the server in order.
+            let mut delete_steps = Vec::new();
+            for (t, keys) in &deletes {
+                let sql = format!("DELETE FROM {} WHERE k = ANY($1::bytea[])", t.name());
+                delete_steps.push((conn.prepare_cached(&sql).await?, keys));
+            }
+            let mut upsert_steps = Vec::new();
+            for (t, (keys, values)) in &upserts {
+                let sql = format!(
+                    "INSERT INTO {} (k, v) SELECT * FROM unnest($1::bytea[], $2::bytea[])
+                     ON CONFLICT (k) DO UPDATE SET v = excluded.v",
+                    t.name()
+                );
+                upsert_steps.push((conn.prepare_cached(&sql).await?, keys, values));
+            }
+            type Step<'a> = std::pin::Pin<
+                Box<dyn Future<Output = Result<(), tokio_postgres::Error>> + Send + 'a>,
+            >;
+            // join_all polls the steps in order, and each sends its message at its
+            // first poll: one pipeline, in this order.
+            let mut steps: Vec<Step<'_>> = Vec::new();
+            if first {
+                steps.push(Box::pin(conn.batch_execute(BEGIN)));
+            }
+            for (st, keys) in &delete_steps {
+                steps.push(Box::pin(async move {
+                    conn.execute(st, &[keys]).await.map(|_| ())
+                }));
+            }
+            for (st, keys, values) in &upsert_steps {
+                steps.push(Box::pin(async move {
+                    conn.execute(st, &[keys, values]).await.map(|_| ())
+                }));
+            }
+            steps.push(Box::pin(conn.batch_execute("COMMIT")));
+            // Every answer is awaited: after the statement that failed, the others
+            // fail too ("current transaction is aborted"), and the first failure is
+            // the one that says why.
+            let results = futures_util::future::join_all(steps).await;
+            match results.into_iter().find_map(Result::err) {
+                None => Ok(()),
+                Some(e) => Err(e),
+            }
+        });
+        match result {
+            Ok(()) => {
+                // Committed: the connection goes back to the pool as it is.
+                drop(self.conn.take());
+                Ok(())
+            }
+            Err(e) => Err(CommitError::classify(db_error(e))),
+        }
+    }
+}

@@ -1,0 +1,518 @@
+//! Several `esign` hosts on one PostgreSQL database, black-box: a draft sent on two
+//! hosts at once is sent once; jobs and mail queued by a host that dies are run once
+//! by the others; 1 000 events reach their subscriber, each under its own
+//! `webhook-id`, while a host is SIGKILLed mid-way; a token issued by one host works
+//! on the others; failed logins counted on two hosts at once are all counted; and a
+//! sled store copied by `esign admin migrate` answers the same on PostgreSQL. The
+//! schema is migrated once by hosts that start together, again over existing tables
+//! from the previous version, and refused when a newer esign wrote it.
+//!
+//! They need `ESIGN_TEST_STORE` (a `postgres://.../` URL, see `.ci/run`); without it
+//! they are skipped, or fail with `ESIGN_REQUIRE_POSTGRES=1`.
+
+mod common;
+
+use common::*;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+/// A database URL for the test, or `None` (skip).
+fn database() -> Option<String> {
+    let url = test_store();
+    if url.is_none() {
+        assert!(
+            std::env::var("ESIGN_REQUIRE_POSTGRES").is_err(),
+            "ESIGN_REQUIRE_POSTGRES is set but ESIGN_TEST_STORE is not"
+        );
+        eprintln!("skipped: no ESIGN_TEST_STORE (a PostgreSQL server for the test)");
+    }
+    url
+}
+
+/// `n` hosts on the database `url`, each with its own data directory, plus `args`.
+fn hosts(url: &str, n: usize, args: &[&str]) -> Vec<Server> {
+    let mut all = vec!["--token-min-interval-ms", "0"];
+    all.extend_from_slice(args);
+    (0..n)
+        .map(|_| Server::start_with(&all, &[("ESIGN_STORE", url)]))
+        .collect()
+}
+
+fn count(log: &[String], event: &str) -> usize {
+    log.iter().filter(|e| *e == event).count()
+}
+
+#[test]
+fn a_token_from_one_host_works_on_the_others_and_a_draft_sent_on_two_is_sent_once() {
+    let Some(url) = database() else { return };
+    let h = hosts(&url, 3, &[]);
+    let t = h[0].admin_token();
+    for s in &h {
+        let (status, body) = s.get_as(&t, "/v1/test");
+        assert_eq!(status, 200, "{}: {body}", s.base);
+    }
+    for round in 0..6 {
+        let doc = h[round % 3].create_doc(
+            &t,
+            &json!({"name": format!("race {round}"),
+                "recipients": [{"first_name": "A", "last_name": "B",
+                                "email": format!("race{round}@example.com")}]}),
+        );
+        let id = doc["id"].as_str().unwrap().to_string();
+        let barrier = std::sync::Barrier::new(2);
+        let answers: Vec<(u16, Value)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = [&h[0], &h[1]]
+                .into_iter()
+                .map(|s| {
+                    let (t, id, barrier) = (&t, &id, &barrier);
+                    scope.spawn(move || {
+                        barrier.wait();
+                        s.post_json(t, &format!("/v1/documents/{id}/send"), &json!({}))
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let ok = answers.iter().filter(|(s, _)| *s == 200).count();
+        assert_eq!(ok, 1, "exactly one send succeeds: {answers:?}");
+        let (refused, body) = answers.iter().find(|(s, _)| *s != 200).unwrap();
+        assert!(
+            (400..500).contains(refused),
+            "the other is refused: {refused} {body}"
+        );
+        assert_error(*refused, body, *refused);
+        h[2].wait_status(&t, &id, "sent");
+        h[2].wait_until_event(&t, &id, "document.sent");
+        assert_eq!(count(&h[1].events(&t, &id), "document.sent"), 1);
+    }
+}
+
+#[test]
+fn failed_logins_counted_on_two_hosts_at_once_are_all_counted() {
+    let Some(url) = database() else { return };
+    const N: usize = 20;
+    let h = hosts(&url, 2, &["--login-max-failures", &N.to_string()]);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..N - 1)
+            .map(|i| {
+                let s = &h[i % 2];
+                scope.spawn(move || {
+                    s.login(ADMIN_EMAIL, "wrong-password", None)
+                        .status()
+                        .as_u16()
+                })
+            })
+            .collect();
+        for handle in handles {
+            assert_eq!(handle.join().unwrap(), 400);
+        }
+    });
+    // N-1 failures are on record whichever host counted them: the N-th locks.
+    assert_eq!(
+        h[1].login(ADMIN_EMAIL, "wrong-password", None).status(),
+        400
+    );
+    for s in &h {
+        let (status, body) = call(
+            s.post("/v1/auth")
+                .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD})),
+        );
+        assert_eq!(
+            assert_error(status, &body, 400),
+            "login_locked",
+            "{}",
+            s.base
+        );
+    }
+}
+
+#[test]
+fn work_queued_by_a_host_that_dies_is_done_once_by_the_others() {
+    let Some(url) = database() else { return };
+    // Host 0 cannot reach its mail server: its invitations fail and are queued again
+    // for a few seconds later. Then it dies, and hosts 1 and 2, which poll the same
+    // queue, race for every one of them at the moment it is due.
+    let mut h = vec![Server::start_with(
+        &[
+            "--token-min-interval-ms",
+            "0",
+            "--smtp-url",
+            "smtp://127.0.0.1:9",
+        ],
+        &[("ESIGN_STORE", &url)],
+    )];
+    h.extend(hosts(&url, 2, &[]));
+    let t = h[0].admin_token();
+    let mut ids = Vec::new();
+    for i in 0..10 {
+        let doc = h[0].create_doc(
+            &t,
+            &json!({"name": format!("orphan {i}"),
+                "recipients": [{"first_name": "A", "last_name": "B",
+                                "email": format!("orphan{i}@example.com")}]}),
+        );
+        let id = doc["id"].as_str().unwrap().to_string();
+        let (status, body) = h[0].post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+        assert_eq!(status, 200, "{body}");
+        ids.push(id);
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    h[0].kill();
+    for id in &ids {
+        h[1].wait_status(&t, id, "sent");
+        let log = h[2].events(&t, id);
+        assert_eq!(count(&log, "document.sent"), 1, "{id}: {log:?}");
+    }
+    // One invitation per document in all the hosts' mail folders together.
+    let all_mail = || {
+        let mut m = h[0].mails();
+        m.extend(h[1].mails());
+        m.extend(h[2].mails());
+        m
+    };
+    wait_until(60, "an invitation for every document", || {
+        let mails = all_mail();
+        (0..10)
+            .all(|i| {
+                let to = format!("To: orphan{i}@example.com");
+                mails.iter().any(|m| m.contains(&to))
+            })
+            .then_some(())
+    });
+    std::thread::sleep(Duration::from_secs(4)); // a second sender would have sent by now
+    let mails = all_mail();
+    for i in 0..10 {
+        let to = format!("To: orphan{i}@example.com");
+        let n = mails.iter().filter(|m| m.contains(&to)).count();
+        assert_eq!(n, 1, "orphan{i}: {n} invitations");
+    }
+}
+
+#[test]
+fn a_thousand_events_arrive_under_distinct_ids_while_a_host_is_killed() {
+    let Some(url) = database() else { return };
+    // A receiver that takes a moment, so the killed host has attempts in flight whose
+    // rows it holds leases on: the other hosts take them over when the leases expire.
+    let rx = HttpsServer::start(|_| {
+        std::thread::sleep(Duration::from_millis(20));
+        Canned::status(200)
+    });
+    let ca = rx.ca_file.display().to_string();
+    let mut h = hosts(
+        &url,
+        3,
+        &[
+            "--outbound-ca-file",
+            &ca,
+            "--outbound-allow-private",
+            "--webhook-retry-schedule",
+            "1s",
+            "--webhook-timeout-secs",
+            "5",
+        ],
+    );
+    let t = h[0].admin_token();
+    subscribe(
+        &h[0],
+        &t,
+        "document.created",
+        &rx.url("/created"),
+        json!({}),
+    );
+    const N: usize = 1000;
+    let bases: Vec<String> = h.iter().map(|s| s.base.clone()).collect();
+    let created = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for w in 0..4 {
+            let (bases, t, created) = (&bases, &t, &created);
+            scope.spawn(move || {
+                let c = client();
+                for i in (w..N).step_by(4) {
+                    // Host 0 is killed mid-way: a create it cannot answer goes to the
+                    // next host (a create is acknowledged once only: retried only when
+                    // the connection was refused or cut).
+                    let mut id = None;
+                    for k in 0..3 {
+                        let base = &bases[(i + k) % 3];
+                        let Ok(r) = c
+                            .post(format!("{base}/v1/documents"))
+                            .bearer_auth(t)
+                            .json(&json!({"name": format!("e{i}")}))
+                            .send()
+                        else {
+                            continue;
+                        };
+                        assert_eq!(r.status(), 200);
+                        let b: Value = r.json().unwrap();
+                        id = Some(b["id"].as_str().unwrap().to_string());
+                        break;
+                    }
+                    created.lock().unwrap().push(id.expect("a host answered"));
+                }
+            });
+        }
+        // Kill host 0 once a third of the deliveries arrived (its queue is in flight).
+        wait_until(120, "a third of the events delivered", || {
+            (rx.received("/created").len() >= N / 3).then_some(())
+        });
+        h[0].kill();
+    });
+    let created = created.into_inner().unwrap();
+    assert_eq!(created.len(), N);
+    let doc_of = |r: &Incoming| {
+        r.json()["document"]["id"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    // Every acknowledged document's event arrives (a create cut off by the kill may
+    // have committed unacknowledged: its event comes too).
+    let received = wait_until(180, "every event delivered", || {
+        let got = rx.received("/created");
+        let documents: HashSet<String> = got.iter().map(doc_of).collect();
+        created
+            .iter()
+            .all(|id| documents.contains(id))
+            .then_some(got)
+    });
+    let mut ids_of: HashMap<String, HashSet<String>> = HashMap::new();
+    let mut per_id: HashMap<String, usize> = HashMap::new();
+    for r in &received {
+        let id = r.headers["webhook-id"].clone();
+        ids_of.entry(doc_of(r)).or_default().insert(id.clone());
+        *per_id.entry(id).or_default() += 1;
+    }
+    for (doc, ids) in &ids_of {
+        assert_eq!(ids.len(), 1, "{doc}: one event, one webhook-id: {ids:?}");
+    }
+    assert_eq!(
+        per_id.len(),
+        ids_of.len(),
+        "no two events share a webhook-id"
+    );
+    assert!(
+        per_id.len() >= N && per_id.len() <= N + 4,
+        "{} events",
+        per_id.len()
+    );
+    // At least once: only attempts in flight on the killed host may come twice.
+    let repeated: usize = per_id.values().map(|n| n - 1).sum();
+    eprintln!(
+        "{} deliveries for {N} events ({repeated} repeated after the kill)",
+        received.len()
+    );
+    assert!(repeated <= 64, "{repeated} repeats");
+}
+
+#[test]
+fn a_sled_store_migrated_to_postgres_answers_the_same() {
+    let Some(url) = database() else { return };
+    // On sled (ESIGN_STORE unset), with mail and webhooks that cannot be delivered, so
+    // both stay queued.
+    let mut s = Server::start_with(
+        &[
+            "--token-min-interval-ms",
+            "0",
+            "--smtp-url",
+            "smtp://127.0.0.1:9",
+            "--webhook-retry-schedule",
+            "1h",
+            "--outbound-allow-private",
+        ],
+        &[("ESIGN_STORE", ""), ("ESIGN_WORKER_LEASE_MS", "")],
+    );
+    let t = s.admin_token();
+    subscribe(
+        &s,
+        &t,
+        "document.created",
+        "https://127.0.0.1:9/hook",
+        json!({}),
+    );
+    let pdf = esign::pdf::sample_pdf(2);
+    let mut ids = HashMap::new();
+    for status in ["draft", "sent", "signed", "rejected"] {
+        let mut body = json!({"name": status,
+            "recipients": [{"first_name": "A", "last_name": "B",
+                            "email": format!("{status}@example.com")}]});
+        if status == "draft" {
+            let file_id = s.upload(&t, &pdf, "two-pages.pdf");
+            body["file_ids"] = json!(file_id);
+        }
+        let doc = s.create_doc(&t, &body);
+        let id = doc["id"].as_str().unwrap().to_string();
+        if status != "draft" {
+            let (code, b) = s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+            assert_eq!(code, 200, "{b}");
+            s.wait_status(&t, &id, "sent");
+        }
+        if status == "signed" || status == "rejected" {
+            let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+            let secret = link(&d, 0);
+            let act = if status == "signed" { "sign" } else { "reject" };
+            let (code, b) = call(
+                s.post(&format!("/v1/recipient/{secret}/{act}"))
+                    .header("origin", s.base.as_str())
+                    .json(&json!({})),
+            );
+            assert_eq!(code, 200, "{act}: {b}");
+            s.wait_status(&t, &id, status);
+        }
+        ids.insert(status, id);
+    }
+    let paths: Vec<String> = ["/v1/documents", "/v1/subscriptions", "/v1/users"]
+        .into_iter()
+        .map(String::from)
+        .chain(ids.values().flat_map(|id| {
+            [
+                format!("/v1/documents/{id}"),
+                format!("/v1/documents/{id}/status"),
+                format!("/v1/documents/{id}/recipients"),
+            ]
+        }))
+        .collect();
+    let before: Vec<(u16, Value)> = paths.iter().map(|p| s.get_as(&t, p)).collect();
+    s.stop();
+
+    let (ok, out, err) = run_admin_env(
+        &s.data_dir,
+        &[],
+        &[
+            "migrate",
+            "--from",
+            &s.data_dir.display().to_string(),
+            "--to",
+            &url,
+        ],
+    );
+    assert!(ok, "migrate failed: {err}");
+    let rows = |table: &str| -> i64 {
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(table))
+            .unwrap_or_else(|| panic!("{out}"));
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    };
+    assert!(rows("esign_kv") > 0 && rows("esign_blobs") > 0, "{out}");
+    assert!(rows("esign_mail") > 0, "queued mail was copied: {out}");
+    assert!(
+        rows("esign_deliveries") > 0,
+        "queued deliveries were copied: {out}"
+    );
+    // A second copy into the same database is refused.
+    let (ok, _, err) = run_admin_env(
+        &s.data_dir,
+        &[],
+        &[
+            "migrate",
+            "--from",
+            &s.data_dir.display().to_string(),
+            "--to",
+            &url,
+        ],
+    );
+    assert!(!ok && err.contains("empty database"), "{err}");
+
+    // The same answers on PostgreSQL, with the old token; the queued mail goes out.
+    let p = Server::start_with(&["--token-min-interval-ms", "0"], &[("ESIGN_STORE", &url)]);
+    for (path, (code, body)) in paths.iter().zip(&before) {
+        let (now_code, now_body) = p.get_as(&t, path);
+        assert_eq!(*code, now_code, "{path}");
+        // Links name the host that answered.
+        let was = body.to_string().replace(&s.base, &p.base);
+        assert_eq!(was, now_body.to_string(), "{path}");
+    }
+    wait_until(60, "the queued invitations delivered", || {
+        let mails = p.mails();
+        (mails.len() >= 3).then_some(())
+    });
+}
+
+/// Runs `sql` on the database `url` (a short-lived connection); the first column of
+/// the rows as text.
+fn sql(url: &str, sql: &str) -> Vec<String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let (client, conn) = tokio_postgres::connect(url, tokio_postgres::NoTls)
+            .await
+            .expect("connect");
+        tokio::spawn(conn);
+        client
+            .simple_query(sql)
+            .await
+            .expect(sql)
+            .into_iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+                _ => None,
+            })
+            .collect()
+    })
+}
+
+#[test]
+fn the_schema_is_migrated_once_by_hosts_starting_together_and_a_newer_one_is_refused() {
+    let Some(url) = database() else { return };
+    // Three hosts start at once on an empty (not yet created) database.
+    let h: Vec<Server> = std::thread::scope(|scope| {
+        let started: Vec<_> = (0..3)
+            .map(|_| {
+                let url = &url;
+                scope.spawn(move || {
+                    Server::start_with(&["--token-min-interval-ms", "0"], &[("ESIGN_STORE", url)])
+                })
+            })
+            .collect();
+        started.into_iter().map(|s| s.join().unwrap()).collect()
+    });
+    assert_eq!(sql(&url, "SELECT version FROM esign_schema"), ["1"]);
+    let tables = sql(
+        &url,
+        "SELECT tablename FROM pg_tables WHERE tablename LIKE 'esign_%' ORDER BY 1",
+    );
+    assert_eq!(
+        tables,
+        [
+            "esign_blobs",
+            "esign_deliveries",
+            "esign_events",
+            "esign_jobs",
+            "esign_kv",
+            "esign_mail",
+            "esign_schema"
+        ]
+    );
+    // One first run among the three: one admin, one entity.
+    let t = h[0].admin_token();
+    let (_, users) = h[2].get_as(&t, "/v1/users");
+    assert_eq!(users["users"].as_array().map(Vec::len), Some(1), "{users}");
+    let doc = h[1].create_doc(&t, &json!({"name": "kept"}));
+    drop(h);
+
+    // From the previous version (nothing recorded): the steps apply again over the
+    // existing tables, and the data stays.
+    sql(&url, "UPDATE esign_schema SET version = 0");
+    let s = Server::start_with(&["--token-min-interval-ms", "0"], &[("ESIGN_STORE", &url)]);
+    assert_eq!(sql(&url, "SELECT version FROM esign_schema"), ["1"]);
+    let (status, _) = s.get_as(
+        &t,
+        &format!("/v1/documents/{}", doc["id"].as_str().unwrap()),
+    );
+    assert_eq!(status, 200);
+    drop(s);
+
+    // Written by a newer esign: refused with a reason, nothing changed.
+    sql(&url, "UPDATE esign_schema SET version = 99");
+    let dir = fresh_dir("newer");
+    let (ok, _, err) = run_admin_env(
+        &dir,
+        &[("ESIGN_STORE".to_string(), url.clone())],
+        &["entity", "list"],
+    );
+    assert!(!ok && err.contains("newer"), "{err}");
+    assert_eq!(sql(&url, "SELECT version FROM esign_schema"), ["99"]);
+}
