@@ -5,7 +5,8 @@
 //! on the others; failed logins counted on two hosts at once are all counted; and a
 //! sled store copied by `esign admin migrate` answers the same on PostgreSQL. The
 //! schema is migrated once by hosts that start together, again over existing tables
-//! from the previous version, and refused when a newer esign wrote it.
+//! from the previous version, and refused when a newer esign wrote it. TLS to the
+//! database verifies the server.
 //!
 //! They need `ESIGN_TEST_STORE` (a `postgres://.../` URL, see `.ci/run`); without it
 //! they are skipped, or fail with `ESIGN_REQUIRE_POSTGRES=1`.
@@ -375,17 +376,15 @@ fn a_sled_store_migrated_to_postgres_answers_the_same() {
     let before: Vec<(u16, Value)> = paths.iter().map(|p| s.get_as(&t, p)).collect();
     s.stop();
 
-    let (ok, out, err) = run_admin_env(
-        &s.data_dir,
-        &[],
-        &[
-            "migrate",
-            "--from",
-            &s.data_dir.display().to_string(),
-            "--to",
-            &url,
-        ],
-    );
+    let from = s.data_dir.display().to_string();
+    let migrate = || {
+        run_admin_env(
+            &s.data_dir,
+            &[],
+            &["migrate", "--from", &from, "--to", &url],
+        )
+    };
+    let (ok, out, err) = migrate();
     assert!(ok, "migrate failed: {err}");
     let rows = |table: &str| -> i64 {
         let line = out
@@ -401,17 +400,7 @@ fn a_sled_store_migrated_to_postgres_answers_the_same() {
         "queued deliveries were copied: {out}"
     );
     // A second copy into the same database is refused.
-    let (ok, _, err) = run_admin_env(
-        &s.data_dir,
-        &[],
-        &[
-            "migrate",
-            "--from",
-            &s.data_dir.display().to_string(),
-            "--to",
-            &url,
-        ],
-    );
+    let (ok, _, err) = migrate();
     assert!(!ok && err.contains("empty database"), "{err}");
 
     // The same answers on PostgreSQL, with the old token; the queued mail goes out.
@@ -515,4 +504,51 @@ fn the_schema_is_migrated_once_by_hosts_starting_together_and_a_newer_one_is_ref
     );
     assert!(!ok && err.contains("newer"), "{err}");
     assert_eq!(sql(&url, "SELECT version FROM esign_schema"), ["99"]);
+}
+
+#[test]
+fn tls_to_the_database_verifies_the_server() {
+    let Some(url) = database() else { return };
+    let Ok(ca) = std::env::var("ESIGN_TEST_STORE_CA") else {
+        assert!(
+            std::env::var("ESIGN_REQUIRE_POSTGRES").is_err(),
+            "ESIGN_REQUIRE_POSTGRES is set but ESIGN_TEST_STORE_CA is not"
+        );
+        eprintln!("skipped: no ESIGN_TEST_STORE_CA (the test cluster's CA)");
+        return;
+    };
+    // Verified against the cluster's CA: it serves, over TLS.
+    let tls = format!("{url}?sslmode=verify-full&sslrootcert={ca}");
+    let s = Server::start_with(&["--token-min-interval-ms", "0"], &[("ESIGN_STORE", &tls)]);
+    let t = s.admin_token();
+    let (status, _) = s.get_as(&t, "/v1/test");
+    assert_eq!(status, 200);
+    let db = url.rsplit('/').next().unwrap();
+    let encrypted = sql(
+        &url,
+        &format!(
+            "SELECT bool_and(s.ssl)::text FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
+             WHERE a.datname = '{db}' AND a.application_name = 'esign'"
+        ),
+    );
+    assert_eq!(
+        encrypted,
+        ["true"],
+        "every connection of esign is encrypted"
+    );
+    // Against the system roots, which do not know the test CA: refused, with a reason.
+    let dir = fresh_dir("tls");
+    let (ok, _, err) = run_admin_env(
+        &dir,
+        &[(
+            "ESIGN_STORE".to_string(),
+            format!("{url}?sslmode=verify-full"),
+        )],
+        &["entity", "list"],
+    );
+    assert!(!ok, "an unverifiable server was accepted");
+    assert!(
+        err.contains("certificate") || err.contains("Certificate"),
+        "{err}"
+    );
 }

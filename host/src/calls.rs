@@ -50,14 +50,16 @@ pub fn error_response(status: u16, code: &str, description: &str) -> Response {
     }
 }
 
-/// The 503 of a store that could not be reached.
-fn unavailable(cause: &dyn std::fmt::Display, what: &str) -> Response {
+/// The 503 of a store that could not be reached. `at_commit`: the connection was lost
+/// while committing, so whether the change was applied is unknown.
+fn unavailable(cause: &dyn std::fmt::Display, what: &str, at_commit: bool) -> Response {
     tracing::error!("{what}: {cause:#}");
-    let mut resp = error_response(
-        503,
-        "unavailable",
-        "the database could not be reached; retry in a moment",
-    );
+    let description = if at_commit {
+        "the database connection was lost while committing: the change may or may not have been applied; look before you retry"
+    } else {
+        "the database could not be reached; nothing was changed, retry in a moment"
+    };
+    let mut resp = error_response(503, "unavailable", description);
     resp.headers.push(("retry-after".into(), "1".into()));
     resp
 }
@@ -192,7 +194,11 @@ impl Dispatcher {
                 // A read found the transaction in conflict: re-run, like a failed commit.
                 Err(_) if state.txn.conflicted() => continue,
                 Err(trap) if state.txn.unavailable() => {
-                    return Some(unavailable(&trap, &format!("{} {}", req.method, req.path)));
+                    return Some(unavailable(
+                        &trap,
+                        &format!("{} {}", req.method, req.path),
+                        false,
+                    ));
                 }
                 Err(trap) => {
                     let what = match &state.engine_error {
@@ -229,6 +235,7 @@ impl Dispatcher {
                     return Some(unavailable(
                         &e,
                         &format!("committing {} {}", req.method, req.path),
+                        true,
                     ));
                 }
                 Err(CommitError::Backend(e)) => {

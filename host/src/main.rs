@@ -400,27 +400,6 @@ fn export_engine(file: &std::path::Path, component: &[u8]) -> anyhow::Result<()>
     Ok(())
 }
 
-/// Opens the store and loads the engine; also returns the SHA-256 of the component.
-fn open(
-    args: &EngineArgs,
-    settings: Settings,
-    eid: Option<std::sync::Arc<dyn eid::Provider>>,
-    seal_certificate_sha256: String,
-    max_calls: u32,
-    outbound: Option<outbound::Outbound>,
-) -> anyhow::Result<(Dispatcher, String)> {
-    let store = open_store(args)?;
-    open_on(
-        args,
-        store,
-        settings,
-        eid,
-        seal_certificate_sha256,
-        max_calls,
-        outbound,
-    )
-}
-
 /// Opens the store `args` name: PostgreSQL with --store, else sled in the data dir.
 fn open_store(args: &EngineArgs) -> anyhow::Result<std::sync::Arc<store::Store>> {
     let store = match &args.store {
@@ -440,7 +419,7 @@ fn open_store(args: &EngineArgs) -> anyhow::Result<std::sync::Arc<store::Store>>
     Ok(store)
 }
 
-/// [`open`] over a store already opened.
+/// Loads the engine over `store`; also returns the SHA-256 of the component.
 fn open_on(
     args: &EngineArgs,
     store: std::sync::Arc<store::Store>,
@@ -818,8 +797,9 @@ fn admin(args: AdminArgs) -> anyhow::Result<()> {
     if let AdminCommand::Migrate { from, to } = &args.command {
         return store::copy::sled_to_postgres(from, to);
     }
-    let (d, _) = open(
+    let (d, _) = open_on(
         &args.engine,
+        open_store(&args.engine)?,
         runtime::default_settings(),
         None,
         String::new(),
