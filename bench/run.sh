@@ -5,8 +5,10 @@
 # documents; create from a 20-page PDF and send), then webhook deliveries per second and
 # commit-to-first-attempt latency, then the signing page in headless Chromium (bytes
 # before the first page is visible, opening a link to signed), then sealing (a 20-page
-# document's render, page images and seal; seals per second). Release build. Loopback
-# only.
+# document's render, page images and seal; seals per second), then PostgreSQL (a
+# throwaway cluster, tools/pg-cluster): the list at 100 000 documents there, and create
+# + send throughput on sled and on 1, 2 and 3 hosts sharing one database. Release
+# build. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${BENCH_DURATION:-10s}
@@ -15,10 +17,14 @@ if ! command -v wrk >/dev/null || ! command -v chromedriver >/dev/null; then
     echo "installing wrk, chromium and chromium-driver (Debian packages)"
     apt-get update -qq && apt-get install -y -qq wrk chromium chromium-driver >/dev/null
 fi
-cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example seal_bench
+cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example seal_bench --example scale_bench
 
 WORK=$(mktemp -d)
-cleanup() { kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$WORK"; }
+cleanup() {
+    kill $(jobs -p) 2>/dev/null || true; wait 2>/dev/null || true
+    [ -n "${PGDIR:-}" ] && tools/pg-cluster stop "$PGDIR"
+    rm -rf "$WORK"
+}
 trap cleanup EXIT
 
 # Waits (at most 60 s) for "listening on URL" in file $1 and prints URL.
@@ -34,6 +40,7 @@ wait_url() {
 ESIGN_ADMIN_EMAIL=bench@example.com ESIGN_ADMIN_PASSWORD=bench-password ESIGN_LOG=warn \
     target/release/esign serve --listen 127.0.0.1:0 --data-dir "$WORK/data" \
     --token-min-interval-ms 0 >"$WORK/esign.out" 2>&1 &
+ESIGN_PID=$!
 ESIGN=$(wait_url "$WORK/esign.out")
 target/release/examples/plain_hyper 127.0.0.1:0 >"$WORK/plain.out" 2>&1 &
 PLAIN=$(wait_url "$WORK/plain.out")
@@ -134,3 +141,50 @@ target/release/examples/signing_bench "$ESIGN" bench@example.com bench-password
 echo
 echo "== sealing (in process, one thread)"
 target/release/examples/seal_bench
+
+echo
+echo "== PostgreSQL (a throwaway cluster on loopback, tools/pg-cluster)"
+# Its own directory under /tmp: the server runs as `postgres`, which cannot enter $WORK.
+PGDIR=$(mktemp -d)
+PG=$(tools/pg-cluster start "$PGDIR" 55434)
+# The sled store docs_bench seeded (100 000 documents) moves to PostgreSQL.
+kill "$ESIGN_PID"; wait "$ESIGN_PID" 2>/dev/null || true
+target/release/esign admin migrate --from "$WORK/data" --to "${PG}esign_list" | tail -1
+ESIGN_LOG=warn target/release/esign serve --listen 127.0.0.1:0 --data-dir "$WORK/pg-list" \
+    --store "${PG}esign_list" --token-min-interval-ms 0 >"$WORK/pg-list.out" 2>&1 &
+PG_LIST_PID=$!
+PG_LIST=$(wait_url "$WORK/pg-list.out")
+echo "GET /v1/documents?filter=sent&limit=100 on PostgreSQL, one client, 500 requests"
+DOCS_BENCH_LIST_ONLY=${DOCS_BENCH_LARGE:-100000} target/release/examples/docs_bench "$PG_LIST" bench@example.com bench-password
+kill "$PG_LIST_PID"; wait "$PG_LIST_PID" 2>/dev/null || true
+
+# Create + send: sled on one host, then 1, 2 and 3 hosts on one database.
+SECS=${BENCH_SCALE_SECS:-15}
+start_host() { # NAME ARGS...: a server in the background (a job of this shell, so
+    # cleanup stops it); its URL then comes from `wait_url "$WORK/NAME.out"`.
+    local name=$1; shift
+    ESIGN_ADMIN_EMAIL=bench@example.com ESIGN_ADMIN_PASSWORD=bench-password ESIGN_LOG=warn \
+        target/release/esign serve --listen 127.0.0.1:0 --data-dir "$WORK/$name" \
+        --token-min-interval-ms 0 "$@" >"$WORK/$name.out" 2>&1 &
+}
+login() {
+    curl -s -X POST "$1/v1/auth" -H 'content-type: application/json' \
+        -d '{"email":"bench@example.com","password":"bench-password"}' \
+        | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])'
+}
+echo
+echo "create + send, ${SECS} s per row, 16 clients round-robin over the hosts"
+start_host sled-scale
+SLED_PID=$!
+SLED=$(wait_url "$WORK/sled-scale.out")
+target/release/examples/scale_bench "$(login "$SLED")" "$SECS" "$SLED" | sed 's/^/  sled:       /'
+kill "$SLED_PID"; wait "$SLED_PID" 2>/dev/null || true
+# Hosts join one at a time: each row runs with exactly the hosts it uses.
+URLS=()
+for h in 1 2 3; do
+    start_host "pg-h$h" --store "${PG}esign_scale"
+    URLS+=("$(wait_url "$WORK/pg-h$h.out")")
+    [ "$h" = 1 ] && SCALE_TOKEN=$(login "${URLS[0]}")
+    target/release/examples/scale_bench "$SCALE_TOKEN" "$SECS" "${URLS[@]}" | sed 's/^/  PostgreSQL: /'
+done
+echo "  (all hosts, the database and the clients share this machine's cores)"
