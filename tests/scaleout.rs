@@ -92,7 +92,7 @@ fn a_token_from_one_host_works_on_the_others_and_a_draft_sent_on_two_is_sent_onc
 #[test]
 fn failed_logins_counted_on_two_hosts_at_once_are_all_counted() {
     let Some(url) = database() else { return };
-    const N: usize = 20;
+    const N: usize = 10;
     let h = hosts(&url, 2, &["--login-max-failures", &N.to_string()]);
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..N - 1)
@@ -181,7 +181,8 @@ fn work_queued_by_a_host_that_dies_is_done_once_by_the_others() {
             })
             .then_some(())
     });
-    std::thread::sleep(Duration::from_secs(4)); // a second sender would have sent by now
+    // A second sender would have sent by now: past a lease (3 s) and two polls.
+    std::thread::sleep(Duration::from_secs(7));
     let mails = all_mail();
     for i in 0..10 {
         let to = format!("To: orphan{i}@example.com");
@@ -333,7 +334,7 @@ fn a_sled_store_migrated_to_postgres_answers_the_same() {
     );
     let pdf = esign::pdf::sample_pdf(2);
     let mut ids = HashMap::new();
-    for status in ["draft", "sent", "signed", "rejected"] {
+    for status in ["draft", "sent", "signed", "rejected", "recalled", "lost"] {
         let mut body = json!({"name": status,
             "recipients": [{"first_name": "A", "last_name": "B",
                             "email": format!("{status}@example.com")}]});
@@ -343,25 +344,66 @@ fn a_sled_store_migrated_to_postgres_answers_the_same() {
         }
         let doc = s.create_doc(&t, &body);
         let id = doc["id"].as_str().unwrap().to_string();
-        if status != "draft" {
+        if !matches!(status, "draft" | "lost") {
             let (code, b) = s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
             assert_eq!(code, 200, "{b}");
             s.wait_status(&t, &id, "sent");
         }
-        if status == "signed" || status == "rejected" {
-            let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
-            let secret = link(&d, 0);
-            let act = if status == "signed" { "sign" } else { "reject" };
-            let (code, b) = call(
-                s.post(&format!("/v1/recipient/{secret}/{act}"))
-                    .header("origin", s.base.as_str())
-                    .json(&json!({})),
-            );
-            assert_eq!(code, 200, "{act}: {b}");
-            s.wait_status(&t, &id, status);
+        match status {
+            "signed" | "rejected" => {
+                let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+                let secret = link(&d, 0);
+                let act = if status == "signed" { "sign" } else { "reject" };
+                let (code, b) = call(
+                    s.post(&format!("/v1/recipient/{secret}/{act}"))
+                        .header("origin", s.base.as_str())
+                        .json(&json!({})),
+                );
+                assert_eq!(code, 200, "{act}: {b}");
+            }
+            // Deleting a sent document recalls it (its data is kept).
+            "recalled" => assert_eq!(s.delete_as(&t, &format!("/v1/documents/{id}")).0, 204),
+            "lost" => {
+                let (code, _) = call(s.post(&format!("/v1/documents/{id}/lost")).bearer_auth(&t));
+                assert_eq!(code, 204);
+            }
+            _ => {}
         }
+        s.wait_status(&t, &id, status);
         ids.insert(status, id);
     }
+    // A contract signed elsewhere, archived with its file.
+    let (code, archived) = s.post_json(
+        &t,
+        "/v1/upload/archive",
+        &json!({"name": "Old lease", "file_content": b64(&pdf),
+                "file_name": "lease.pdf", "sign_date": "2024-05-01T10:00:00+00:00"}),
+    );
+    assert_eq!(code, 200, "{archived}");
+    let archived = archived["id"].as_str().unwrap().to_string();
+    s.wait_status(&t, &archived, "archived");
+    ids.insert("archived", archived);
+    // The sealed file of the signed document, once its seal landed.
+    let sealed_path = format!("/v1/documents/{}/download?direct=true", ids["signed"]);
+    let download = |s: &Server| {
+        wait_until(60, "the sealed file", || {
+            let resp = s.get(&sealed_path).bearer_auth(&t).send().unwrap();
+            (resp.status() == 200).then(|| resp.bytes().unwrap().to_vec())
+        })
+    };
+    let sealed = download(&s);
+    let certificate = |s: &Server| {
+        s.get("/v1/signing-certificate")
+            .send()
+            .unwrap()
+            .text()
+            .unwrap()
+    };
+    let seal_certificate = certificate(&s);
+    assert!(
+        seal_certificate.contains("BEGIN CERTIFICATE"),
+        "{seal_certificate}"
+    );
     let paths: Vec<String> = ["/v1/documents", "/v1/subscriptions", "/v1/users"]
         .into_iter()
         .map(String::from)
@@ -412,7 +454,11 @@ fn a_sled_store_migrated_to_postgres_answers_the_same() {
         let was = body.to_string().replace(&s.base, &p.base);
         assert_eq!(was, now_body.to_string(), "{path}");
     }
-    wait_until(60, "the queued invitations delivered", || {
+    assert_eq!(download(&p), sealed, "the sealed file, byte for byte");
+    // The signing key went along: new seals carry the same certificate.
+    assert_eq!(certificate(&p), seal_certificate);
+    // Their retries were due up to a minute after the sled phase (2^n s backoff).
+    wait_until(180, "the queued invitations delivered", || {
         let mails = p.mails();
         (mails.len() >= 3).then_some(())
     });

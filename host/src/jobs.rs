@@ -102,9 +102,21 @@ pub async fn run(dispatcher: Dispatcher, work: WorkContext, mut shutdown: watch:
 /// One pass over both lanes: the due jobs not running whose lane (and scope) has room;
 /// and how long until the next look is needed.
 fn plan(shared: &Shared) -> anyhow::Result<(Vec<Launch>, Duration)> {
+    let mut launches = Vec::new();
+    match plan_into(shared, &mut launches) {
+        Ok(wait) => Ok((launches, wait)),
+        // The jobs claimed before the error still start: they are marked in flight.
+        Err(e) => {
+            tracing::error!("job runner: {e:#}");
+            Ok((launches, Duration::from_secs(1)))
+        }
+    }
+}
+
+/// [`plan`]'s pass, adding to `launches`; the wait until the next.
+fn plan_into(shared: &Shared, launches: &mut Vec<Launch>) -> anyhow::Result<Duration> {
     let store = shared.dispatcher.store();
     let now = now_ms();
-    let mut launches = Vec::new();
     let mut wait = IDLE;
     let running = |key: &[u8]| shared.in_flight.lock().unwrap().contains(key);
     let claim = |key: &[u8]| shared.in_flight.lock().unwrap().insert(key.to_vec());
@@ -192,7 +204,7 @@ fn plan(shared: &Shared) -> anyhow::Result<(Vec<Launch>, Duration)> {
     if more {
         wait = Duration::ZERO;
     }
-    Ok((launches, store.poll_cap(wait)))
+    Ok(store.poll_cap(wait))
 }
 
 /// Runs one job as a task: its work, then its engine call on a blocking thread.
@@ -206,9 +218,9 @@ fn start(shared: &Arc<Shared>, launch: Launch) {
             permits,
         } = launch;
         let prepared = match &job.work {
-            Some(order) => {
-                Some(renewing(&s.dispatcher, &key, &lease, perform(&s.work, order)).await)
-            }
+            Some(order) => Some(
+                queues::renewing(s.dispatcher.store(), &key, &lease, perform(&s.work, order)).await,
+            ),
             None => None,
         };
         let (d, k, l) = (s.dispatcher.clone(), key.clone(), lease.clone());
@@ -229,35 +241,4 @@ fn start(shared: &Arc<Shared>, launch: Launch) {
         drop(permits);
         s.finished.notify_one();
     });
-}
-
-/// Runs `work` while renewing the lease on `key` every third of its length (on a
-/// shared store; on sled the lease is the process's own). A lost lease is only logged:
-/// the outcome's transaction checks the lease and records nothing then.
-async fn renewing<T>(
-    dispatcher: &Dispatcher,
-    key: &[u8],
-    lease: &Lease,
-    work: impl std::future::Future<Output = T>,
-) -> T {
-    let store = dispatcher.store().clone();
-    if !store.shared() {
-        return work.await;
-    }
-    let every = store.lease_duration() / 3;
-    tokio::pin!(work);
-    loop {
-        tokio::select! {
-            done = &mut work => return done,
-            _ = tokio::time::sleep(every) => {
-                let (s, k, l) = (store.clone(), key.to_vec(), lease.clone());
-                match tokio::task::spawn_blocking(move || s.renew(&k, &l)).await {
-                    Ok(Ok(true)) => {}
-                    Ok(Ok(false)) => tracing::warn!("a job's lease was lost while its work ran"),
-                    Ok(Err(e)) => tracing::warn!("renewing a job's lease: {e:#}"),
-                    Err(e) => tracing::warn!("renewing a job's lease: {e}"),
-                }
-            }
-        }
-    }
 }

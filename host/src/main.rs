@@ -400,6 +400,9 @@ fn export_engine(file: &std::path::Path, component: &[u8]) -> anyhow::Result<()>
     Ok(())
 }
 
+/// Database connections kept for the workers on a shared store (see `open_on`).
+const WORKER_CONNECTIONS: usize = 12;
+
 /// Opens the store `args` name: PostgreSQL with --store, else sled in the data dir.
 fn open_store(args: &EngineArgs) -> anyhow::Result<std::sync::Arc<store::Store>> {
     let store = match &args.store {
@@ -429,6 +432,20 @@ fn open_on(
     max_calls: u32,
     outbound: Option<outbound::Outbound>,
 ) -> anyhow::Result<(Dispatcher, String)> {
+    // On a shared store each call holds a database connection while it runs: leave
+    // some of the pool to the workers (jobs, leases, deliveries).
+    let max_calls = match store.connections() {
+        Some(pool) => {
+            let cap = pool.saturating_sub(WORKER_CONNECTIONS).max(1) as u32;
+            if cap < max_calls {
+                tracing::info!(
+                    "at most {cap} calls at once: the database pool has {pool} connections, {WORKER_CONNECTIONS} kept for workers"
+                );
+            }
+            max_calls.min(cap)
+        }
+        None => max_calls,
+    };
     let wasm = match &args.engine {
         Some(path) => std::fs::read(path)
             .with_context(|| format!("reading the engine component {}", path.display()))?,

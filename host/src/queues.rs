@@ -2,7 +2,8 @@
 //! `<prefix><name><due ms, 8 bytes BE><id>`, one queue per name (a webhook target, a
 //! tenant's host work). A pass visits the queues in a ring with one seek each, starting
 //! where the previous pass stopped, so a queue with a large backlog costs a pass no
-//! more than an empty one and every queue gets its turn.
+//! more than an empty one and every queue gets its turn. [`renewing`] keeps a worker's
+//! lease on a row while slow work on it runs.
 
 use crate::store::Store;
 use sha2::{Digest, Sha256};
@@ -101,6 +102,36 @@ pub fn visit_ring(
         if let Visit::Stop = visit(name)? {
             *cursor = name.to_vec();
             return Ok(false);
+        }
+    }
+}
+
+/// Runs `work` while renewing the lease on `key` every third of its length (on a
+/// shared store; on sled the lease is the process's own). A lost lease is only logged:
+/// the outcome's transaction checks the lease and records nothing then.
+pub async fn renewing<T>(
+    store: &std::sync::Arc<Store>,
+    key: &[u8],
+    lease: &crate::store::Lease,
+    work: impl std::future::Future<Output = T>,
+) -> T {
+    if !store.shared() {
+        return work.await;
+    }
+    let every = store.lease_duration() / 3;
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            _ = tokio::time::sleep(every) => {
+                let (s, k, l) = (store.clone(), key.to_vec(), lease.clone());
+                match tokio::task::spawn_blocking(move || s.renew(&k, &l)).await {
+                    Ok(Ok(true)) => {}
+                    Ok(Ok(false)) => tracing::warn!("a lease was lost while its work ran"),
+                    Ok(Err(e)) => tracing::warn!("renewing a lease: {e:#}"),
+                    Err(e) => tracing::warn!("renewing a lease: {e}"),
+                }
+            }
         }
     }
 }

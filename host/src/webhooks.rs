@@ -268,12 +268,29 @@ struct Plan {
 /// flight, of every target with room, while global permits last; cancelled rows go
 /// straight to the commit loop.
 fn plan(shared: &Shared, tx: &mpsc::UnboundedSender<Attempted>) -> anyhow::Result<Plan> {
-    let store = shared.dispatcher.store();
-    let now = now_ms();
     let mut plan = Plan {
         launches: Vec::new(),
         wait: IDLE,
     };
+    match plan_into(shared, tx, &mut plan) {
+        Ok(()) => Ok(plan),
+        // The attempts claimed before the error still start: they are in flight.
+        Err(e) => {
+            tracing::error!("webhook delivery: {e:#}");
+            plan.wait = Duration::from_secs(1);
+            Ok(plan)
+        }
+    }
+}
+
+/// [`plan`]'s pass, filling `plan`.
+fn plan_into(
+    shared: &Shared,
+    tx: &mpsc::UnboundedSender<Attempted>,
+    plan: &mut Plan,
+) -> anyhow::Result<()> {
+    let store = shared.dispatcher.store();
+    let now = now_ms();
     let mut cancelled: HashMap<String, bool> = HashMap::new();
     let mut cursor = std::mem::take(&mut *shared.cursor.lock().unwrap());
     let more = queues::visit_ring(
@@ -363,7 +380,7 @@ fn plan(shared: &Shared, tx: &mpsc::UnboundedSender<Attempted>) -> anyhow::Resul
         plan.wait = Duration::ZERO;
     }
     plan.wait = store.poll_cap(plan.wait);
-    Ok(plan)
+    Ok(())
 }
 
 /// Runs one attempt as a task; its result goes to the commit loop.
@@ -381,7 +398,9 @@ fn start_attempt(shared: &Arc<Shared>, tx: &mpsc::UnboundedSender<Attempted>, la
         if row.first_attempt_ms == 0 {
             row.first_attempt_ms = started;
         }
-        let outcome = attempt(&s.outbound, &row).await;
+        let store = s.dispatcher.store().clone();
+        let outcome =
+            crate::queues::renewing(&store, &key, &lease, attempt(&s.outbound, &row)).await;
         drop(permits);
         let _ = tx.send(Attempted {
             key,

@@ -323,7 +323,7 @@ pub fn store_env(store: Option<&str>) -> Vec<(String, String)> {
         Some(url) => vec![
             ("ESIGN_STORE".into(), url.into()),
             ("ESIGN_WORKER_LEASE_MS".into(), "3000".into()),
-            ("ESIGN_STORE_POOL_SIZE".into(), "16".into()),
+            ("ESIGN_STORE_POOL_SIZE".into(), "24".into()),
         ],
         None => Vec::new(),
     }

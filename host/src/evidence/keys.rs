@@ -124,17 +124,39 @@ fn generate(dir: &Path, key: &Path, cert: &Path) -> anyhow::Result<()> {
 /// Where a shared store keeps the generated identity (a host table, outside `d/`).
 const STORED_IDENTITY: &[u8] = b"hk/signing";
 
+/// The generated identity as a shared store keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Stored {
+    key_pem: String,
+    cert_pem: String,
+}
+
+/// The identity generated into `<data_dir>/signing/` as the record a shared store
+/// keeps (key, value), when there is one: `esign admin migrate` copies it, so the
+/// hosts go on sealing with the same key.
+pub fn stored_from_data_dir(data_dir: &Path) -> anyhow::Result<Option<(Vec<u8>, Vec<u8>)>> {
+    let dir = data_dir.join("signing");
+    let (k, c) = (dir.join("key.pem"), dir.join("cert.pem"));
+    if !k.exists() || !c.exists() {
+        return Ok(None);
+    }
+    let stored = Stored {
+        key_pem: std::fs::read_to_string(&k).with_context(|| format!("reading {}", k.display()))?,
+        cert_pem: std::fs::read_to_string(&c)
+            .with_context(|| format!("reading {}", c.display()))?,
+    };
+    Ok(Some((
+        STORED_IDENTITY.to_vec(),
+        serde_json::to_vec(&stored)?,
+    )))
+}
+
 /// The identity generated on first use and kept in a shared store (PostgreSQL), so
 /// that every host seals with the same key. The first host to start writes it; the
 /// others read it (a concurrent first start conflicts and re-reads).
 pub fn load_or_create_stored(
     store: &std::sync::Arc<crate::store::Store>,
 ) -> anyhow::Result<Identity> {
-    #[derive(serde::Serialize, serde::Deserialize)]
-    struct Stored {
-        key_pem: String,
-        cert_pem: String,
-    }
     for _ in 0..16 {
         let mut txn = store.begin();
         let stored = match txn.get(STORED_IDENTITY) {

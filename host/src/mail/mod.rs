@@ -157,6 +157,7 @@ pub fn deliver_due(
     transport: &dyn Transport,
 ) -> anyhow::Result<Pass> {
     let mut bounced = false;
+    let mut skipped = false;
     let what = outbox.what();
     loop {
         let end = keys::timed(outbox.table(), now_ms() + 1, "");
@@ -165,20 +166,15 @@ pub fn deliver_due(
         for (key, value) in due {
             // Another worker (on another host) may hold the row: it sends it.
             let Some(lease) = store.lease(&key)? else {
+                skipped = true;
                 continue;
             };
             let mut mail: StoredMail = serde_json::from_slice(&value)?;
             // Sent outside any transaction: the row goes only after the transport
             // took it, in a transaction that checks the lease is still ours.
             let sent = transport.send(&mail);
-            let mut txn = store.begin();
-            match txn.holds(&key, &lease) {
-                Ok(true) => {}
-                Ok(false) => continue, // delivered (or taken over) meanwhile
-                Err(_) if txn.conflicted() => continue, // looked at again next round
-                Err(e) => return Err(e),
-            }
-            txn.delete(&key);
+            let mut writes: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            let mut bounces = false;
             match sent {
                 Ok(()) => tracing::info!(id = mail.id, to = mail.to, "{what} sent"),
                 Err(Failure::Permanent(why)) => {
@@ -190,7 +186,7 @@ pub fn deliver_due(
                     mail.attempts += 1;
                     let mut dead = outbox.dead().to_vec();
                     dead.extend_from_slice(mail.id.as_bytes());
-                    txn.put(&dead, &serde_json::to_vec(&mail)?);
+                    writes.push((dead, serde_json::to_vec(&mail)?));
                     if !mail.tag.is_empty() {
                         let now = now_ms();
                         let job = StoredJob {
@@ -203,11 +199,11 @@ pub fn deliver_due(
                             failure: None,
                             scope: String::new(),
                         };
-                        txn.put(
-                            &keys::timed(keys::JOBS, now, &job.id),
-                            &serde_json::to_vec(&job)?,
-                        );
-                        bounced = true;
+                        writes.push((
+                            keys::timed(keys::JOBS, now, &job.id),
+                            serde_json::to_vec(&job)?,
+                        ));
+                        bounces = true;
                     }
                 }
                 Err(Failure::Transient(e)) if mail.attempts + 1 >= MAX_ATTEMPTS => {
@@ -219,7 +215,7 @@ pub fn deliver_due(
                     mail.attempts += 1;
                     let mut dead = outbox.dead().to_vec();
                     dead.extend_from_slice(mail.id.as_bytes());
-                    txn.put(&dead, &serde_json::to_vec(&mail)?);
+                    writes.push((dead, serde_json::to_vec(&mail)?));
                 }
                 Err(Failure::Transient(e)) => {
                     mail.attempts += 1;
@@ -231,26 +227,64 @@ pub fn deliver_due(
                         "{what} failed, retrying in {} s: {e:#}",
                         delay / 1000
                     );
-                    txn.put(
-                        &keys::timed(outbox.table(), now_ms() + delay, &mail.id),
-                        &serde_json::to_vec(&mail)?,
-                    );
+                    writes.push((
+                        keys::timed(outbox.table(), now_ms() + delay, &mail.id),
+                        serde_json::to_vec(&mail)?,
+                    ));
                 }
             }
-            match txn.commit() {
-                Ok(()) => progressed = true,
-                Err(CommitError::Conflict) => {}
-                Err(e) => return Err(e.into_error()),
+            // Recorded with the row's removal, re-run on a conflict: a lost record
+            // would send the mail again once the lease expired.
+            if record(store, &key, &lease, &writes)? {
+                progressed = true;
+                bounced |= bounces;
             }
         }
         if !progressed {
             break; // nothing due, or everything due is another worker's
         }
     }
+    let mut wait = keys::until_next_due(store, outbox.table(), IDLE)?;
+    if skipped {
+        // Due rows another worker holds: look again after a poll, not at once.
+        wait = wait.max(crate::store::SHARED_POLL);
+    }
     Ok(Pass {
-        wait: store.poll_cap(keys::until_next_due(store, outbox.table(), IDLE)?),
+        wait: store.poll_cap(wait),
         bounced,
     })
+}
+
+/// Removes the row at `key` if `lease` still holds it, with `writes`, in one
+/// transaction (re-run on conflicts); whether it was recorded.
+fn record(
+    store: &Arc<Store>,
+    key: &[u8],
+    lease: &crate::store::Lease,
+    writes: &[(Vec<u8>, Vec<u8>)],
+) -> anyhow::Result<bool> {
+    for attempt in 0..32 {
+        if attempt > 0 {
+            store.pause_after_conflict(attempt);
+        }
+        let mut txn = store.begin();
+        match txn.holds(key, lease) {
+            Ok(true) => {}
+            Ok(false) => return Ok(false), // delivered (or taken over) meanwhile
+            Err(_) if txn.conflicted() => continue,
+            Err(e) => return Err(e),
+        }
+        txn.delete(key);
+        for (k, v) in writes {
+            txn.put(k, v);
+        }
+        match txn.commit() {
+            Ok(()) => return Ok(true),
+            Err(CommitError::Conflict) => continue,
+            Err(e) => return Err(e.into_error()),
+        }
+    }
+    anyhow::bail!("recording a sent message kept conflicting")
 }
 
 /// The engine's job for a hard bounce (see `effects.mail` in the WIT).

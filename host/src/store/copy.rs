@@ -1,7 +1,7 @@
 //! `esign admin migrate --from DATA_DIR --to postgres://...`: copies a stopped sled
 //! store whole (engine data, blobs, events, jobs, mail, webhook deliveries and every
-//! other host table) into an empty PostgreSQL database, then compares the number of
-//! rows per table on both sides.
+//! other host table) and the signing key generated into the data directory into an
+//! empty PostgreSQL database, then compares the number of rows per table on both sides.
 
 use super::postgres::{PgBackend, Table};
 use super::sled::SledBackend;
@@ -43,6 +43,13 @@ pub fn sled_to_postgres(from: &Path, to: &str) -> anyhow::Result<()> {
             bytes = 0;
             eprintln!("copied {copied} rows");
         }
+    }
+    // The signing identity generated into the data directory: the hosts keep sealing
+    // with it (a shared store keeps it in the database).
+    if let Some((k, v)) = crate::evidence::keys::stored_from_data_dir(from)? {
+        *expected.entry(Table::of(&k)).or_default() += 1;
+        batch.push((k, v));
+        println!("the signing key of {}/signing goes along", from.display());
     }
     if !batch.is_empty() {
         pg.insert_batch(&batch)?;

@@ -58,6 +58,11 @@ pub trait Backend: Send + Sync + 'static {
     fn shared(&self) -> bool {
         false
     }
+    /// How many transactions may be open at once (a connection pool's size); `None`
+    /// when there is no such bound.
+    fn connections(&self) -> Option<usize> {
+        None
+    }
     /// Takes the lease on the queue row at `key` for `lease`, unless another worker
     /// holds an unexpired one or the row is gone.
     fn lease(&self, _key: &[u8], _lease: Duration) -> anyhow::Result<Option<Lease>> {
@@ -224,6 +229,11 @@ impl Store {
     /// See [`Backend::shared`].
     pub fn shared(&self) -> bool {
         self.backend.shared()
+    }
+
+    /// See [`Backend::connections`].
+    pub fn connections(&self) -> Option<usize> {
+        self.backend.connections()
     }
 
     /// Sets how long workers' leases last.

@@ -40,8 +40,9 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio_postgres::error::SqlState;
 
-/// Connections per host at most, unless `ESIGN_STORE_POOL_SIZE` says otherwise.
-pub const DEFAULT_POOL_SIZE: usize = 32;
+/// Connections per host at most, unless `ESIGN_STORE_POOL_SIZE` says otherwise (the
+/// host keeps 12 for its workers and runs at most the rest as calls at once).
+pub const DEFAULT_POOL_SIZE: usize = 48;
 /// How long a call waits for a free connection (or a new one) before a 503.
 const POOL_WAIT: Duration = Duration::from_secs(10);
 
@@ -190,7 +191,16 @@ fn parse(url: &str) -> anyhow::Result<(tokio_postgres::Config, bool, Option<Stri
     if config.get_application_name().is_none() {
         config.application_name("esign");
     }
+    // Nothing waits forever: a dead peer is noticed by the socket (keepalives, TCP user
+    // timeout), a stuck statement or lock wait by the server, and a transaction left
+    // open (a host frozen mid-call) is ended by the server, releasing its locks.
     config.connect_timeout(Duration::from_secs(10));
+    config.keepalives(true);
+    config.keepalives_idle(Duration::from_secs(10));
+    config.tcp_user_timeout(Duration::from_secs(30));
+    if config.get_options().is_none() {
+        config.options("-c statement_timeout=30000 -c idle_in_transaction_session_timeout=60000");
+    }
     Ok((config, tls, root))
 }
 
@@ -219,8 +229,10 @@ fn rustls_config(root: Option<&str>) -> anyhow::Result<rustls::ClientConfig> {
         .with_no_client_auth())
 }
 
-/// Maps a database error: serialization failures and deadlocks are [`Conflict`], a
-/// closed connection [`Unavailable`].
+/// Maps a database error: serialization failures and deadlocks are [`Conflict`]; a
+/// connection that is gone (closed, a socket error, the server shutting the session
+/// down: classes `08` and `57P0x`) is [`Unavailable`]; anything else is an error of
+/// the statement.
 fn db_error(e: tokio_postgres::Error) -> anyhow::Error {
     match e.code() {
         Some(c)
@@ -229,8 +241,16 @@ fn db_error(e: tokio_postgres::Error) -> anyhow::Error {
         {
             anyhow::Error::new(Conflict)
         }
+        Some(c) if c.code().starts_with("08") || c.code().starts_with("57P0") => {
+            anyhow::Error::new(Unavailable(e.to_string()))
+        }
         Some(_) => anyhow::Error::new(e).context("the database refused a statement"),
-        None => anyhow::Error::new(Unavailable(e.to_string())),
+        None if e.is_closed()
+            || std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>()) =>
+        {
+            anyhow::Error::new(Unavailable(e.to_string()))
+        }
+        None => anyhow::Error::new(e).context("a database statement failed"),
     }
 }
 
@@ -248,7 +268,7 @@ impl PgBackend {
             .ok()
             .and_then(|n| n.parse().ok())
             .unwrap_or(DEFAULT_POOL_SIZE)
-            .max(2);
+            .max(16);
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("esign-db")
@@ -312,6 +332,11 @@ impl PgBackend {
 
     fn handle(&self) -> tokio::runtime::Handle {
         self.rt.as_ref().expect("running").handle().clone()
+    }
+
+    /// Connections this host keeps at most.
+    pub fn pool_size(&self) -> usize {
+        self.pool.status().max_size
     }
 
     /// Rows per table (for `esign admin migrate`'s check).
@@ -491,6 +516,10 @@ impl Backend for PgBackend {
 
     fn shared(&self) -> bool {
         true
+    }
+
+    fn connections(&self) -> Option<usize> {
+        Some(self.pool_size())
     }
 
     fn lease(&self, key: &[u8], lease: Duration) -> anyhow::Result<Option<Lease>> {
@@ -711,21 +740,40 @@ impl BackendTxn for PgTxn {
             >;
             // join_all polls the steps in order, and each sends its message at its
             // first poll: one pipeline, in this order.
+            // A step that fails before it is sent (a value the client cannot encode)
+            // says so here, at its first poll, before COMMIT's: COMMIT then becomes
+            // ROLLBACK, so the other writes never commit without it. Failures on the
+            // server abort the transaction, and COMMIT rolls back by itself.
+            let failed_early = std::sync::atomic::AtomicBool::new(false);
+            let noted = |r: Result<u64, tokio_postgres::Error>| {
+                if r.is_err() {
+                    failed_early.store(true, std::sync::atomic::Ordering::SeqCst);
+                }
+                r.map(|_| ())
+            };
+            let noted = &noted;
+            let failed_early = &failed_early;
             let mut steps: Vec<Step<'_>> = Vec::new();
             if first {
                 steps.push(Box::pin(conn.batch_execute(BEGIN)));
             }
             for (st, keys) in &delete_steps {
-                steps.push(Box::pin(async move {
-                    conn.execute(st, &[keys]).await.map(|_| ())
-                }));
+                steps.push(Box::pin(
+                    async move { noted(conn.execute(st, &[keys]).await) },
+                ));
             }
             for (st, keys, values) in &upsert_steps {
                 steps.push(Box::pin(async move {
-                    conn.execute(st, &[keys, values]).await.map(|_| ())
+                    noted(conn.execute(st, &[keys, values]).await)
                 }));
             }
-            steps.push(Box::pin(conn.batch_execute("COMMIT")));
+            steps.push(Box::pin(async move {
+                if failed_early.load(std::sync::atomic::Ordering::SeqCst) {
+                    conn.batch_execute("ROLLBACK").await
+                } else {
+                    conn.batch_execute("COMMIT").await
+                }
+            }));
             // Every answer is awaited: after the statement that failed, the others
             // fail too ("current transaction is aborted"), and the first failure is
             // the one that says why.
