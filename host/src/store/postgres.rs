@@ -103,12 +103,13 @@ impl Table {
 }
 
 /// The schema, one step per version; each step is applied once, in order, under the
-/// `esign_schema` row lock. Never edit a released step: add one.
+/// `esign_schema` row lock. Never edit a released step: add one. Only plain tables and
+/// primary keys (no storage options, no extensions), so that PostgreSQL-compatible
+/// databases take it too.
 const MIGRATIONS: &[&str] = &[
     // 1: the key-value tables.
     "CREATE TABLE IF NOT EXISTS esign_kv (k bytea PRIMARY KEY, v bytea NOT NULL);
      CREATE TABLE IF NOT EXISTS esign_blobs (k bytea PRIMARY KEY, v bytea NOT NULL);
-     ALTER TABLE esign_blobs ALTER COLUMN v SET STORAGE EXTERNAL;
      CREATE TABLE IF NOT EXISTS esign_events (k bytea PRIMARY KEY, v bytea NOT NULL);
      CREATE TABLE IF NOT EXISTS esign_jobs (k bytea PRIMARY KEY, v bytea NOT NULL,
          lease_token bigint NOT NULL DEFAULT 0, lease_until bigint NOT NULL DEFAULT 0);
