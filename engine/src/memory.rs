@@ -2,11 +2,11 @@
 //! with no transactions (every write is immediately visible), recorded effects, a
 //! settable clock and a cheap, clearly-not-secure password "hash".
 
+use crate::base::api::{Delivery, EidIdentity, Event, JobSpec, Mail, Platform, Settings, Sms};
 #[allow(unused_imports)]
-use crate::prelude::*;
-use crate::{
-    BlobInfo, Delivery, EidIdentity, Event, JobSpec, Mail, PdfCheck, Platform, Settings, Sms,
-};
+use crate::base::prelude::*;
+use crate::base::util;
+use crate::base::work::{self, BlobInfo, PdfCheck};
 use alloc::collections::BTreeMap;
 
 /// See the module documentation. Not for production: passwords are stored as
@@ -90,7 +90,7 @@ impl Platform for MemoryPlatform {
         Ok(BlobInfo {
             id,
             size: data.len() as u64,
-            sha256: crate::util::sha256_hex(data),
+            sha256: util::sha256_hex(data),
         })
     }
 
@@ -172,10 +172,10 @@ impl Platform for MemoryPlatform {
                     signer: "CN=test".into(),
                     document_id: parts.next().unwrap_or_default().into(),
                     log_head: parts.next().unwrap_or_default().trim().into(),
-                    ..PdfCheck::default()
+                    ..work::PdfCheck::default()
                 }
             }
-            None => PdfCheck::default(),
+            None => work::PdfCheck::default(),
         }
     }
 

@@ -1,10 +1,16 @@
 //! Maps (origin, method, path) to a handler. Unknown paths answer 404; a known path
 //! with another method answers 405 with `Allow`.
 
-use crate::http::{ApiError, ApiResult};
+use crate::base::api::{self, Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiResult, method_not_allowed, only};
 #[allow(unused_imports)]
-use crate::prelude::*;
-use crate::{Cx, Origin, Request, Response, admin, agents, auth, docs, hooks, recipients, users};
+use crate::base::prelude::*;
+use crate::handlers::documents::{self, create, custom_data, download};
+use crate::handlers::recipients::{self, page, verify};
+use crate::handlers::{
+    admin, agents, auth, evidence, products, subscriptions, templates, uploads, users,
+};
 
 /// Every public route: a path template (`{name}` matches one segment) and the methods it
 /// answers. [`route`] answers 404 and 405 from this table before it dispatches, so a
@@ -201,10 +207,10 @@ pub(crate) fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let path = req.path.strip_suffix('/').unwrap_or(&req.path);
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     let method = req.method.as_str();
-    if !(req.origin == Origin::Admin && segments.first() == Some(&"admin")) {
+    if !(req.origin == api::Origin::Admin && segments.first() == Some(&"admin")) {
         match table_route(&segments) {
             None => {
-                return Err(ApiError::not_found(
+                return Err(http::ApiError::not_found(
                     "not_found",
                     format!("no such endpoint: {} {}", req.method, req.path),
                 ));
@@ -215,7 +221,7 @@ pub(crate) fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             Some((template, _)) => {
                 let size = req.body.len() + req.parts.iter().map(|p| p.data.len()).sum::<usize>();
                 if size > SMALL_BODY && !FILE_ROUTES.contains(&template) {
-                    return Err(ApiError::new(
+                    return Err(http::ApiError::new(
                         413,
                         "payload_too_large",
                         format!(
@@ -226,7 +232,7 @@ pub(crate) fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             }
         }
     }
-    if let Some(answer) = agents::route(cx, req, &segments) {
+    if let Some(answer) = agents::route(cx, req, &segments, route) {
         return answer;
     }
     match (req.origin, segments.as_slice()) {
@@ -238,30 +244,26 @@ pub(crate) fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         (_, ["v1", "test"]) => only(method, "GET", || auth::test(cx, req)),
         (_, ["v1", "openapi.json"]) => only(method, "GET", || Ok(openapi())),
         (_, ["v1", "signing-certificate"]) => {
-            only(method, "GET", || docs::evidence::signing_certificate(cx))
+            only(method, "GET", || evidence::signing_certificate(cx))
         }
-        (_, ["v1", "verify"]) => only(method, "POST", || docs::evidence::verify(cx, req)),
+        (_, ["v1", "verify"]) => only(method, "POST", || evidence::verify(cx, req)),
         (_, ["v1", "users", "me"]) => only(method, "GET", || auth::me(cx, req)),
         (_, ["v1", "users", rest @ ..]) => users::route(cx, req, rest),
         (_, ["v1", "teams"]) => only(method, "GET", || users::teams(cx, req)),
         (_, ["v1", "revoke"]) => only(method, "GET", || auth::revoke(cx, req)),
-        (_, ["v1", "documents", rest @ ..]) => docs::route(cx, req, rest),
-        (_, ["v1", "upload"]) => only(method, "POST", || docs::uploads::create(cx, req)),
-        (_, ["v1", "download", secret]) => {
-            only(method, "GET", || docs::download::by_link(cx, secret))
-        }
-        (_, ["v1", "upload", "archive"]) => only(method, "POST", || docs::create::archive(cx, req)),
-        (_, ["v1", "upload", id]) => only(method, "GET", || docs::uploads::get(cx, req, id)),
-        (_, ["v1", "custom-data", "entity", rest @ ..]) => {
-            docs::custom_data::entity_route(cx, req, rest)
-        }
-        (_, ["v1", "templates", rest @ ..]) => docs::templates::route(cx, req, rest),
-        (_, ["v1", "products"]) => docs::products::route(cx, req),
-        (_, ["v1", "subscriptions", rest @ ..]) => hooks::route(cx, req, rest),
+        (_, ["v1", "documents", rest @ ..]) => documents::route(cx, req, rest),
+        (_, ["v1", "upload"]) => only(method, "POST", || uploads::create(cx, req)),
+        (_, ["v1", "download", secret]) => only(method, "GET", || download::by_link(cx, secret)),
+        (_, ["v1", "upload", "archive"]) => only(method, "POST", || create::archive(cx, req)),
+        (_, ["v1", "upload", id]) => only(method, "GET", || uploads::get(cx, req, id)),
+        (_, ["v1", "custom-data", "entity", rest @ ..]) => custom_data::entity_route(cx, req, rest),
+        (_, ["v1", "templates", rest @ ..]) => templates::route(cx, req, rest),
+        (_, ["v1", "products"]) => products::route(cx, req),
+        (_, ["v1", "subscriptions", rest @ ..]) => subscriptions::route(cx, req, rest),
         // The signing page's assets, and the page behind each recipient's mailed link.
         (_, ["s", "_", name]) => only(method, "GET", || {
-            recipients::page::asset(name)
-                .ok_or_else(|| ApiError::not_found("asset_not_found", "no such asset"))
+            page::asset(name)
+                .ok_or_else(|| http::ApiError::not_found("asset_not_found", "no such asset"))
         }),
         (_, ["s", secret]) => Ok(recipients::page_route(cx, req, secret)),
         (_, ["v1", "recipient", secret, rest @ ..]) => {
@@ -269,47 +271,25 @@ pub(crate) fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
                 Ok(r) => r,
                 Err(e) => e.into_response(),
             };
-            recipients::page::safety_headers(&mut resp.headers);
+            page::safety_headers(&mut resp.headers);
             Ok(resp)
         }
         (_, ["v1", "eid", "return", session]) => only(method, "GET", || {
-            let (location, cookie) = recipients::verify::eid_return(cx, req, session)?;
+            let (location, cookie) = verify::eid_return(cx, req, session)?;
             let mut resp = Response {
                 status: 303,
                 headers: vec![("location".into(), location), ("set-cookie".into(), cookie)],
                 body: Vec::new(),
             };
-            recipients::page::safety_headers(&mut resp.headers);
+            page::safety_headers(&mut resp.headers);
             Ok(resp)
         }),
-        (Origin::Admin, ["admin", rest @ ..]) => admin::route(cx, req, rest),
-        _ => Err(ApiError::not_found(
+        (api::Origin::Admin, ["admin", rest @ ..]) => admin::route(cx, req, rest),
+        _ => Err(http::ApiError::not_found(
             "not_found",
             format!("no such endpoint: {} {}", req.method, req.path),
         )),
     }
-}
-
-/// Runs `f` when `method` is `allowed`; otherwise 405 naming the allowed method.
-pub(crate) fn only(
-    method: &str,
-    allowed: &str,
-    f: impl FnOnce() -> ApiResult<Response>,
-) -> ApiResult<Response> {
-    if method == allowed {
-        f()
-    } else {
-        Err(method_not_allowed(method, &[allowed]))
-    }
-}
-
-pub(crate) fn method_not_allowed(method: &str, allowed: &[&str]) -> ApiError {
-    ApiError::new(
-        405,
-        "method_not_allowed",
-        format!("{method} is not allowed here; use {}", allowed.join(" or ")),
-    )
-    .with_header("allow", allowed.join(", "))
 }
 
 /// The OpenAPI 3.1 document of the public API, deflated by `build.rs`: 30 KB of the

@@ -1,0 +1,57 @@
+//! The per-call context every engine function takes: the platform plus what a call reads
+//! once (its time, the settings) and who an MCP tool call acts for.
+
+use crate::base::api::{Platform, Settings};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::records::{decode, encode};
+use core::any::Any;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// The per-call context: the platform plus values read once per call.
+pub(crate) struct Cx<'a> {
+    pub p: &'a mut dyn Platform,
+    now: Option<u64>,
+    settings: Option<Settings>,
+    /// Inside an MCP tool call: who the agent's grant acts for (checked when the call
+    /// began), which `domain::auth::authenticate` answers instead of reading a bearer
+    /// token. Its type (`domain::auth::Principal`) belongs to the domain layer above this
+    /// one, so it is kept here as `Any` and only `domain::auth` sets and reads it.
+    pub agent: Option<Box<dyn Any>>,
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(p: &'a mut dyn Platform) -> Self {
+        Cx {
+            p,
+            now: None,
+            settings: None,
+            agent: None,
+        }
+    }
+
+    /// The call's time, read once so that one call sees one instant.
+    pub fn now(&mut self) -> u64 {
+        *self.now.get_or_insert_with(|| self.p.now_ms())
+    }
+
+    pub fn settings(&mut self) -> &Settings {
+        if self.settings.is_none() {
+            self.settings = Some(self.p.settings());
+        }
+        self.settings.as_ref().unwrap()
+    }
+}
+
+impl Cx<'_> {
+    /// Reads and decodes a record.
+    pub fn load<T: DeserializeOwned>(&mut self, key: &[u8]) -> Option<T> {
+        self.p.get(key).map(|bytes| decode(&bytes))
+    }
+
+    /// Encodes and writes a record.
+    pub fn save<T: Serialize>(&mut self, key: &[u8], value: &T) {
+        self.p.put(key, &encode(value));
+    }
+}

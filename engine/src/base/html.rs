@@ -1,0 +1,51 @@
+//! HTML for the engine's pages: escaping, and the page shell in the signing page's style.
+
+use crate::base::api::Response;
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+
+/// A hash of the assets, set by `build.rs`: their URLs change when they do.
+const VERSION: &str = env!("ESIGN_ASSETS_VERSION");
+
+/// Text made safe inside HTML elements and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// An HTML page in the signing page's style, without security headers (the caller
+/// adds its own policy, or [`safety_headers`]).
+pub fn styled_page(status: u16, title: &str, body: &str, script: bool) -> Response {
+    let script_tag = if script {
+        format!("<script src=\"/s/_/app.js?v={VERSION}\" defer></script>")
+    } else {
+        String::new()
+    };
+    let html = format!(
+        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"robots\" content=\"noindex\">\
+         <title>{}</title>\
+         <link rel=\"stylesheet\" href=\"/s/_/app.css?v={VERSION}\">{script_tag}</head>\
+         <body>{body}</body></html>",
+        esc(title)
+    );
+    Response {
+        status,
+        headers: vec![(
+            "content-type".to_string(),
+            "text/html; charset=utf-8".to_string(),
+        )],
+        body: html.into_bytes(),
+    }
+}

@@ -1,0 +1,14 @@
+//! The base layer: what every other module may use and which uses nothing above it.
+//! The engine's interface types and [`cx::Cx`], records and keys, the HTTP error shape
+//! and body decoding, HTML escaping, the work order types, job kinds, small helpers.
+
+pub mod api;
+pub mod cx;
+pub mod html;
+pub mod http;
+pub mod job_kinds;
+#[allow(unused_imports)]
+pub mod prelude;
+pub mod records;
+pub mod util;
+pub mod work;

@@ -1,0 +1,56 @@
+//! Permanent deletion: the record and its links go at once, the rest (trail, comments,
+//! fields, signatures, files) in an erase job.
+
+use crate::base::api::JobSpec;
+use crate::base::cx::Cx;
+use crate::base::job_kinds;
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::util::sha256_hex;
+use crate::domain::document::{Document, link_key, remove_doc};
+use crate::domain::{pages, signatures};
+
+/// What a permanent delete leaves for the erase job.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct Erase {
+    pub doc_id: String,
+    pub blobs: Vec<String>,
+    pub links: Vec<String>,
+}
+
+pub fn permanently_delete(cx: &mut Cx, doc: &Document) {
+    remove_doc(cx, doc);
+    let mut blob_ids: Vec<String> = doc.files.iter().map(|f| f.blob.clone()).collect();
+    blob_ids.extend(doc.attachments.iter().map(|a| a.blob.clone()));
+    blob_ids.extend(doc.final_pdf.iter().map(|p| p.blob.clone()));
+    blob_ids.extend(signatures::blobs(cx, &doc.id));
+    blob_ids.extend(pages::blobs(cx, &doc.id));
+    blob_ids.extend(
+        doc.sources
+            .iter()
+            .filter(|s| s.upload_id.is_none())
+            .filter_map(|s| s.blob.clone()),
+    );
+    blob_ids.sort();
+    blob_ids.dedup();
+    let erase = Erase {
+        doc_id: doc.id.clone(),
+        blobs: blob_ids,
+        links: doc
+            .recipients
+            .iter()
+            .filter_map(|r| r.secret.as_ref().map(|s| sha256_hex(s.as_bytes())))
+            .collect(),
+    };
+    for l in &erase.links {
+        cx.p.delete(&link_key(l)); // the links stop working at once
+    }
+    let now = cx.now();
+    cx.p.schedule_job(JobSpec {
+        kind: job_kinds::DOC_ERASE.into(),
+        payload: serde_json::to_vec(&erase).unwrap_or_default(),
+        run_at_ms: now,
+        work: None,
+        scope: String::new(),
+    });
+}

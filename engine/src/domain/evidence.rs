@@ -1,0 +1,256 @@
+//! Evidence of a completed document: the audit certificate drawn into its final PDF,
+//! the seal (the host's PAdES signature of that file, `dseal/`), the signing
+//! certificate route and `POST /v1/verify`.
+//!
+//! A document is *sealing* from the moment its last signer signs (or it is marked signed
+//! with a file) until the sealed file is stored; meanwhile no final PDF is handed out.
+//! Once sealed, the file is never rendered again: nothing may change a signed document.
+
+use crate::base::api::JobSpec;
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiError};
+use crate::base::job_kinds;
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::util::{self, iso8601};
+use crate::base::work::{self, Block, RenderOrder, SealInfo, SealOrder, SignatureBlock};
+use crate::domain::document::{self, Document};
+use crate::domain::{fields, pricing, rendering, signatures, trail};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// The seal of a document's final PDF.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Seal {
+    pub blob: String,
+    pub sha256: String,
+    pub signer: String,
+    pub certificate_sha256: String,
+    pub signed_at_ms: u64,
+    pub timestamp_ms: Option<u64>,
+    /// The audit trail's head hash the file states.
+    pub log_head: String,
+}
+
+fn seal_key(doc_id: &str) -> Vec<u8> {
+    util::key(&["dseal", doc_id])
+}
+
+pub fn load(cx: &mut Cx, doc_id: &str) -> Option<Seal> {
+    cx.load(&seal_key(doc_id))
+}
+
+pub fn remove(cx: &mut Cx, doc_id: &str) {
+    cx.p.delete(&seal_key(doc_id));
+}
+
+/// Whether the document waits for its sealed final PDF.
+pub fn sealing(doc: &Document) -> bool {
+    doc.pending
+        .as_ref()
+        .is_some_and(|p| p.purpose == document::RenderPurpose::Complete)
+}
+
+/// The answer to a download while the document is sealing.
+pub fn sealing_error() -> ApiError {
+    http::ApiError::new(
+        409,
+        "sealing",
+        "the document is signed and its final PDF is being sealed; try again shortly",
+    )
+}
+
+/// Asks for the final, sealed PDF of a completed document: the content (the document's
+/// files with every field, or `manual_file` for a document marked signed with a file),
+/// then the audit certificate; the host signs the result. Call after logging the change
+/// that completed the document, so the trail head the file pins includes it.
+pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>) {
+    let now = cx.now();
+    let entries = trail::entries(cx, &doc.id);
+    let head = entries.last().map(|e| e.hash.clone()).unwrap_or_default();
+    doc.render_seq += 1;
+    doc.pending = Some(document::Pending {
+        purpose: document::RenderPurpose::Complete,
+        seq: doc.render_seq,
+        message: head.clone(),
+    });
+    let fields = fields::load(cx, &doc.id);
+    let sigs = signatures::load_all(cx, &doc.id);
+    let original = doc
+        .final_pdf
+        .as_ref()
+        .map(|f| f.content_sha256.clone())
+        .or_else(|| doc.files.first().map(|f| f.sha256.clone()))
+        .unwrap_or_default();
+    let (sources, stamps, appendix) = match manual_file {
+        Some(blob) => (vec![blob], Vec::new(), Vec::new()),
+        None => {
+            let stamps = fields::stamps(&fields, |rid, kind| {
+                signatures::stamp_content(&sigs, rid, kind)
+            });
+            let mut appendix = pricing::blocks(&doc.pricing_tables);
+            if doc.files.is_empty() && appendix.is_empty() {
+                appendix = vec![
+                    work::Block::Heading(doc.name.clone()),
+                    work::Block::Text("This document has no pages of its own.".into()),
+                ];
+            }
+            (
+                doc.files.iter().map(|f| f.blob.clone()).collect(),
+                stamps,
+                appendix,
+            )
+        }
+    };
+    let summary = certificate(doc, &entries, &sigs, &original, &head, now);
+    cx.p.schedule_job(JobSpec {
+        kind: job_kinds::DOC_RENDER.into(),
+        payload: format!("{}:{}", doc.id, doc.render_seq).into_bytes(),
+        run_at_ms: now,
+        work: Some(work::WorkOrder::Render(RenderOrder {
+            sources,
+            stamps,
+            appendix,
+            summary,
+            seal: Some(SealOrder {
+                document_id: doc.id.clone(),
+                log_head: head,
+            }),
+        })),
+        scope: doc.entity_id.clone(),
+    });
+}
+
+/// The audit certificate: the document, each recipient's acts with the address and
+/// browser they came from, the identity checks they passed, their signature, and the
+/// hashes that tie the file to its content and to its audit trail. The host ends it with
+/// the line `Content SHA-256: ...` (the content as signed).
+fn certificate(
+    doc: &Document,
+    entries: &[trail::Chained],
+    sigs: &[signatures::Signature],
+    original_sha256: &str,
+    head: &str,
+    now: u64,
+) -> Vec<Block> {
+    let mut b = rendering::document_rows(doc, "Audit certificate");
+    b.extend([
+        work::Block::Row(vec![
+            "Sent".into(),
+            doc.send_ms.map(iso8601).unwrap_or_else(|| "-".into()),
+        ]),
+        work::Block::Row(vec![
+            "Completed".into(),
+            doc.sign_ms.map(iso8601).unwrap_or_else(|| iso8601(now)),
+        ]),
+        work::Block::Row(vec!["Status".into(), doc.status.as_str().into()]),
+        work::Block::Text(format!("Original content SHA-256: {original_sha256}")),
+        work::Block::Text(format!("Audit trail head SHA-256: {head}")),
+    ]);
+    for r in &doc.recipients {
+        b.push(work::Block::Rule);
+        let contact = if r.email.is_empty() {
+            &r.mobile
+        } else {
+            &r.email
+        };
+        b.push(work::Block::HeaderRow(vec![
+            format!("{} ({contact})", r.fullname()),
+            r.role.as_str().into(),
+            r.status.as_str().into(),
+        ]));
+        if let Some(t) = r.sent_ms {
+            b.push(work::Block::Row(vec![
+                iso8601(t),
+                "sent".into(),
+                String::new(),
+            ]));
+        }
+        for e in entries
+            .iter()
+            .filter(|e| e.entry.actor_type == "recipient" && e.entry.actor_id == r.id)
+        {
+            let act = match e.entry.action.as_str() {
+                "partially_signed" | "signed" => "signed",
+                a
+                @ ("viewed" | "reviewed" | "approved" | "rejected" | "downloaded" | "printed") => a,
+                _ => continue,
+            };
+            b.push(work::Block::Row(vec![
+                iso8601(e.entry.at_ms),
+                act.into(),
+                format!("IP {}", e.entry.ip),
+            ]));
+            if !e.entry.user_agent.is_empty() {
+                b.push(work::Block::Text(format!(
+                    "User agent: {}",
+                    e.entry.user_agent
+                )));
+            }
+        }
+        if let Some(s) = sigs.iter().find(|s| s.recipient_id == r.id) {
+            for m in signatures::methods(s) {
+                let kind = m["type"].as_str().unwrap_or_default();
+                let name = m["verified_name"].as_str().unwrap_or_default();
+                let line = if name.is_empty() {
+                    format!("Identity: {kind}")
+                } else {
+                    format!("Identity: {kind}, verified name {name}")
+                };
+                if !matches!(kind, "signature" | "initials") {
+                    b.push(work::Block::Text(line));
+                }
+            }
+            b.push(work::Block::Signature(SignatureBlock {
+                image: s.signature.image.clone(),
+                text: s.signature.text.clone(),
+                caption: format!("{}, signed {}", r.fullname(), iso8601(s.signed_ms)),
+            }));
+        } else if r.role == document::Role::Signer && r.status.has_signed_or_approved() {
+            b.push(work::Block::Text(format!(
+                "Marked as signed by the sender{}",
+                r.signed_ms
+                    .map(|t| format!(", signed {}", iso8601(t)))
+                    .unwrap_or_default()
+            )));
+        }
+    }
+    b.push(work::Block::Rule);
+    b
+}
+
+/// Records the sealed file of a completed document.
+pub fn record(cx: &mut Cx, doc_id: &str, blob: &str, sha256: &str, info: &SealInfo, head: &str) {
+    cx.save(
+        &seal_key(doc_id),
+        &Seal {
+            blob: blob.into(),
+            sha256: sha256.into(),
+            signer: info.signer.clone(),
+            certificate_sha256: info.certificate_sha256.clone(),
+            signed_at_ms: info.signed_at_ms,
+            timestamp_ms: info.timestamp_ms,
+            log_head: head.into(),
+        },
+    );
+}
+
+/// The `evidence` member of a document's detail: `none` (not complete), `sealing`, or
+/// `sealed` with the file's signature.
+pub fn detail(cx: &mut Cx, doc: &Document) -> Value {
+    if sealing(doc) {
+        return json!({"status": "sealing"});
+    }
+    match load(cx, &doc.id) {
+        Some(s) => json!({
+            "status": "sealed",
+            "sha256": s.sha256,
+            "signer": s.signer,
+            "certificate_sha256": s.certificate_sha256,
+            "signed_at": iso8601(s.signed_at_ms),
+            "timestamp": s.timestamp_ms.map(iso8601),
+            "log_head": s.log_head,
+        }),
+        None => json!({"status": "none"}),
+    }
+}

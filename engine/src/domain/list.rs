@@ -1,0 +1,418 @@
+//! `GET /v1/documents`: filters, sorting, scopes and paging, served from index keys.
+//!
+//! A list reads index ranges `dx/{entity}/{scope}/{tag}/{sort}/` (one per scope and
+//! status tag), merges them in sort order and loads only the documents it returns (plus
+//! any it must skip for visibility), so its cost grows with `offset + limit`, not with
+//! the number of documents. Lookups by external id, external client id or recipient
+//! email read their own small indexes and sort the few matches in memory.
+
+use crate::base::api::Request;
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiResult};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::records::prefix_range;
+use crate::base::util::{self, key_text};
+use crate::domain::access::access;
+use crate::domain::auth::Principal;
+use crate::domain::document::{
+    self, Document, SortKey, Status, hex, id_of_index_key, index_prefix, load_doc, scope_user,
+};
+use core::cmp::Ordering;
+
+/// Most items one list returns.
+pub const MAX_LIMIT: usize = 1000;
+/// The default page size (also for `limit` ≤ 0).
+pub const DEFAULT_LIMIT: usize = 100;
+/// How far ahead the `expiring` filter looks.
+const EXPIRING_WITHIN_MS: u64 = 7 * 24 * 3600 * 1000;
+
+/// A list query.
+pub struct Query {
+    /// Index scopes to read: `a` (whole entity) or `u{user}` per user.
+    pub scopes: Vec<String>,
+    /// Status tags to read; `None` is every status.
+    pub tags: Option<Vec<String>>,
+    pub sort: SortKey,
+    /// Sort by status (tags in order, each by creation, newest first).
+    pub by_status: bool,
+    pub descending: bool,
+    pub offset: usize,
+    pub limit: usize,
+    /// Only active documents expiring within the next seven days (`filter=expiring`).
+    pub expiring: bool,
+    /// `filter=archive`: items without recipients, with `thumb_url`.
+    pub archive: bool,
+    /// The filter matched nothing: the answer is `[]`.
+    pub nothing: bool,
+    pub external_ids: Vec<String>,
+    pub emails: Vec<String>,
+    pub external_client_id: Option<String>,
+    /// Whether the entity-wide scope was asked for (private documents of others are
+    /// then filtered per caller).
+    pub entity_wide: bool,
+}
+
+impl Query {
+    /// The caller's own documents, newest first, every status.
+    pub fn own(pr: &Principal) -> Query {
+        Query {
+            scopes: vec![scope_user(&pr.user.id)],
+            tags: None,
+            sort: document::SortKey::Created,
+            by_status: false,
+            descending: true,
+            offset: 0,
+            limit: DEFAULT_LIMIT,
+            expiring: false,
+            archive: false,
+            nothing: false,
+            external_ids: Vec::new(),
+            emails: Vec::new(),
+            external_client_id: None,
+            entity_wide: false,
+        }
+    }
+
+    /// Applies a `filter` value: a named filter or comma-separated statuses.
+    pub fn set_filter(&mut self, filter: &str) {
+        let tags = |s: &[Status]| Some(s.iter().map(|x| x.as_str().to_string()).collect());
+        let active = [
+            document::Status::Sealed,
+            document::Status::Sent,
+            document::Status::Viewed,
+            document::Status::Reviewed,
+            document::Status::Hardbounced,
+        ];
+        self.tags = match filter.trim() {
+            "" => None,
+            "archive" => {
+                self.archive = true;
+                tags(&[document::Status::Archived])
+            }
+            "won" | "signed" => tags(&[
+                document::Status::Signed,
+                document::Status::SignedWithoutVerification,
+            ]),
+            "active" => tags(&active),
+            "expired" => tags(&[document::Status::Expired]),
+            "expiring" => {
+                self.expiring = true;
+                tags(&active)
+            }
+            "hot" => tags(&[document::Status::Viewed, document::Status::Reviewed]),
+            "vod" => Some(vec!["vod".into()]),
+            "lost" => tags(&[document::Status::Lost]),
+            "recalled" => tags(&[document::Status::Recalled]),
+            other => {
+                let mut found: Vec<String> = other
+                    .split(',')
+                    .filter_map(|s| document::Status::parse(s.trim()))
+                    .map(|s| s.as_str().to_string())
+                    .collect();
+                found.sort();
+                found.dedup();
+                if found.is_empty() {
+                    self.nothing = true;
+                }
+                Some(found)
+            }
+        };
+    }
+}
+
+/// Parses a non-negative paging parameter; `limit` ≤ 0 or absent gives the default.
+pub fn limit_param(req: &Request, name: &str) -> ApiResult<u32> {
+    Ok(parse_int(req, name)?
+        .filter(|n| *n > 0)
+        .map_or(DEFAULT_LIMIT, |n| (n as usize).min(MAX_LIMIT)) as u32)
+}
+
+/// Parses an integer query parameter given at most once; `None` when absent or blank.
+pub fn parse_int(req: &Request, name: &str) -> ApiResult<Option<i64>> {
+    let given = form_urlencoded::parse(req.query.as_bytes())
+        .filter(|(k, _)| k == name)
+        .count();
+    if given > 1 {
+        return Err(http::ApiError::bad_request(
+            "invalid_parameter",
+            format!("the query parameter `{name}` is given {given} times; give it once"),
+        ));
+    }
+    match req.query_param(name) {
+        None => Ok(None),
+        Some(v) if v.trim().is_empty() => Ok(None),
+        Some(v) => v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+            .map(|f| Some(f as i64))
+            .ok_or_else(|| {
+                http::ApiError::bad_request(
+                    "invalid_parameter",
+                    format!("the query parameter `{name}` must be a number"),
+                )
+            }),
+    }
+}
+
+/// Decodes `%XX` escapes of a path segment (invalid UTF-8 becomes U+FFFD).
+pub fn percent_decoded(s: &str) -> String {
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8_lossy()
+        .into_owned()
+}
+
+/// Document ids under `{table}/{entity}/{value}/`, newest first.
+pub fn lookup(cx: &mut Cx, entity: &str, table: &str, value: &str, limit: u32) -> Vec<String> {
+    let (start, end) = prefix_range(&format!("{table}/{entity}/{}/", key_text(value, 128)));
+    cx.p.scan(&start, &end, limit, true)
+        .into_iter()
+        .map(|(k, _)| id_of_index_key(&k))
+        .collect()
+}
+
+pub fn team_scopes(cx: &mut Cx, pr: &Principal) -> Vec<String> {
+    let mut scopes = vec![scope_user(&pr.user.id)];
+    if let Some(team) = &pr.membership.team_id {
+        let (start, end) = prefix_range(&format!("team/{}/{team}/", pr.entity.id));
+        for (k, _) in cx.p.scan(&start, &end, 10_000, false) {
+            let user = id_of_index_key(&k);
+            if user != pr.user.id {
+                scopes.push(scope_user(&user));
+            }
+        }
+    }
+    scopes
+}
+
+/// Runs a query; the documents of the page, in order.
+pub fn run(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
+    if q.nothing {
+        return Vec::new();
+    }
+    let lookups = !q.external_ids.is_empty()
+        || !q.emails.is_empty()
+        || q.external_client_id.is_some()
+        || q.expiring;
+    if lookups {
+        run_lookup(cx, pr, q)
+    } else {
+        run_index(cx, pr, q)
+    }
+}
+
+/// Whether the caller sees `doc` in this list.
+fn visible(cx: &mut Cx, pr: &Principal, doc: &Document) -> bool {
+    access(cx, pr, doc).read
+}
+
+/// One index range, read lazily in chunks, in the query's direction.
+struct Cursor {
+    start: Vec<u8>,
+    end: Vec<u8>,
+    prefix_len: usize,
+    reverse: bool,
+    buf: Vec<Vec<u8>>,
+    pos: usize,
+    done: bool,
+    chunk: u32,
+}
+
+impl Cursor {
+    fn new(prefix: String, reverse: bool, chunk: u32) -> Cursor {
+        let (start, end) = prefix_range(&prefix);
+        Cursor {
+            prefix_len: prefix.len(),
+            start,
+            end,
+            reverse,
+            buf: Vec::new(),
+            pos: 0,
+            done: false,
+            chunk,
+        }
+    }
+
+    /// The next key without consuming it.
+    fn peek(&mut self, cx: &mut Cx) -> Option<&[u8]> {
+        if self.pos >= self.buf.len() && !self.done {
+            let got = cx.p.scan(&self.start, &self.end, self.chunk, self.reverse);
+            self.done = got.len() < self.chunk as usize;
+            self.buf = got.into_iter().map(|(k, _)| k).collect();
+            self.pos = 0;
+            if let Some(last) = self.buf.last() {
+                // Continue after the last key read.
+                if self.reverse {
+                    self.end = last.clone();
+                } else {
+                    self.start = last.clone();
+                    self.start.push(0);
+                }
+            }
+        }
+        self.buf.get(self.pos).map(Vec::as_slice)
+    }
+}
+
+fn run_index(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
+    let tags: Vec<String> = match &q.tags {
+        Some(t) => t.clone(),
+        None => document::Status::ALL
+            .iter()
+            .map(|s| s.as_str().to_string())
+            .collect(),
+    };
+    let want = q.offset + q.limit;
+    let chunk = (want as u32).clamp(16, 256);
+    let mut out = Vec::new();
+    let mut skipped = 0;
+    // Groups of ranges merged together: all tags at once, or one tag after another when
+    // sorting by status.
+    let mut groups: Vec<Vec<String>> = if q.by_status {
+        let mut t = tags.clone();
+        t.sort();
+        if q.descending {
+            t.reverse();
+        }
+        t.into_iter().map(|x| vec![x]).collect()
+    } else {
+        vec![tags]
+    };
+    let (sort, reverse) = if q.by_status {
+        (document::SortKey::Created, true)
+    } else {
+        (q.sort, q.descending)
+    };
+    for group in groups.drain(..) {
+        let mut cursors: Vec<Cursor> = Vec::new();
+        for scope in &q.scopes {
+            for tag in &group {
+                cursors.push(Cursor::new(
+                    index_prefix(&pr.entity.id, scope, tag, sort),
+                    reverse,
+                    chunk,
+                ));
+            }
+        }
+        loop {
+            // The cursor whose next key comes first in the query's order.
+            let mut best: Option<(usize, Vec<u8>)> = None;
+            for (i, c) in cursors.iter_mut().enumerate() {
+                let plen = c.prefix_len;
+                let Some(k) = c.peek(cx) else { continue };
+                let part = k[plen..].to_vec();
+                let better = match &best {
+                    None => true,
+                    Some((_, b)) => {
+                        let ord = part.cmp(b);
+                        if reverse {
+                            ord == Ordering::Greater
+                        } else {
+                            ord == Ordering::Less
+                        }
+                    }
+                };
+                if better {
+                    best = Some((i, part));
+                }
+            }
+            let Some((i, _)) = best else { break };
+            let key = cursors[i].buf[cursors[i].pos].clone();
+            cursors[i].pos += 1;
+            let Some(doc) = load_doc(cx, &id_of_index_key(&key)) else {
+                continue;
+            };
+            if !visible(cx, pr, &doc) {
+                continue;
+            }
+            if skipped < q.offset {
+                skipped += 1;
+                continue;
+            }
+            out.push(doc);
+            if out.len() >= q.limit {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
+    let e = pr.entity.id.clone();
+    let mut ids: Vec<String> = Vec::new();
+    for ext in &q.external_ids {
+        ids.extend(lookup(cx, &e, "dext", ext, 10_000));
+    }
+    for email in &q.emails {
+        ids.extend(lookup(cx, &e, "drcp", email, 10_000));
+    }
+    if let Some(ecid) = &q.external_client_id {
+        let found = lookup(cx, &e, "dcli", ecid, 10_000);
+        if q.external_ids.is_empty() && q.emails.is_empty() {
+            ids = found;
+        } else {
+            ids.retain(|i| found.contains(i));
+        }
+    }
+    if q.expiring {
+        let now = cx.now();
+        let start = format!("dexp/{e}/{}", hex(now)).into_bytes();
+        let end = format!("dexp/{e}/{}", hex(now + EXPIRING_WITHIN_MS)).into_bytes();
+        let found: Vec<String> =
+            cx.p.scan(&start, &end, 10_000, false)
+                .into_iter()
+                .map(|(k, _)| id_of_index_key(&k))
+                .collect();
+        if q.external_ids.is_empty() && q.emails.is_empty() && q.external_client_id.is_none() {
+            ids = found;
+        } else {
+            ids.retain(|i| found.contains(i));
+        }
+    }
+    ids.sort();
+    ids.dedup();
+    let all_scope = q.scopes.iter().any(|s| s == "a");
+    let mut docs: Vec<Document> = Vec::new();
+    for id in ids {
+        let Some(doc) = load_doc(cx, &id) else {
+            continue;
+        };
+        let in_scope = all_scope || q.scopes.contains(&scope_user(&doc.user_id));
+        let tag_ok = q.tags.as_ref().is_none_or(|t| {
+            t.iter()
+                .any(|x| x == doc.status.as_str() || (x == "vod" && doc.flags.is_video))
+        });
+        let exact = (q.external_ids.is_empty() && q.emails.is_empty())
+            || q.external_ids.contains(&doc.external_id)
+            || doc
+                .recipients
+                .iter()
+                .any(|r| q.emails.contains(&util::normalize_email(&r.email)));
+        let client_ok = q
+            .external_client_id
+            .as_ref()
+            .is_none_or(|c| &doc.external_client_id == c);
+        if in_scope && tag_ok && exact && client_ok && visible(cx, pr, &doc) {
+            docs.push(doc);
+        }
+    }
+    let key = |d: &Document| -> (String, String) {
+        let k = match (q.by_status, q.sort) {
+            (true, _) => d.status.as_str().to_string(),
+            (_, document::SortKey::Created) => hex(d.created_ms),
+            (_, document::SortKey::Name) => key_text(&d.name, 48),
+            (_, document::SortKey::Value) => util::sortable_f64(d.value),
+            (_, document::SortKey::Owner) => key_text(&d.sender.name, 48),
+            (_, document::SortKey::SignDate) => hex(d.sign_ms.unwrap_or(0)),
+        };
+        (k, hex(d.created_ms))
+    };
+    docs.sort_by(|a, b| {
+        let ord = key(a).cmp(&key(b));
+        if q.descending { ord.reverse() } else { ord }
+    });
+    docs.into_iter().skip(q.offset).take(q.limit).collect()
+}

@@ -1,0 +1,30 @@
+//! The domain layer: records and their keys, the rules, state changes, events and the
+//! audit trail. It decides; it never imports a handler or the router (`tools/tidy`
+//! checks), and its modules import one another in one direction only.
+
+pub mod access;
+pub mod accounts;
+pub mod auth;
+pub mod blobs;
+pub mod custom_data;
+pub mod deletion;
+pub mod document;
+pub mod downloads;
+pub mod events;
+pub mod evidence;
+pub mod fields;
+pub mod identity;
+pub mod links;
+pub mod list;
+pub mod notify;
+pub mod oauth;
+pub mod pages;
+pub mod pricing;
+pub mod products;
+pub mod rendering;
+pub mod sending;
+pub mod signatures;
+pub mod templates;
+pub mod trail;
+pub mod uploads;
+pub mod webhooks;

@@ -1,0 +1,272 @@
+//! OAuth 2.1 for agents (spec §5.2): the clients (registered, or Client ID Metadata
+//! Documents), consented grants and their tokens, authorization codes, the audience and
+//! scope rules, the error body of RFC 6749 §5.2 / RFC 7591, and the scheduling of
+//! expired records' removal. The routes are `handlers::agents` (`clients`, `authorize`,
+//! `tokens`, `mcp`).
+//!
+//! Records (all values `base::records`-encoded):
+//!
+//! | key | value |
+//! |---|---|
+//! | `oac/{sha256(client_id)}` | [`Client`] (registered, or a cached metadata document) |
+//! | `oareq/{sha256(cookie)}` | `AuthRequest` (`handlers::agents::authorize`): one browser's pending authorization |
+//! | `oacode/{sha256(code)}` | [`Code`] |
+//! | `oaf/{family}`, `oafu/{user}/{family}` | [`Family`] and its index |
+//! | `oat/{sha256}`, `oart/{sha256}` | [`Grant`]: access and refresh tokens |
+
+use crate::base::api::{JobSpec, Response};
+use crate::base::cx::Cx;
+use crate::base::http::json;
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::{job_kinds, util};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+/// How long a pending authorization and an unused code live: 10 minutes.
+pub const CODE_TTL_MS: u64 = 10 * 60 * 1000;
+
+/// An issued authorization code.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Code {
+    pub client_id: String,
+    pub redirect_uri: String,
+    pub challenge: String,
+    pub user_id: String,
+    pub entity_id: String,
+    pub expires_ms: u64,
+    /// The family its exchange created; non-empty once used.
+    pub family: String,
+}
+
+pub fn code_key(hash: &str) -> Vec<u8> {
+    util::key(&["oacode", hash])
+}
+
+/// An RFC 6749 §5.2 / RFC 7591 §3.2.2 error: `{"error", "error_description"}`.
+pub fn oauth_error(status: u16, error: &str, description: impl Into<String>) -> Response {
+    let mut resp = json(
+        status,
+        &json!({ "error": error, "error_description": description.into() }),
+    );
+    resp.headers
+        .push(("cache-control".into(), "no-store".into()));
+    resp
+}
+
+pub fn constant_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+pub fn forget_at(cx: &mut Cx, key: Vec<u8>, at_ms: u64) {
+    cx.p.schedule_job(JobSpec {
+        kind: job_kinds::OAUTH_FORGET.into(),
+        payload: key,
+        run_at_ms: at_ms,
+        work: None,
+        scope: String::new(),
+    });
+}
+
+/// The only scope: everything the person may do in the chosen entity.
+pub const SCOPE: &str = "basic";
+
+/// The public base URL without a trailing slash: the issuer.
+pub fn base(cx: &mut Cx) -> String {
+    cx.settings().base_url.trim_end_matches('/').to_string()
+}
+
+/// The protected resource: `<base>/mcp`.
+pub fn resource(cx: &mut Cx) -> String {
+    format!("{}/mcp", base(cx))
+}
+
+/// Where the protected resource's metadata is (the `WWW-Authenticate` parameter).
+pub fn resource_metadata_url(cx: &mut Cx) -> String {
+    format!("{}/.well-known/oauth-protected-resource/mcp", base(cx))
+}
+
+/// Whether a space-separated `scope` asks only for [`SCOPE`] (or nothing).
+pub fn scope_ok(scope: &str) -> bool {
+    scope.split(' ').all(|s| s.is_empty() || s == SCOPE)
+}
+
+/// Whether an RFC 8707 `resource` names this server's `/mcp`.
+pub fn is_our_resource(cx: &mut Cx, target: &str) -> bool {
+    target.trim_end_matches('/') == resource(cx)
+}
+
+/// Whether an `Origin` header names this server's origin (the base URL).
+pub fn is_our_origin(cx: &mut Cx, origin: &str) -> bool {
+    origin.trim_end_matches('/') == base(cx)
+}
+
+/// A registered public client (`oac/{client_id}`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Client {
+    pub id: String,
+    pub name: String,
+    pub redirect_uris: Vec<String>,
+    pub created_ms: u64,
+}
+
+/// One consented grant: the tokens issued from one authorization code, rotated
+/// together (`oaf/{family}`, indexed by `oafu/{user}/{family}`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Family {
+    pub id: String,
+    pub client_id: String,
+    pub client_name: String,
+    pub user_id: String,
+    pub entity_id: String,
+    pub scope: String,
+    pub created_ms: u64,
+    pub revoked: bool,
+}
+
+/// A bearer token of a family (`oat/{sha256}` access, `oart/{sha256}` refresh).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Grant {
+    pub family: String,
+    pub expires_ms: u64,
+    /// Refresh tokens: already exchanged (a second use revokes the family).
+    pub used: bool,
+}
+
+pub fn client_key(id: &str) -> Vec<u8> {
+    format!("oac/{}", util::sha256_hex(id.as_bytes())).into_bytes()
+}
+
+pub fn family_key(id: &str) -> Vec<u8> {
+    util::key(&["oaf", id])
+}
+
+pub fn user_family_key(user: &str, family: &str) -> Vec<u8> {
+    util::key(&["oafu", user, family])
+}
+
+pub fn access_key(hash: &str) -> Vec<u8> {
+    util::key(&["oat", hash])
+}
+
+pub fn refresh_key(hash: &str) -> Vec<u8> {
+    util::key(&["oart", hash])
+}
+
+/// Most redirect URIs a client may name, and the longest one.
+pub const MAX_REDIRECT_URIS: usize = 10;
+pub const MAX_URI_LEN: usize = 2000;
+
+/// Whether `uri` may be a redirect URI: absolute `https`, or `http` to a loopback host
+/// (RFC 8252 §7.3), without a fragment.
+pub fn redirect_uri_ok(uri: &str) -> Result<url::Url, String> {
+    if uri.len() > MAX_URI_LEN {
+        return Err(format!("longer than {MAX_URI_LEN} characters"));
+    }
+    let url = url::Url::parse(uri).map_err(|e| format!("not an absolute URL ({e})"))?;
+    if url.fragment().is_some() {
+        return Err("has a fragment".into());
+    }
+    match url.scheme() {
+        "https" if url.host().is_some() => Ok(url),
+        "http" if is_loopback(&url) => Ok(url),
+        "http" => Err("uses http to a host that is not loopback; use https".into()),
+        other => Err(format!(
+            "has scheme {other:?}; use https or http on loopback"
+        )),
+    }
+}
+
+pub fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+/// How long a fetched Client ID Metadata Document is used before it is fetched again.
+pub const METADATA_CACHE_MS: u64 = 3600 * 1000;
+
+/// The client `client_id` names: a registered one, or, for an `https` URL, the Client
+/// ID Metadata Document at that URL (fetched by the host, validated here, cached for an
+/// hour). The error is a sentence for the person at the browser.
+pub fn find_client(cx: &mut Cx, client_id: &str) -> Result<Client, String> {
+    let cached = cx.load::<Client>(&client_key(client_id));
+    if !client_id.starts_with("https://") {
+        return cached.ok_or_else(|| {
+            "This app is not registered here. Start again from your app.".to_string()
+        });
+    }
+    let now = cx.now();
+    if let Some(c) = cached
+        && c.created_ms + METADATA_CACHE_MS > now
+    {
+        return Ok(c);
+    }
+    let url =
+        url::Url::parse(client_id).map_err(|_| "The app's client_id is not a URL.".to_string())?;
+    if url.path() == "/" || url.fragment().is_some() || !url.username().is_empty() {
+        return Err("The app's client_id must be an https URL with a path and no fragment.".into());
+    }
+    let text =
+        cx.p.fetch_client_metadata(client_id)
+            .map_err(|e| format!("The app's metadata document could not be read: {e}."))?;
+    let client = client_from_metadata(client_id, &text, now)
+        .map_err(|e| format!("The app's metadata document is not valid: {e}."))?;
+    cx.save(&client_key(client_id), &client);
+    Ok(client)
+}
+
+/// Validates a Client ID Metadata Document: a JSON object whose `client_id` is its own
+/// URL, with redirect URIs this server accepts, and no client secret (public clients).
+pub fn client_from_metadata(url: &str, text: &str, now: u64) -> Result<Client, String> {
+    let Ok(Value::Object(meta)) = serde_json::from_str::<Value>(text) else {
+        return Err("it is not a JSON object".into());
+    };
+    if meta.get("client_id").and_then(Value::as_str) != Some(url) {
+        return Err("its client_id is not its own URL".into());
+    }
+    if meta.contains_key("client_secret") || meta.contains_key("client_secret_expires_at") {
+        return Err("it has a client secret; clients here are public".into());
+    }
+    match meta
+        .get("token_endpoint_auth_method")
+        .and_then(Value::as_str)
+    {
+        None | Some("none") => {}
+        Some(other) => return Err(format!("token_endpoint_auth_method {other} is not none")),
+    }
+    let uris: Vec<String> = match meta.get("redirect_uris") {
+        Some(Value::Array(a)) if !a.is_empty() && a.len() <= MAX_REDIRECT_URIS => a
+            .iter()
+            .map(|u| {
+                u.as_str()
+                    .map(str::to_string)
+                    .ok_or("a redirect URI is not a string".to_string())
+            })
+            .collect::<Result<_, _>>()?,
+        _ => return Err("redirect_uris must be a non-empty array".into()),
+    };
+    for u in &uris {
+        redirect_uri_ok(u).map_err(|why| format!("redirect URI {u:?} {why}"))?;
+    }
+    let host = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_string))
+        .unwrap_or_default();
+    let name = meta
+        .get("client_name")
+        .and_then(Value::as_str)
+        .map(|n| n.trim().chars().take(200).collect::<String>())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| host.clone());
+    Ok(Client {
+        id: url.to_string(),
+        // The name is the document's claim; the host it came from is a fact.
+        name: format!("{name} ({host})"),
+        redirect_uris: uris,
+        created_ms: now,
+    })
+}

@@ -1,0 +1,240 @@
+//! Routes of the local administrator (origin `admin`, never reachable over HTTP):
+//! first-run bootstrap and the management of entities, users and memberships that the
+//! `esign admin` CLI drives.
+
+use crate::base::api::{Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiResult, Fields, json, method_not_allowed};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::records::{decode, prefix_range};
+use crate::base::util::{new_id, new_secret};
+use crate::domain::accounts::{
+    self, Entity, Membership, User, add_membership, entity_key, new_user, user_key,
+};
+use serde_json::{Value, json};
+
+pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
+    let method = req.method.as_str();
+    match (method, rest) {
+        ("POST", ["bootstrap"]) => bootstrap(cx, req),
+        ("GET", ["entities"]) => list(cx, "ent/", entity_json),
+        ("POST", ["entities"]) => create_entity(cx, req),
+        ("PATCH", ["entities", id]) => update_entity(cx, req, id),
+        ("GET", ["users"]) => list(cx, "usr/", user_json),
+        ("POST", ["users"]) => create_user(cx, req),
+        ("PATCH", ["users", id]) => update_user(cx, req, id),
+        ("POST", ["memberships"]) => put_membership(cx, req),
+        (_, ["bootstrap" | "memberships"]) => Err(method_not_allowed(method, &["POST"])),
+        (_, ["entities" | "users"]) => Err(method_not_allowed(method, &["GET", "POST"])),
+        (_, ["entities" | "users", _]) => Err(method_not_allowed(method, &["PATCH"])),
+        _ => Err(http::ApiError::not_found(
+            "not_found",
+            "no such admin endpoint",
+        )),
+    }
+}
+
+fn entity_json(e: Entity) -> Value {
+    json!({
+        "id": e.id, "name": e.name, "parent_id": e.parent_id, "saml": e.saml,
+        "api_access": e.api_access, "subscription_active": e.subscription_active,
+        "quarantined": e.quarantined, "marked_for_deletion": e.marked_for_deletion,
+        "delete_admin_only": e.delete_admin_only,
+    })
+}
+
+fn user_json(u: User) -> Value {
+    json!({
+        "id": u.id, "email": u.email, "first_name": u.first_name,
+        "last_name": u.last_name, "active": u.active,
+        "default_entity_id": u.default_entity_id,
+    })
+}
+
+fn list<T: serde::de::DeserializeOwned>(
+    cx: &mut Cx,
+    prefix: &str,
+    render: fn(T) -> Value,
+) -> ApiResult<Response> {
+    let (start, end) = prefix_range(prefix);
+    let items: Vec<Value> =
+        cx.p.scan(&start, &end, u32::MAX, false)
+            .into_iter()
+            .map(|(_, v)| render(decode(&v)))
+            .collect();
+    Ok(json(200, &Value::Array(items)))
+}
+
+/// Applies the optional boolean flags of an entity body.
+fn apply_entity_flags(e: &mut Entity, f: &Fields) -> ApiResult<()> {
+    let flags: [(&str, &mut bool); 6] = [
+        ("saml", &mut e.saml),
+        ("api_access", &mut e.api_access),
+        ("subscription_active", &mut e.subscription_active),
+        ("quarantined", &mut e.quarantined),
+        ("marked_for_deletion", &mut e.marked_for_deletion),
+        ("delete_admin_only", &mut e.delete_admin_only),
+    ];
+    for (name, slot) in flags {
+        if let Some(v) = f.optional_bool(name)? {
+            *slot = v;
+        }
+    }
+    Ok(())
+}
+
+fn new_entity(cx: &mut Cx, name: String, parent_id: Option<String>) -> ApiResult<Entity> {
+    if let Some(parent) = &parent_id
+        && cx.p.get(&entity_key(parent)).is_none()
+    {
+        return Err(http::ApiError::not_found(
+            "entity_not_found",
+            format!("no parent entity {parent}"),
+        ));
+    }
+    let created_ms = cx.now();
+    Ok(Entity {
+        id: new_id(cx),
+        name,
+        parent_id,
+        saml: false,
+        api_access: true,
+        subscription_active: true,
+        quarantined: false,
+        marked_for_deletion: false,
+        delete_admin_only: false,
+        created_ms,
+    })
+}
+
+fn create_entity(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let mut e = new_entity(cx, f.required_str("name")?, f.optional_str("parent_id")?)?;
+    apply_entity_flags(&mut e, &f)?;
+    cx.save(&entity_key(&e.id), &e);
+    Ok(json(201, &entity_json(e)))
+}
+
+fn update_entity(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let mut e: Entity = cx
+        .load(&entity_key(id))
+        .ok_or_else(|| http::ApiError::not_found("entity_not_found", format!("no entity {id}")))?;
+    if let Some(name) = f.optional_str("name")? {
+        e.name = name;
+    }
+    apply_entity_flags(&mut e, &f)?;
+    cx.save(&entity_key(id), &e);
+    Ok(json(200, &entity_json(e)))
+}
+
+fn create_user(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let mut user = new_user(
+        cx,
+        &f.required_str("email")?,
+        &f.required_str("password")?,
+        f.optional_str("first_name")?.unwrap_or_default(),
+        f.optional_str("last_name")?.unwrap_or_default(),
+    )?;
+    if let Some(active) = f.optional_bool("active")? {
+        user.active = active;
+        cx.save(&user_key(&user.id), &user);
+    }
+    Ok(json(201, &user_json(user)))
+}
+
+fn update_user(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let mut user: User = cx
+        .load(&user_key(id))
+        .ok_or_else(|| http::ApiError::not_found("user_not_found", format!("no user {id}")))?;
+    if let Some(active) = f.optional_bool("active")? {
+        user.active = active;
+    }
+    if let Some(password) = f.optional_str("password")? {
+        user.password_hash = cx.p.hash_password(&password);
+    }
+    cx.save(&user_key(id), &user);
+    Ok(json(200, &user_json(user)))
+}
+
+fn put_membership(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let user_id = f.required_str("user_id")?;
+    let entity_id = f.required_str("entity_id")?;
+    let mut user: User = cx
+        .load(&user_key(&user_id))
+        .ok_or_else(|| http::ApiError::not_found("user_not_found", format!("no user {user_id}")))?;
+    if cx.p.get(&entity_key(&entity_id)).is_none() {
+        return Err(http::ApiError::not_found(
+            "entity_not_found",
+            format!("no entity {entity_id}"),
+        ));
+    }
+    let role_text = f.optional_str("role")?.unwrap_or_else(|| "user".into());
+    let role = accounts::Role::parse(&role_text).ok_or_else(|| {
+        http::ApiError::bad_request("invalid_role", "role must be user, manager or admin")
+    })?;
+    let profile_text = f
+        .optional_str("profile")?
+        .unwrap_or_else(|| "active".into());
+    let profile = accounts::Profile::parse(&profile_text).ok_or_else(|| {
+        http::ApiError::bad_request("invalid_profile", "profile must be pending, active or none")
+    })?;
+    let m = Membership {
+        user_id,
+        entity_id,
+        role,
+        profile,
+        team_id: f.optional_str("team_id")?.filter(|t| !t.is_empty()),
+    };
+    add_membership(cx, &mut user, &m);
+    Ok(json(
+        201,
+        &json!({
+            "user_id": m.user_id, "entity_id": m.entity_id, "role": role.as_str(),
+            "profile": profile.as_str(), "team_id": m.team_id,
+        }),
+    ))
+}
+
+/// First run: with no user in the store, creates an entity and an admin user in it. The
+/// password is the one given or a generated one, returned once. With users present it
+/// changes nothing and answers `{"created": false}`.
+fn bootstrap(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let (start, end) = prefix_range("usr/");
+    if !cx.p.scan(&start, &end, 1, false).is_empty() {
+        return Ok(json(200, &json!({ "created": false })));
+    }
+    let email = f.required_str("email")?;
+    let (password, generated) = match f.optional_str("password")?.filter(|p| !p.is_empty()) {
+        Some(p) => (p, false),
+        None => (new_secret(cx)[..24].to_string(), true),
+    };
+    let entity_name = f
+        .optional_str("entity_name")?
+        .unwrap_or_else(|| "Default".into());
+    let entity = new_entity(cx, entity_name, None)?;
+    cx.save(&entity_key(&entity.id), &entity);
+    let mut user = new_user(cx, &email, &password, "Admin".into(), String::new())?;
+    let m = Membership {
+        user_id: user.id.clone(),
+        entity_id: entity.id.clone(),
+        role: accounts::Role::Admin,
+        profile: accounts::Profile::Active,
+        team_id: None,
+    };
+    add_membership(cx, &mut user, &m);
+    Ok(json(
+        201,
+        &json!({
+            "created": true,
+            "entity": entity_json(entity),
+            "user": user_json(user),
+            "generated_password": if generated { Some(password) } else { None },
+        }),
+    ))
+}

@@ -1,0 +1,139 @@
+//! `GET /v1/documents/{id}/download` (GetAccept's shape): by default a JSON answer with
+//! a link that serves the PDF without a token for ten minutes (`document_url`), the
+//! file name, and with `with_file_content=true` the file itself in base64; with
+//! `direct=true` the PDF bytes. The link is `GET /v1/download/{secret}`.
+//!
+//! | key | value |
+//! |---|---|
+//! | `ddl/{sha256 hex of secret}` | [`Link`] |
+
+use crate::base::api::{JobSpec, Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiError, ApiResult, json};
+use crate::base::job_kinds;
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::util::{new_secret, sha256_hex};
+use crate::domain::access::readable;
+use crate::domain::auth::Principal;
+use crate::domain::downloads::{LINK_TTL_MS, Link, current_pdf, link_key};
+use crate::domain::{document, evidence};
+use base64::Engine as _;
+use serde_json::json;
+
+/// `true`/`1` or `false`/`0`/empty; anything else is a 400.
+fn bool_param(req: &Request, name: &str) -> ApiResult<bool> {
+    match req.query_param(name).as_deref() {
+        None | Some("" | "false" | "0") => Ok(false),
+        Some("true" | "1") => Ok(true),
+        Some(other) => Err(http::ApiError::bad_request(
+            "invalid_parameter",
+            format!("the query parameter `{name}` must be true or false, not {other:?}"),
+        )),
+    }
+}
+
+/// The file name a download is offered under: the document's name, made safe.
+fn file_name(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ' ' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{}.pdf", safe.trim())
+}
+
+fn pdf(bytes: Vec<u8>, name: &str) -> Response {
+    Response {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), "application/pdf".into()),
+            (
+                "content-disposition".into(),
+                format!("attachment; filename=\"{name}\""),
+            ),
+            ("cache-control".into(), "no-store".into()),
+        ],
+        body: bytes,
+    }
+}
+
+fn not_ready() -> ApiError {
+    http::ApiError::not_found(
+        "pdf_not_ready",
+        "the document has no PDF yet: import a file, or seal or send it",
+    )
+}
+
+/// `GET /v1/documents/{id}/download` (`direct`, `with_file_content`): the current PDF
+/// (the rendered one once sealed or sent; before that, a draft's single imported file).
+pub fn download(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    let direct = bool_param(req, "direct")?;
+    let with_content = bool_param(req, "with_file_content")?;
+    let doc = readable(cx, pr, id)?;
+    if evidence::sealing(&doc) {
+        return Err(evidence::sealing_error());
+    }
+    let (blob, _) = current_pdf(&doc).ok_or_else(not_ready)?;
+    let name = file_name(&doc.name);
+    if direct {
+        let bytes = cx.p.get_blob(&blob).ok_or_else(|| {
+            http::ApiError::not_found("pdf_not_ready", "the document's PDF is not stored any more")
+        })?;
+        return Ok(pdf(bytes, &name));
+    }
+    let mut out = json!({"file": name});
+    if with_content {
+        let bytes = cx.p.get_blob(&blob).ok_or_else(|| {
+            http::ApiError::not_found("pdf_not_ready", "the document's PDF is not stored any more")
+        })?;
+        out["file_content"] = json!(base64::engine::general_purpose::STANDARD.encode(bytes));
+    }
+    let secret = new_secret(cx);
+    let hash = sha256_hex(secret.as_bytes());
+    let expires_ms = cx.now() + LINK_TTL_MS;
+    cx.save(
+        &link_key(&hash),
+        &Link {
+            doc_id: doc.id.clone(),
+            blob,
+            file_name: name,
+            expires_ms,
+        },
+    );
+    cx.p.schedule_job(JobSpec {
+        kind: job_kinds::DOWNLOAD_LINK_FORGET.into(),
+        payload: hash.into_bytes(),
+        run_at_ms: expires_ms,
+        work: None,
+        scope: String::new(),
+    });
+    let base = cx.settings().base_url.trim_end_matches('/').to_string();
+    out["document_url"] = json!(format!("{base}/v1/download/{secret}"));
+    out["expires_in"] = json!(LINK_TTL_MS / 1000);
+    Ok(json(200, &out))
+}
+
+/// `GET /v1/download/{secret}`: the PDF behind a download link, while it lasts. No
+/// token: the link is the credential, so it is short-lived and unguessable.
+pub fn by_link(cx: &mut Cx, secret: &str) -> ApiResult<Response> {
+    let gone = || {
+        http::ApiError::not_found(
+            "link_not_found",
+            "this download link is not valid (any more); ask for a new one",
+        )
+    };
+    let link: Link = cx
+        .load(&link_key(&sha256_hex(secret.as_bytes())))
+        .ok_or_else(gone)?;
+    if link.expires_ms <= cx.now() || cx.p.get(&document::doc_key(&link.doc_id)).is_none() {
+        return Err(gone());
+    }
+    let bytes = cx.p.get_blob(&link.blob).ok_or_else(gone)?;
+    Ok(pdf(bytes, &link.file_name))
+}

@@ -1,0 +1,122 @@
+//! `/v1/documents/{id}/fields`: read, add and replace a document's fields, and set
+//! their values.
+
+use crate::base::api::{Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiResult, Fields, json, member_text, no_content};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::domain::access::{readable, writable};
+use crate::domain::auth::Principal;
+use crate::domain::document::{self, Document};
+use crate::domain::fields::{
+    Field, MAX_FIELDS, checked_value, field_json, invalid, load, parse_field, save,
+};
+use serde_json::{Value, json};
+
+/// `/v1/documents/{id}/fields`
+pub fn route(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    match req.method.as_str() {
+        "GET" => {
+            let doc = readable(cx, pr, id)?;
+            let fields = load(cx, id);
+            let list: Vec<Value> = fields.iter().map(|f| field_json(&doc, f)).collect();
+            Ok(json(
+                200,
+                &json!({"fields": list, "editor_fields": Vec::<Value>::new()}),
+            ))
+        }
+        "POST" => {
+            let doc = editable(cx, pr, id)?;
+            let f = req.body_fields()?;
+            let mut fields = load(cx, id);
+            if fields.len() >= MAX_FIELDS {
+                return Err(http::ApiError::bad_request(
+                    "too_many_fields",
+                    format!("a document can have at most {MAX_FIELDS} fields"),
+                ));
+            }
+            let field = parse_field(cx, &doc, &f.map, "")?;
+            let field_id = field.id.clone();
+            fields.push(field);
+            save(cx, id, &fields);
+            Ok(json(200, &json!({"field_id": field_id})))
+        }
+        "PUT" => {
+            let doc = editable(cx, pr, id)?;
+            let f = req.body_fields()?;
+            f.only(&["fields", "editor_fields"])?;
+            let mut fields = load(cx, id);
+            if f.has("fields") {
+                let given = f.objects("fields")?;
+                if given.len() > MAX_FIELDS {
+                    return Err(http::ApiError::bad_request(
+                        "too_many_fields",
+                        format!("a document can have at most {MAX_FIELDS} fields"),
+                    ));
+                }
+                let mut new = Vec::with_capacity(given.len());
+                for (path, o) in given {
+                    // An existing field keeps its id when the caller names it.
+                    let keep = member_text(o, "field_id");
+                    let keep = fields.iter().any(|x| x.id == keep).then_some(keep);
+                    let mut field = parse_field(cx, &doc, o, &path)?;
+                    if let Some(id) = keep {
+                        field.id = id;
+                    }
+                    new.push(field);
+                }
+                fields = new;
+            }
+            set_values(&f, &mut fields)?;
+            save(cx, id, &fields);
+            Ok(no_content())
+        }
+        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
+    }
+}
+
+/// `editor_fields: [{id, value}]`: sets the values of existing fields.
+fn set_values(f: &Fields, fields: &mut [Field]) -> ApiResult<()> {
+    for (path, o) in f.objects("editor_fields")? {
+        let id = member_text(o, "id");
+        let field = fields.iter_mut().find(|x| x.id == id).ok_or_else(|| {
+            http::ApiError::bad_request("unknown_field", format!("`{path}.id`: no field {id:?}"))
+        })?;
+        let value = match o.get("value") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Bool(b)) => (if *b { "1" } else { "" }).into(),
+            Some(Value::Number(n)) => n.to_string(),
+            None | Some(Value::Null) => String::new(),
+            Some(_) => return Err(invalid(&format!("{path}.value"), "a string")),
+        };
+        field.value = checked_value(field.kind, value, &format!("{path}.value"))?;
+    }
+    Ok(())
+}
+
+/// The draft whose fields may change.
+fn editable(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Document> {
+    let doc = writable(cx, pr, id)?;
+    // A draft whose seal or send is rendering already has its fields drawn.
+    if doc.status != document::Status::Draft || doc.pending.is_some() {
+        return Err(http::ApiError::bad_request(
+            "invalid_status",
+            format!(
+                "fields can only be changed while the document is a draft; it is {}",
+                if doc.pending.is_some() {
+                    "being sealed or sent"
+                } else {
+                    doc.status.as_str()
+                }
+            ),
+        ));
+    }
+    if doc.page_count() == 0 {
+        return Err(http::ApiError::bad_request(
+            "no_pages",
+            "the document has no pages to place fields on (yet)",
+        ));
+    }
+    Ok(doc)
+}

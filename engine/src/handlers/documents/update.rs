@@ -1,0 +1,277 @@
+//! Changing a document's properties: `PUT /v1/documents/{id}` (what its status
+//! allows), a new expiration date, and its pricing tables.
+
+use crate::base::api::{Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{ApiError, ApiResult, Fields, json, no_content};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::util::{is_email, iso8601, parse_time};
+use crate::domain::access::writable;
+use crate::domain::auth::Principal;
+use crate::domain::document::{self, store_doc};
+use crate::domain::rendering::request_render;
+use crate::domain::sending::schedule_expiry;
+use crate::domain::trail::{self, log};
+use crate::domain::{notify, pricing};
+use crate::handlers::documents::input;
+use serde_json::{Value, json};
+
+/// `POST /v1/documents/{id}/expiration` (body `expiration_date`, `send_notification`).
+pub fn expiration(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    let mut doc = writable(cx, pr, id)?;
+    let f = req.body_fields()?;
+    let text = f.required_str("expiration_date")?;
+    let at = parse_time(&text).ok_or_else(|| {
+        bad(
+            "invalid_field",
+            "`expiration_date` must be an ISO 8601 timestamp, e.g. 2026-12-24T12:00:00Z",
+        )
+    })?;
+    let now = cx.now();
+    if at <= now {
+        return Err(bad(
+            "invalid_field",
+            "`expiration_date` must be in the future",
+        ));
+    }
+    if doc.status.is_signed()
+        || matches!(
+            doc.status,
+            document::Status::Recalled
+                | document::Status::Lost
+                | document::Status::Rejected
+                | document::Status::Archived
+        )
+    {
+        return Err(bad(
+            "invalid_status",
+            format!(
+                "a {} document has no expiration to change",
+                doc.status.as_str()
+            ),
+        ));
+    }
+    let notify_them = f.optional_bool("send_notification")?.unwrap_or(false);
+    let before = doc.clone();
+    doc.expiration_ms = at;
+    if doc.status == document::Status::Expired {
+        doc.status = doc
+            .status_before_expiry
+            .take()
+            .unwrap_or(document::Status::Sent);
+    }
+    if doc.status.is_active() {
+        schedule_expiry(cx, &doc);
+    }
+    if notify_them {
+        for r in doc.recipients.clone() {
+            if matches!(
+                r.status,
+                document::RecipientStatus::Sent
+                    | document::RecipientStatus::Viewed
+                    | document::RecipientStatus::Reviewed
+            ) {
+                notify::expiration_changed(cx, &doc, &r);
+            }
+        }
+    }
+    log(
+        cx,
+        &mut doc,
+        &trail::Actor::user(pr, Some(req)),
+        "expiration_changed",
+        format!("expires {}", iso8601(at)),
+        None,
+    );
+    store_doc(cx, Some(&before), &mut doc);
+    Ok(json(200, &json!({ "status": 1 })))
+}
+
+fn opt_time(f: &Fields, name: &str) -> ApiResult<Option<Option<u64>>> {
+    if !f.map.contains_key(name) {
+        return Ok(None);
+    }
+    match f.optional_str(name)?.filter(|s| !s.is_empty()) {
+        None => Ok(Some(None)),
+        Some(t) => parse_time(&t).map(|v| Some(Some(v))).ok_or_else(|| {
+            bad(
+                "invalid_field",
+                format!("`{name}` must be an ISO 8601 timestamp"),
+            )
+        }),
+    }
+}
+
+/// `PUT /v1/documents/{id}`: the properties allowed for the status; 400 for any other.
+pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    let mut doc = writable(cx, pr, id)?;
+    let f = req.body_fields()?;
+    const DRAFT: &[&str] = &[
+        "external_id",
+        "external_client_id",
+        "is_private",
+        "value",
+        "comment_settings",
+        "sign_redirect",
+        "block_recipient_invite",
+        "sign_copy_emails",
+    ];
+    const LATER: &[&str] = &[
+        "value",
+        "contract_start_date",
+        "contract_end_date",
+        "tags",
+        "is_private",
+        "comment_settings",
+        "sign_redirect",
+        "block_recipient_invite",
+        "sign_copy_emails",
+    ];
+    let draft = matches!(
+        doc.status,
+        document::Status::Draft | document::Status::Importing
+    );
+    let allowed = if draft { DRAFT } else { LATER };
+    if let Some(k) = f.map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(bad(
+            "property_not_allowed",
+            format!(
+                "`{k}` cannot be updated while the document is {}; allowed: {}",
+                doc.status.as_str(),
+                allowed.join(", ")
+            ),
+        ));
+    }
+    let before = doc.clone();
+    if let Some(v) = f.optional_str("external_id")? {
+        doc.external_id = v;
+    }
+    if let Some(v) = f.optional_str("external_client_id")? {
+        doc.external_client_id = v;
+    }
+    if let Some(v) = f.optional_bool("is_private")? {
+        doc.flags.is_private = v;
+    }
+    if let Some(v) = f.optional_number("value")? {
+        doc.value = v;
+    }
+    match f.map.get("comment_settings") {
+        None => {}
+        Some(Value::String(s)) => doc.comment_settings = s.clone(),
+        Some(Value::Null) => doc.comment_settings.clear(),
+        Some(v) => doc.comment_settings = v.to_string(),
+    }
+    if let Some(v) = f.optional_str("sign_redirect")? {
+        if !v.is_empty() && !v.starts_with("https://") {
+            return Err(bad(
+                "invalid_field",
+                "`sign_redirect` must be an https:// URL",
+            ));
+        }
+        doc.sign_redirect = v;
+    }
+    if let Some(v) = f.optional_bool("block_recipient_invite")? {
+        doc.block_recipient_invite = v;
+    }
+    if f.has("sign_copy_emails") {
+        let emails: Vec<String> = match &f.map["sign_copy_emails"] {
+            Value::Array(a) => a
+                .iter()
+                .map(|v| v.as_str().unwrap_or("").trim().to_string())
+                .collect(),
+            Value::String(s) => s
+                .split(',')
+                .map(|x| x.trim().to_string())
+                .filter(|x| !x.is_empty())
+                .collect(),
+            _ => {
+                return Err(bad(
+                    "invalid_field",
+                    "`sign_copy_emails` must be a list of emails",
+                ));
+            }
+        };
+        if let Some(e) = emails.iter().find(|e| !is_email(e)) {
+            return Err(bad(
+                "invalid_field",
+                format!("`sign_copy_emails`: {e:?} is not an email address"),
+            ));
+        }
+        doc.sign_copy_emails = emails;
+    }
+    if let Some(v) = opt_time(&f, "contract_start_date")? {
+        doc.contract_start_ms = v;
+    }
+    if let Some(v) = opt_time(&f, "contract_end_date")? {
+        doc.contract_end_ms = v;
+    }
+    if let Some(v) = input::tags_text(&f)? {
+        doc.tags = document::normalize_tags(&v);
+        doc.tags_raw = v;
+    }
+    let changed: Vec<&str> = f.map.keys().map(String::as_str).collect();
+    log(
+        cx,
+        &mut doc,
+        &trail::Actor::user(pr, Some(req)),
+        "updated",
+        changed.join(", "),
+        None,
+    );
+    store_doc(cx, Some(&before), &mut doc);
+    Ok(no_content())
+}
+
+/// `PUT /v1/documents/{id}/pricing-tables`: replaces the tables; a sealed or sent
+/// document is rendered again so its PDF shows them.
+pub fn put_pricing_tables(
+    cx: &mut Cx,
+    pr: &Principal,
+    req: &Request,
+    id: &str,
+) -> ApiResult<Response> {
+    let mut doc = writable(cx, pr, id)?;
+    let f = req.body_fields()?;
+    let raw = f
+        .optional_json("pricing_tables")?
+        .ok_or_else(|| bad("missing_field", "the field `pricing_tables` is required"))?;
+    let tables = pricing::parse_tables(raw)?;
+    if doc.status.is_signed()
+        || matches!(
+            doc.status,
+            document::Status::Recalled | document::Status::Lost | document::Status::Rejected
+        )
+    {
+        return Err(bad(
+            "invalid_status",
+            format!(
+                "the pricing of a {} document cannot change",
+                doc.status.as_str()
+            ),
+        ));
+    }
+    let before = doc.clone();
+    doc.pricing_tables = tables;
+    let actor = trail::Actor::user(pr, Some(req));
+    match doc.pending.clone() {
+        // A render is under way: render again with the new tables, for the same purpose.
+        Some(p) => request_render(cx, &mut doc, p.purpose, p.message),
+        None if doc.final_pdf.is_some() => request_render(
+            cx,
+            &mut doc,
+            document::RenderPurpose::Refresh,
+            String::new(),
+        ),
+        None => {}
+    }
+    let detail = format!("{} table(s)", doc.pricing_tables.len());
+    log(cx, &mut doc, &actor, "pricing_updated", detail, None);
+    store_doc(cx, Some(&before), &mut doc);
+    // 204, as GetAccept answers it; `GET .../pricing-tables` reads them with totals.
+    Ok(no_content())
+}
+
+fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
+    ApiError::bad_request(code, text)
+}

@@ -1,0 +1,17 @@
+//! The handler layer: one module or folder per family of routes (and the job handlers),
+//! each translating a request (or a job) into domain calls and the answer. A handler
+//! never imports another family's handler; the shapes they share are in [`shapes`].
+
+pub mod admin;
+pub mod agents;
+pub mod auth;
+pub mod documents;
+pub mod evidence;
+pub mod jobs;
+pub mod products;
+pub mod recipients;
+pub mod shapes;
+pub mod subscriptions;
+pub mod templates;
+pub mod uploads;
+pub mod users;

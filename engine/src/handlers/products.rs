@@ -1,0 +1,66 @@
+//! Products (spec §4.3): an entity's catalogue for pricing tables.
+//! `GET /v1/products?limit=N` lists them (newest first, default and maximum 100 when
+//! `limit` is absent or not positive); `POST /v1/products` adds one.
+
+use crate::base::api::{Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiResult, json};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::records::{self, prefix_range};
+use crate::base::util::{self, new_id};
+use crate::domain::auth::authenticate;
+use crate::domain::document::hex;
+use crate::domain::list;
+use crate::domain::products::Product;
+use serde_json::{Value, json};
+
+fn product_json(p: &Product) -> Value {
+    json!({
+        "id": p.id, "name": p.name, "description": p.description, "sku": p.sku,
+        "price": p.price, "currency": p.currency, "unit": p.unit,
+        "created_at": util::iso8601(p.created_ms),
+    })
+}
+
+/// `/v1/products`
+pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let pr = authenticate(cx, req)?;
+    let prefix = format!("prod/{}/", pr.entity.id);
+    match req.method.as_str() {
+        "GET" => {
+            let limit = list::limit_param(req, "limit")?;
+            let (start, end) = prefix_range(&prefix);
+            let items: Vec<Value> =
+                cx.p.scan(&start, &end, limit, true)
+                    .into_iter()
+                    .map(|(_, v)| product_json(&records::decode::<Product>(&v)))
+                    .collect();
+            Ok(json(200, &json!({ "products": items })))
+        }
+        "POST" => {
+            let f = req.body_fields()?;
+            let price = f.optional_number("price")?.unwrap_or(0.0);
+            if price < 0.0 {
+                return Err(http::ApiError::bad_request(
+                    "invalid_field",
+                    "the field `price` cannot be negative",
+                ));
+            }
+            let p = Product {
+                id: new_id(cx),
+                name: f.required_str("name")?,
+                description: f.optional_str("description")?.unwrap_or_default(),
+                sku: f.optional_str("sku")?.unwrap_or_default(),
+                price,
+                currency: f.optional_str("currency")?.unwrap_or_default(),
+                unit: f.optional_str("unit")?.unwrap_or_default(),
+                created_ms: cx.now(),
+            };
+            let key = format!("{prefix}{}{}", hex(p.created_ms), p.id);
+            cx.save(key.as_bytes(), &p);
+            Ok(json(200, &product_json(&p)))
+        }
+        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
+    }
+}

@@ -1,0 +1,251 @@
+//! The signing page: what a person sees behind their `document_url` (`/s/{secret}`).
+//!
+//! A browser (one that accepts `text/html`) gets an HTML page: the document's header is
+//! written here, the rest is drawn by `assets/app.js` from the recipient view embedded as
+//! JSON, and every act goes through the recipient API (`/v1/recipient/{secret}/...`).
+//! Other clients get that JSON view as before. Documents that can no longer be acted on
+//! (expired, recalled, rejected, deleted) get a plain page saying so, with 404 or 410.
+//!
+//! The assets are part of the engine (`engine/assets/`, served at `/s/_/{name}`), so
+//! every host that embeds the component serves the same page. They are versioned by a
+//! hash of their bytes, so they are cached for good and the HTML never is.
+//!
+//! Every response carries a Content-Security-Policy without inline script,
+//! `frame-ancestors 'none'`, `Referrer-Policy: no-referrer` and `Cache-Control:
+//! no-store` (assets: immutable).
+
+use crate::base::api::{Request, Response};
+use crate::base::html::{esc, styled_page};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::util::iso8601;
+use serde_json::Value;
+
+const APP_JS: &[u8] = include_bytes!("../../../assets/app.js");
+const APP_CSS: &[u8] = include_bytes!("../../../assets/app.css");
+const FONT: &[u8] = include_bytes!("../../../assets/dancing-script-latin-400.woff2");
+const FONT_LICENSE: &[u8] = include_bytes!("../../../assets/dancing-script-OFL.txt");
+
+/// The page's Content-Security-Policy: only this origin's scripts, styles, fonts and
+/// images (signatures are drawn into `data:`/`blob:` images), never framed.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+    img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; \
+    frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/// Headers every recipient-facing response carries.
+pub fn safety_headers(headers: &mut Vec<(String, String)>) {
+    for (k, v) in [
+        ("content-security-policy", CSP),
+        ("referrer-policy", "no-referrer"),
+        ("x-content-type-options", "nosniff"),
+        ("x-frame-options", "DENY"),
+    ] {
+        if !headers.iter().any(|(n, _)| n == k) {
+            headers.push((k.into(), v.into()));
+        }
+    }
+    if !headers.iter().any(|(n, _)| n == "cache-control") {
+        headers.push(("cache-control".into(), "no-store".into()));
+    }
+}
+
+/// Whether the client asked for a page rather than JSON.
+pub fn wants_html(req: &Request) -> bool {
+    req.header("accept").is_some_and(|a| {
+        let a = a.to_ascii_lowercase();
+        a.contains("text/html") && !a.starts_with("application/json")
+    })
+}
+
+/// `GET /s/_/{name}`: an embedded asset.
+pub fn asset(name: &str) -> Option<Response> {
+    let (ctype, body) = match name {
+        "app.js" => ("text/javascript; charset=utf-8", APP_JS),
+        "app.css" => ("text/css; charset=utf-8", APP_CSS),
+        "dancing-script.woff2" => ("font/woff2", FONT),
+        "dancing-script-OFL.txt" => ("text/plain; charset=utf-8", FONT_LICENSE),
+        _ => return None,
+    };
+    let mut headers = vec![
+        ("content-type".to_string(), ctype.to_string()),
+        (
+            "cache-control".to_string(),
+            "public, max-age=31536000, immutable".to_string(),
+        ),
+    ];
+    safety_headers(&mut headers);
+    Some(Response {
+        status: 200,
+        headers,
+        body: body.to_vec(),
+    })
+}
+
+fn shell(status: u16, title: &str, body: &str, script: bool) -> Response {
+    let mut resp = styled_page(status, title, body, script);
+    safety_headers(&mut resp.headers);
+    resp
+}
+
+/// A page that only says something (an unknown link, a withdrawn document).
+pub fn notice(status: u16, heading: &str, text: &str) -> Response {
+    let body = format!(
+        "<main class=\"notice\"><div class=\"brand\">esign</div><h1>{}</h1><p>{}</p></main>",
+        esc(heading),
+        esc(text)
+    );
+    shell(status, heading, &body, false)
+}
+
+/// The page for an unknown link.
+pub fn link_not_found() -> Response {
+    notice(
+        404,
+        "This link does not work",
+        "The link is wrong, or the document was deleted. Ask the sender for a new link.",
+    )
+}
+
+/// The notice for a document that can no longer be opened or acted on, if it is one.
+pub fn unavailable(view: &Value) -> Option<Response> {
+    let d = &view["document"];
+    let sender = d["sender_name"].as_str().unwrap_or("the sender");
+    let name = d["name"].as_str().unwrap_or("");
+    let (heading, text) = match d["status"].as_str().unwrap_or("") {
+        "recalled" | "draft" | "importing" | "processing" | "scheduled" => (
+            "This document was withdrawn".to_string(),
+            format!(
+                "{sender} withdrew \"{name}\"; it can no longer be viewed or signed. Contact them if you expected it."
+            ),
+        ),
+        "lost" => (
+            "This document is closed".to_string(),
+            format!("{sender} closed \"{name}\"; it can no longer be signed."),
+        ),
+        "expired" => (
+            "This document has expired".to_string(),
+            format!(
+                "\"{name}\" expired on {}; it can no longer be signed. Ask {sender} to extend it or send a new one.",
+                d["expiration_date"].as_str().unwrap_or("")
+            ),
+        ),
+        "rejected" => {
+            let reason = d["rejection_reason"].as_str().unwrap_or("");
+            let mut text = format!("\"{name}\" was rejected, so it can no longer be signed.");
+            if !reason.is_empty() {
+                text.push_str(&format!(" The reason given: {reason}"));
+            }
+            text.push_str(&format!(" Contact {sender} if you have questions."));
+            ("This document was rejected".to_string(), text)
+        }
+        _ => return None,
+    };
+    Some(notice(410, &heading, &text))
+}
+
+fn money(v: f64) -> String {
+    if v == 0.0 {
+        return String::new();
+    }
+    // `f64::round` needs std; the engine is no_std.
+    let cents = (v * 100.0 + if v < 0.0 { -0.5 } else { 0.5 }) as i64;
+    let (whole, frac) = (cents / 100, (cents % 100).abs());
+    let digits = whole.abs().to_string();
+    let mut grouped = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let sign = if whole < 0 { "-" } else { "" };
+    if frac == 0 {
+        format!("{sign}{grouped}")
+    } else {
+        format!("{sign}{grouped}.{frac:02}")
+    }
+}
+
+/// The signing page for a document that is out with its recipients (or finished).
+pub fn page(view: &Value, expiration_ms: u64) -> Response {
+    let d = &view["document"];
+    let s = |v: &Value| v.as_str().unwrap_or("").to_string();
+    let name = s(&d["name"]);
+    let mut facts = format!(
+        "<p class=\"from\">From <strong>{}</strong> <span class=\"muted\">{}</span></p>",
+        esc(&s(&d["sender_name"])),
+        esc(&s(&d["sender_email"]))
+    );
+    // Before the identity checks for opening pass, only who sent what.
+    let gated = view["verification"]["open"]
+        .as_array()
+        .is_some_and(|a| !a.is_empty())
+        || view["verification"]["locked"] == true;
+    facts.push_str("<dl class=\"facts\">");
+    let value = if gated {
+        String::new()
+    } else {
+        money(d["value"].as_f64().unwrap_or(0.0))
+    };
+    if !value.is_empty() {
+        facts.push_str(&format!(
+            "<div><dt>Value</dt><dd>{}</dd></div>",
+            esc(&value)
+        ));
+    }
+    let date = iso8601(expiration_ms);
+    facts.push_str(&format!(
+        "<div><dt>Expires</dt><dd><time datetime=\"{0}\">{1}</time></dd></div>",
+        esc(&date),
+        esc(date.get(..10).unwrap_or(&date))
+    ));
+    if !gated {
+        facts.push_str(&format!(
+            "<div><dt>Pages</dt><dd>{}</dd></div>",
+            view["pages"].as_array().map_or(0, Vec::len)
+        ));
+    }
+    facts.push_str("</dl>");
+    // `<` inside the JSON would end the script element: escape it (JSON allows \u003c).
+    let data = serde_json::to_string(view)
+        .unwrap_or_default()
+        .replace('<', "\\u003c");
+    let body = format!(
+        "<header class=\"top\"><div class=\"brand\">esign</div><h1>{}</h1>{facts}</header>\
+         <main id=\"app\" aria-live=\"polite\"><p class=\"next\" id=\"next\">Loading the document…</p></main>\
+         <noscript><p class=\"notice\">This page needs JavaScript to show and sign the document.</p></noscript>\
+         <script type=\"application/json\" id=\"esign-data\">{data}</script>",
+        esc(&name)
+    );
+    shell(200, &format!("{name} – esign"), &body, true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup_and_formats_money() {
+        assert_eq!(
+            esc("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+        assert_eq!(money(0.0), "");
+        assert_eq!(money(1234567.5), "1,234,567.50");
+        assert_eq!(money(999.0), "999");
+        assert_eq!(money(-1000.0), "-1,000");
+    }
+
+    #[test]
+    fn embedded_json_cannot_close_the_script_element() {
+        let view = serde_json::json!({"document": {"name": "</script><script>alert(1)</script>"}, "pages": []});
+        let r = page(&view, 0);
+        let html = String::from_utf8(r.body).unwrap();
+        assert_eq!(html.matches("</script>").count(), 2, "{html}");
+        assert!(
+            r.headers
+                .iter()
+                .any(|(k, v)| k == "content-security-policy" && !v.contains("unsafe-inline"))
+        );
+    }
+}

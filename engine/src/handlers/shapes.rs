@@ -1,0 +1,294 @@
+//! The response shapes several handlers share: a document's detail (spec §2.1), a list
+//! item (§2.2), a recipient (§2.3), a comment. Handlers of one family import these,
+//! never each other.
+
+use crate::base::api::Request;
+use crate::base::cx::Cx;
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::util::{self, iso8601};
+use crate::domain::accounts::{Entity, entity_key};
+use crate::domain::document::{Comment, Document, Recipient, comments_prefix};
+use crate::domain::downloads::current_pdf;
+use crate::domain::{evidence, fields, identity, notify, signatures};
+use serde_json::{Value, json};
+
+/// A query flag: any non-empty value other than `0` turns it on (even `false`).
+pub fn flag(req: &Request, name: &str) -> bool {
+    req.query_param(name)
+        .is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+fn base_url(cx: &mut Cx) -> String {
+    cx.settings().base_url.trim_end_matches('/').to_string()
+}
+
+pub fn recipient_json(cx: &mut Cx, r: &Recipient, with_link: bool) -> Value {
+    let mut v = json!({
+        "id": r.id,
+        "fullname": r.fullname(),
+        "first_name": r.first_name,
+        "last_name": r.last_name,
+        "email": r.email,
+        "mobile": r.mobile,
+        "phone": r.phone,
+        "role": r.role.as_str(),
+        "role_name": r.role_name,
+        "status": r.status.as_str(),
+        "company_name": r.company_name,
+        "company_number": r.company_number,
+        "title": r.title,
+        "note": r.note,
+        "thumb_url": "",
+        "order_num": r.order_num.to_string(),
+        "contact_id": r.contact_id,
+    });
+    if with_link && let Some(secret) = &r.secret {
+        v["document_url"] = notify::document_url(cx, secret).into();
+    }
+    v
+}
+
+/// Optional parts of the detail form.
+#[derive(Default, Clone, Copy)]
+pub struct DetailOptions {
+    pub with_pages: bool,
+    pub with_small_pages: bool,
+    pub with_stats: bool,
+    pub with_attachments: bool,
+    /// The external-id form: no `rejection_reason`, `tags` as last sent.
+    pub external: bool,
+    /// Include recipients' personal links (callers who may change the document).
+    pub with_links: bool,
+}
+
+impl DetailOptions {
+    pub fn from_query(req: &Request) -> DetailOptions {
+        DetailOptions {
+            with_pages: flag(req, "with_pages"),
+            with_small_pages: flag(req, "with_small_pages"),
+            with_stats: flag(req, "with_stats"),
+            with_attachments: flag(req, "with_attachments"),
+            external: false,
+            with_links: false,
+        }
+    }
+}
+pub fn pages_json(doc: &Document, small: bool) -> Value {
+    let mut out = Vec::new();
+    let mut n = 0;
+    for f in &doc.files {
+        for (i, (w, h)) in f.pages.iter().enumerate() {
+            n += 1;
+            let (w, h) = if small { (w / 4.0, h / 4.0) } else { (*w, *h) };
+            out.push(json!({
+                "page_id": format!("{}-{}", f.id, i + 1),
+                "page_num": n,
+                "file_id": f.id,
+                "file_name": f.name,
+                "file_page_num": i + 1,
+                "width": w,
+                "height": h,
+            }));
+        }
+    }
+    Value::Array(out)
+}
+
+/// The detail form of spec §2.1.
+pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
+    let base = base_url(cx);
+    let id = &doc.id;
+    let f = &doc.flags;
+    let download_url = if current_pdf(doc).is_some() {
+        format!("{base}/v1/documents/{id}/download")
+    } else {
+        String::new()
+    };
+    let mut recipients: Vec<Value> = doc
+        .recipients
+        .iter()
+        .map(|r| recipient_json(cx, r, o.with_links))
+        .collect();
+    // How each signed (identity checks passed, signature, initials), and, for those who
+    // may change the document, the identity checks set.
+    let sigs = signatures::load_all(cx, id);
+    for (v, r) in recipients.iter_mut().zip(&doc.recipients) {
+        v["signing_methods"] = sigs
+            .iter()
+            .find(|s| s.recipient_id == r.id)
+            .map(signatures::methods)
+            .unwrap_or_default()
+            .into();
+        if o.with_links
+            && let Some(c) = identity::load(cx, id, &r.id)
+            && let (Value::Object(m), Value::Object(set)) = (v, identity::settings_json(&c))
+        {
+            m.extend(set);
+        }
+    }
+    let entity = cx.load::<Entity>(&entity_key(&doc.entity_id));
+    let mut v = json!({
+        "id": id,
+        "name": doc.name,
+        "external_id": doc.external_id,
+        "external_client_id": doc.external_client_id,
+        "value": util::money(doc.value),
+        "type": doc.doc_type,
+        "tags": if o.external { &doc.tags_raw } else { &doc.tags },
+        "company_name": doc.company_name,
+        "company_id": doc.company_id,
+        "company_logo_url": doc.company_logo_url,
+        "company_number": doc.company_number,
+        "is_selfsign": f.is_selfsign,
+        "is_signing_biometric": f.is_signing_biometric,
+        "is_signing_initials": f.is_signing_initials,
+        "is_private": f.is_private,
+        "is_signing": f.is_signing,
+        "is_signing_order": f.is_signing_order,
+        "is_signing_forward": f.is_signing_forward,
+        "is_identify_recipient": f.is_identify_recipient,
+        "is_video": f.is_video,
+        "is_scheduled_sending": f.is_scheduled_sending,
+        "scheduled_sending_time": doc.scheduled_sending_ms.map(iso8601),
+        "is_reminder_sending": f.is_reminder_sending,
+        "is_signed": doc.status.is_signed(),
+        "is_auto_comment": f.is_auto_comment,
+        "is_auto_comment_email": f.is_auto_comment_email,
+        "auto_comment_text": doc.auto_comment_text,
+        "auto_comment_email": doc.auto_comment_email,
+        "entity_auto_comment_text": "",
+        "entity_auto_comment_email": "",
+        "status": doc.status.as_str(),
+        "send_date": doc.send_ms.map(iso8601),
+        "sign_date": doc.sign_ms.map(iso8601),
+        "created_at": iso8601(doc.created_ms),
+        "updated_at": iso8601(doc.updated_ms),
+        "expiration_date": iso8601(doc.expiration_ms),
+        "contract_start_date": doc.contract_start_ms.map(iso8601),
+        "contract_end_date": doc.contract_end_ms.map(iso8601),
+        "user_id": doc.user_id,
+        "sender_name": doc.sender.name,
+        "sender_email": doc.sender.email,
+        "sender_thumb_url": "",
+        "email_send_template_id": doc.email_send_template_id,
+        "email_send_subject": doc.email_send_subject,
+        "email_send_message": doc.email_send_message,
+        "video_id": doc.video_id,
+        "thumb_url": format!("{base}/v1/documents/{id}/pages"),
+        "preview_url": download_url.clone(),
+        "app_url": format!("{base}/app/documents/{id}"),
+        "download_url": download_url,
+        "unique_id": doc.unique_id,
+        "parent_id": doc.parent_id,
+        "field_count": fields::load(cx, id).len(),
+        "external_editor_type": doc.external_editor_type,
+        "external_editor_id": doc.external_editor_id,
+        "settings": {
+            "expirationDays": doc.expiration_days,
+            "blockRecipientInvite": doc.block_recipient_invite,
+        },
+        "recipients": recipients,
+        "page_count": doc.page_count(),
+        "entity_id": doc.entity_id,
+        "entity_name": entity.map(|e| e.name).unwrap_or_default(),
+        "template_id": doc.template_id,
+        "import_error": doc.import_error,
+        "comment_settings": doc.comment_settings,
+        "sign_redirect": doc.sign_redirect,
+        "sign_copy_emails": doc.sign_copy_emails,
+        "content_sha256": doc.final_pdf.as_ref().map(|p| p.content_sha256.clone()),
+        "evidence": evidence::detail(cx, doc),
+        "revision": doc.revisions.len(),
+    });
+    if !o.external {
+        v["rejection_reason"] = doc.rejection_reason.clone().into();
+    }
+    if o.with_pages {
+        v["pages"] = pages_json(doc, false);
+    }
+    if o.with_small_pages {
+        v["small_pages"] = pages_json(doc, true);
+    }
+    if o.with_stats {
+        let (start, end) = comments_prefix(&doc.id);
+        let comments = cx.p.scan(&start, &end, u32::MAX, false).len();
+        let signed = doc
+            .recipients
+            .iter()
+            .filter(|r| r.status.has_signed_or_approved())
+            .count();
+        v["stats"] = json!({
+            "views": doc.views,
+            "comments": comments,
+            "page_count": doc.page_count(),
+            "recipients": doc.recipients.len(),
+            "signed_or_approved": signed,
+            "reminders_sent": doc.reminders_sent,
+            "revisions": doc.revisions.len(),
+        });
+    }
+    if o.with_attachments {
+        v["attachments"] = Value::Array(
+            doc.attachments
+                .iter()
+                .map(|a| {
+                    json!({"id": a.id, "name": a.name, "size": a.size,
+                           "restricted_to": a.restricted_to})
+                })
+                .collect(),
+        );
+    }
+    v
+}
+
+/// A list item (spec §2.2).
+pub fn list_item_json(cx: &mut Cx, doc: &Document, archive: bool) -> Value {
+    let mut v = json!({
+        "id": doc.id,
+        "name": doc.name,
+        "status": doc.status.as_str(),
+        "value": util::money(doc.value),
+        "sender_name": doc.sender.name,
+        "created_at": iso8601(doc.created_ms),
+        "updated_at": iso8601(doc.updated_ms),
+        "type": doc.doc_type,
+        "external_id": doc.external_id,
+        "is_private": doc.flags.is_private,
+        "is_signing": doc.flags.is_signing,
+        "company_name": doc.company_name,
+        "user_id": doc.user_id,
+        "sender_thumb": "",
+        "tags": doc.tags,
+        "sign_date": doc.sign_ms.map(iso8601),
+        "expiration_date": iso8601(doc.expiration_ms),
+    });
+    if archive {
+        let base = base_url(cx);
+        v["thumb_url"] = format!("{base}/v1/documents/{}/pages", doc.id).into();
+    } else {
+        v["recipients"] = Value::Array(
+            doc.recipients
+                .iter()
+                .map(|r| {
+                    json!({
+                        "id": r.id, "fullname": r.fullname(), "first_name": r.first_name,
+                        "last_name": r.last_name, "email": r.email, "mobile": r.mobile,
+                        "role": r.role.as_str(), "recipient_status": r.status.as_str(),
+                        "status": r.status.as_str(), "order_num": r.order_num.to_string(),
+                    })
+                })
+                .collect(),
+        );
+    }
+    v
+}
+
+pub fn comment_json(c: &Comment) -> Value {
+    json!({
+        "id": c.id, "text": c.text,
+        "author": {"type": c.author_type, "id": c.author_id, "name": c.author_name, "email": c.author_email},
+        "created_at": iso8601(c.created_ms),
+        "internal": c.internal, "suggestion": c.suggestion, "resolved": c.resolved,
+    })
+}

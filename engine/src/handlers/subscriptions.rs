@@ -1,0 +1,251 @@
+//! Webhooks (spec §6, DESIGN.md §4): subscriptions, the 19 event kinds, fan-out of
+//! each event to the matching subscriptions in the transaction that records it, and
+//! what delivery reports back (dead letters, 410 Gone).
+//!
+//! | key | value |
+//! |---|---|
+//! | `sub/{id}` | [`Subscription`] |
+//! | `sub-ent/{entity}/{event}/{id}` | empty: the entity's subscriptions to an event |
+//! | `sub-err/{entity}/{at}{id}` | [`DeadLetter`] |
+//!
+//! Routes: `GET/POST /v1/subscriptions`, `GET/DELETE /v1/subscriptions/{id}`,
+//! `POST /v1/subscriptions/{id}/secret` (rotate), `GET /v1/subscriptions/events`,
+//! `GET /v1/subscriptions/errors`, `POST /v1/subscriptions/test`.
+
+use crate::base::api::{Delivery, Event, Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiError, ApiResult, json, no_content};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::records::{decode, prefix_range};
+use crate::base::util::{is_email, is_id, iso8601, new_id};
+use crate::domain::auth::{Principal, authenticate};
+use crate::domain::webhooks::{
+    DeadLetter, EVENTS, Subscription, delivery_for, fanout_key, new_secret, sub_key,
+};
+use crate::domain::{access, accounts, events};
+use serde_json::{Value, json};
+
+/// The `event` field of a body: one of [`EVENTS`], else 400.
+fn required_event(f: &http::Fields) -> ApiResult<String> {
+    let event = f.required_str("event")?;
+    if EVENTS.iter().any(|(e, _)| *e == event) {
+        Ok(event)
+    } else {
+        Err(http::ApiError::bad_request(
+            "invalid_event",
+            format!("{event:?} is not an event; GET /v1/subscriptions/events lists them"),
+        ))
+    }
+}
+
+fn sub_json(s: &Subscription) -> Value {
+    json!({
+        "id": s.id,
+        "subscription_id": s.id,
+        "event": s.event,
+        "target_url": s.target_url,
+        "global": s.global,
+        "payload": s.payload,
+        "notification_email": s.notification_email,
+        "user_id": s.user_id,
+        // GetAccept types `status` as an integer: 1 active, 0 disabled.
+        "status": u8::from(s.active),
+        "state": if s.active { "active" } else { "disabled" },
+        "disabled_reason": s.disabled_reason,
+        "dead_letters": s.dead_letters,
+        "created_at": iso8601(s.created_ms),
+    })
+}
+
+fn not_found(id: &str) -> ApiError {
+    http::ApiError::not_found("subscription_not_found", format!("no subscription {id}"))
+}
+
+/// The caller's view: admins manage every subscription of the entity, others their own.
+fn find(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Subscription> {
+    if !is_id(id) {
+        return Err(not_found(id));
+    }
+    cx.load::<Subscription>(&sub_key(id))
+        .filter(|s| s.entity_id == pr.entity.id)
+        .filter(|s| s.user_id == pr.user.id || pr.membership.role == accounts::Role::Admin)
+        .ok_or_else(|| not_found(id))
+}
+
+/// `/v1/subscriptions/...`
+pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
+    let m = req.method.as_str();
+    let pr = authenticate(cx, req)?;
+    match (m, rest) {
+        ("GET", []) => {
+            let mine = list(cx, &pr);
+            Ok(json(
+                200,
+                &Value::Array(mine.iter().map(sub_json).collect()),
+            ))
+        }
+        ("POST", []) => create(cx, &pr, req),
+        // GetAccept's `{name, value}` items, and ours.
+        ("GET", ["events"]) => Ok(json(
+            200,
+            &Value::Array(
+                EVENTS
+                    .iter()
+                    .map(|(e, d)| json!({"name": d, "value": e, "event": e, "description": d}))
+                    .collect(),
+            ),
+        )),
+        ("GET", ["errors"]) => errors(cx, &pr),
+        ("POST", ["test"]) => test(cx, &pr, req),
+        ("GET", [id]) => Ok(json(200, &sub_json(&find(cx, &pr, id)?))),
+        ("DELETE", [id]) => {
+            let s = find(cx, &pr, id)?;
+            cx.p.delete(&sub_key(id));
+            cx.p.delete(&fanout_key(&s.entity_id, &s.event, id));
+            cx.p.cancel_deliveries(id);
+            Ok(no_content())
+        }
+        ("POST", [id, "secret"]) => {
+            let mut s = find(cx, &pr, id)?;
+            s.secret = new_secret(cx);
+            cx.save(&sub_key(id), &s);
+            Ok(json(
+                200,
+                &json!({"subscription_id": s.id, "secret": s.secret}),
+            ))
+        }
+        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
+    }
+}
+
+/// The subscriptions the caller may see, oldest first.
+fn list(cx: &mut Cx, pr: &Principal) -> Vec<Subscription> {
+    let (start, end) = prefix_range(&format!("sub-ent/{}/", pr.entity.id));
+    let mut out: Vec<Subscription> = Vec::new();
+    for (k, _) in cx.p.scan(&start, &end, 10_000, false) {
+        let id = String::from_utf8_lossy(&k[k.len() - 16..]).into_owned();
+        if let Some(s) = cx.load::<Subscription>(&sub_key(&id))
+            && (s.user_id == pr.user.id || pr.membership.role == accounts::Role::Admin)
+        {
+            out.push(s);
+        }
+    }
+    out.sort_by_key(|s| s.created_ms);
+    out
+}
+
+fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let event = required_event(&f)?;
+    let target_url = f.required_str("target_url")?;
+    let host = target_url.strip_prefix("https://").unwrap_or("");
+    if host.is_empty() || host.starts_with('/') || target_url.chars().any(char::is_whitespace) {
+        return Err(http::ApiError::bad_request(
+            "invalid_target_url",
+            "target_url must be an https:// URL with a host",
+        ));
+    }
+    let global = f.optional_bool("global")?.unwrap_or(false);
+    if global && pr.membership.role != accounts::Role::Admin {
+        return Err(http::ApiError::forbidden(
+            "access_denied",
+            "only an admin may subscribe to every user's documents (global)",
+        ));
+    }
+    let notification_email = f.optional_str("notification_email")?.unwrap_or_default();
+    if !notification_email.is_empty() && !is_email(&notification_email) {
+        return Err(http::ApiError::bad_request(
+            "invalid_field",
+            "notification_email must be an email address",
+        ));
+    }
+    let s = Subscription {
+        id: new_id(cx),
+        entity_id: pr.entity.id.clone(),
+        user_id: pr.user.id.clone(),
+        event,
+        target_url,
+        global,
+        payload: f.optional_str("payload")?.unwrap_or_default(),
+        notification_email,
+        secret: new_secret(cx),
+        active: true,
+        disabled_reason: None,
+        dead_letters: 0,
+        created_ms: cx.now(),
+    };
+    cx.save(&sub_key(&s.id), &s);
+    cx.p.put(&fanout_key(&s.entity_id, &s.event, &s.id), b"");
+    let mut v = sub_json(&s);
+    v["secret"] = s.secret.clone().into(); // shown only now
+    Ok(json(200, &v))
+}
+
+fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
+    let visible: Vec<String> = list(cx, pr).into_iter().map(|s| s.id).collect();
+    let (start, end) = prefix_range(&format!("sub-err/{}/", pr.entity.id));
+    let items: Vec<Value> = cx
+        .p
+        .scan(&start, &end, 1000, true)
+        .into_iter()
+        .map(|(_, v)| decode::<DeadLetter>(&v))
+        .filter(|d| {
+            visible.contains(&d.subscription_id) || pr.membership.role == accounts::Role::Admin
+        })
+        .map(|d| {
+            json!({
+                "subscription_id": d.subscription_id, "event": d.event, "event_id": d.event_id,
+                "target_url": d.target_url, "attempts": d.attempts, "last_error": d.last_error,
+                "first_attempt_at": iso8601(d.first_attempt_ms), "failed_at": iso8601(d.failed_ms),
+                // GetAccept's members (all strings there).
+                "created_at": iso8601(d.failed_ms), "result": d.last_error,
+                "retry": d.attempts.to_string(), "status": "failed", "payload": "",
+            })
+        })
+        .collect();
+    Ok(json(200, &Value::Array(items)))
+}
+
+/// `POST /v1/subscriptions/test` (body `event`, `document_id`, `subscription_id`?): a
+/// sample delivery of `event` for the document to the caller's subscriptions to it.
+fn test(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let event = required_event(&f)?;
+    let doc_id = f.required_str("document_id")?;
+    let doc = access::readable(cx, pr, &doc_id)?;
+    let only = f.optional_str("subscription_id")?;
+    let targets: Vec<Subscription> = list(cx, pr)
+        .into_iter()
+        .filter(|s| s.event == event && s.active)
+        .filter(|s| only.as_ref().is_none_or(|o| &s.id == o))
+        .collect();
+    if targets.is_empty() {
+        return Err(http::ApiError::bad_request(
+            "no_subscription",
+            format!("you have no active subscription to {event}"),
+        ));
+    }
+    let mut payload = events::event_payload(cx, &doc, &event);
+    if let Some(r) = doc.recipients.first() {
+        payload["recipient"] = events::event_recipient(r);
+    }
+    payload["test"] = true.into();
+    let id = format!("evt_{}", new_id(cx));
+    payload["event_id"] = id.clone().into();
+    let deliveries: Vec<Delivery> = targets.iter().map(|s| delivery_for(s, &payload)).collect();
+    cx.p.emit_event(
+        Event {
+            id: id.clone(),
+            kind: event,
+            entity_id: doc.entity_id.clone(),
+            user_id: doc.user_id.clone(),
+            payload: payload.to_string(),
+        },
+        deliveries,
+    );
+    Ok(json(
+        200,
+        &json!({"event_id": id, "subscriptions": targets.iter().map(|s| s.id.clone()).collect::<Vec<_>>()}),
+    ))
+}

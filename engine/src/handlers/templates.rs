@@ -1,0 +1,366 @@
+//! `/v1/templates`: list, create (from a PDF or Word file, with fields and roles), read
+//! and delete templates.
+
+use crate::base::api::{JobSpec, Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiResult, Fields, json, member_text, no_content};
+use crate::base::job_kinds;
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::records::prefix_range;
+use crate::base::util::{self, new_id};
+use crate::base::work::{self, ImportSource};
+use crate::domain::auth::{Principal, authenticate};
+use crate::domain::templates::{
+    self, FieldKind, PageFields, Template, TemplateAttachment, TemplateField, TemplateRole,
+    TemplateStatus, defaults, entity_index_key, find, page_fields, page_fields_key, template_key,
+};
+use crate::domain::{blobs, document, fields, uploads};
+use serde_json::{Value, json};
+
+/// `/v1/templates/...`
+pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
+    let m = req.method.as_str();
+    let pr = authenticate(cx, req)?;
+    match (m, rest) {
+        ("GET", []) => list(cx, &pr),
+        ("POST", []) => create(cx, &pr, req),
+        ("GET", [id]) => {
+            let t = find(cx, &pr, id)?;
+            let mut out = template_json(&t);
+            out["page_fields"] = page_fields_json(&page_fields(cx, &t.id));
+            Ok(json(200, &out))
+        }
+        ("DELETE", [id]) => {
+            let mut t = find(cx, &pr, id)?;
+            t.trashed = true;
+            cx.save(&template_key(id), &t);
+            Ok(no_content())
+        }
+        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
+    }
+}
+
+fn template_json(t: &Template) -> Value {
+    json!({
+        "id": t.id,
+        "name": t.name,
+        "status": match t.status {
+            TemplateStatus::Importing => "importing",
+            TemplateStatus::Ready => "ready",
+            TemplateStatus::Failed => "failed",
+        },
+        "failure": t.failure,
+        "file_name": t.source_name,
+        "is_word": t.is_word,
+        "page_count": t.file.as_ref().map_or(0, |f| f.pages.len()),
+        "fields": t.fields.iter().map(|f| json!({
+            "name": f.name, "type": f.kind.as_str(), "options": f.options,
+            "min": f.min, "max": f.max, "required": f.required, "default_value": f.default,
+        })).collect::<Vec<_>>(),
+        "roles": t.roles.iter().map(|r| json!({"role_name": r.role_name, "role": r.role.as_str()}))
+            .collect::<Vec<_>>(),
+        "attachments": t.attachments.iter().map(|a| json!({
+            "name": a.name, "size": a.size, "role_name": a.role_name,
+        })).collect::<Vec<_>>(),
+        "user_id": t.user_id,
+        "created_at": util::iso8601(t.created_ms),
+    })
+}
+
+fn list(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
+    let (start, end) = prefix_range(&format!("tpl-ent/{}/", pr.entity.id));
+    let mut out = Vec::new();
+    for (k, _) in cx.p.scan(&start, &end, 1000, true) {
+        let id = String::from_utf8_lossy(&k[k.len() - 16..]).into_owned();
+        if let Some(t) = cx.load::<Template>(&template_key(&id))
+            && !t.trashed
+        {
+            out.push(template_json(&t));
+        }
+    }
+    Ok(json(200, &json!({ "templates": out })))
+}
+
+fn opt_num(o: &serde_json::Map<String, Value>, k: &str, path: &str) -> ApiResult<Option<f64>> {
+    match o.get(k) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => Ok(n.as_f64()),
+        _ => Err(http::ApiError::bad_request(
+            "invalid_field",
+            format!("`{path}.{k}` must be a number"),
+        )),
+    }
+}
+
+fn parse_fields(f: &Fields) -> ApiResult<Vec<TemplateField>> {
+    let mut out: Vec<TemplateField> = Vec::new();
+    for (path, o) in f.objects("fields")? {
+        let name = member_text(o, "name");
+        if name.trim().is_empty() {
+            return Err(http::ApiError::bad_request(
+                "missing_field",
+                format!("`{path}.name` is required"),
+            ));
+        }
+        let kind = match member_text(o, "type").as_str() {
+            "" | "text" => FieldKind::Text,
+            "number" => FieldKind::Number,
+            "dropdown" => FieldKind::Dropdown,
+            other => {
+                return Err(http::ApiError::bad_request(
+                    "invalid_field",
+                    format!("`{path}.type` {other:?} must be text, number or dropdown"),
+                ));
+            }
+        };
+        let options: Vec<String> = match o.get("options") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|x| x.as_str().map(str::to_string))
+                .collect::<Option<_>>()
+                .ok_or_else(|| {
+                    http::ApiError::bad_request(
+                        "invalid_field",
+                        format!("`{path}.options` must be strings"),
+                    )
+                })?,
+            _ => {
+                return Err(http::ApiError::bad_request(
+                    "invalid_field",
+                    format!("`{path}.options` must be an array"),
+                ));
+            }
+        };
+        if kind == FieldKind::Dropdown && options.is_empty() {
+            return Err(http::ApiError::bad_request(
+                "invalid_field",
+                format!("`{path}` is a dropdown and needs `options`"),
+            ));
+        }
+        out.push(TemplateField {
+            name,
+            kind,
+            options,
+            min: opt_num(o, "min", &path)?,
+            max: opt_num(o, "max", &path)?,
+            required: matches!(o.get("required"), Some(Value::Bool(true))),
+            default: member_text(o, "default_value"),
+        });
+    }
+    Ok(out)
+}
+
+fn parse_roles(f: &Fields) -> ApiResult<Vec<TemplateRole>> {
+    let mut out = Vec::new();
+    for (path, o) in f.objects("roles")? {
+        let role_name = member_text(o, "role_name");
+        if role_name.trim().is_empty() {
+            return Err(http::ApiError::bad_request(
+                "missing_field",
+                format!("`{path}.role_name` is required"),
+            ));
+        }
+        let role_text = member_text(o, "role");
+        let role = if role_text.is_empty() {
+            document::Role::Signer
+        } else {
+            document::Role::parse(&role_text).ok_or_else(|| {
+                http::ApiError::bad_request(
+                    "invalid_field",
+                    format!("`{path}.role` must be signer, approver or cc"),
+                )
+            })?
+        };
+        out.push(TemplateRole { role_name, role });
+    }
+    Ok(out)
+}
+
+fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let name = f.required_str("name")?;
+    let mut fields = parse_fields(&f)?;
+    let roles = parse_roles(&f)?;
+    let page_fields = parse_page_fields(cx, &f, &roles)?;
+    // Everything is checked before anything is written.
+    enum Source {
+        Upload(uploads::Upload),
+        Inline(uploads::GivenFile),
+    }
+    let (source, source_name, kind) = if let Some(file_id) = f.optional_str("file_id")? {
+        let up = uploads::find(cx, pr, &file_id)
+            .filter(|u| u.status == uploads::UploadStatus::Ready)
+            .ok_or_else(|| {
+                http::ApiError::not_found("file_not_found", format!("no usable upload {file_id}"))
+            })?;
+        let (name, kind) = (up.name.clone(), up.kind);
+        (Source::Upload(up), name, kind)
+    } else if let Some(file) = uploads::given_file(&f)? {
+        let kind = uploads::FileKind::detect(&file.bytes, &file.name);
+        let name = file.name.clone();
+        (Source::Inline(file), name, kind)
+    } else {
+        return Err(http::ApiError::bad_request(
+            "missing_field",
+            "a template needs a file: `file_id`, a multipart `file`, or `file_content` with `file_name`",
+        ));
+    };
+    if !matches!(kind, uploads::FileKind::Pdf | uploads::FileKind::Word) {
+        return Err(http::ApiError::bad_request(
+            "unsupported_file",
+            "a template must be a PDF or a Word (.docx) file",
+        ));
+    }
+    let mut attached = Vec::new();
+    for (path, o) in f.objects("attachments")? {
+        let file_id = member_text(o, "file_id");
+        let up = uploads::find(cx, pr, &file_id)
+            .filter(|u| u.status == uploads::UploadStatus::Ready)
+            .ok_or_else(|| {
+                http::ApiError::not_found("file_not_found", format!("no usable upload {file_id:?}"))
+            })?;
+        let role_name = Some(member_text(o, "role_name")).filter(|r| !r.is_empty());
+        if let Some(r) = &role_name
+            && !roles.iter().any(|x| &x.role_name == r)
+        {
+            return Err(http::ApiError::bad_request(
+                "invalid_field",
+                format!("`{path}.role_name` {r:?} is not one of the template's roles"),
+            ));
+        }
+        let name = Some(member_text(o, "name"))
+            .filter(|n| !n.is_empty())
+            .unwrap_or(up.name.clone());
+        attached.push((up, name, role_name));
+    }
+    let is_word = kind == uploads::FileKind::Word;
+    if is_word && !cx.settings().can_convert_word {
+        return Err(http::ApiError::new(
+            422,
+            "conversion_unavailable",
+            "Word templates cannot be imported here: LibreOffice is not installed on the server",
+        ));
+    }
+    // Now write: the file, the uploads' use, the references.
+    let id = new_id(cx);
+    let blob = match source {
+        Source::Upload(mut up) => {
+            uploads::touch(cx, &mut up);
+            up.blob.clone().unwrap_or_default()
+        }
+        Source::Inline(file) => uploads::put_blob(cx, &file.bytes)?.id,
+    };
+    blobs::hold(cx, &blob, &templates::blob_owner(&id));
+    let mut attachments = Vec::new();
+    for (mut up, name, role_name) in attached {
+        uploads::touch(cx, &mut up);
+        let att_blob = up.blob.clone().unwrap_or_default();
+        blobs::hold(cx, &att_blob, &templates::blob_owner(&id));
+        attachments.push(TemplateAttachment {
+            name,
+            blob: att_blob,
+            size: up.size,
+            role_name,
+        });
+    }
+    fields.dedup_by(|a, b| a.name == b.name);
+    let now = cx.now();
+    let fill = defaults(&fields);
+    let t = Template {
+        id: id.clone(),
+        entity_id: pr.entity.id.clone(),
+        user_id: pr.user.id.clone(),
+        name,
+        status: TemplateStatus::Importing,
+        failure: None,
+        source_blob: blob.clone(),
+        source_name: source_name.clone(),
+        is_word,
+        file: None,
+        fields,
+        roles,
+        attachments,
+        trashed: false,
+        created_ms: now,
+    };
+    cx.save(&template_key(&id), &t);
+    if !page_fields.is_empty() {
+        cx.save(&page_fields_key(&id), &page_fields);
+    }
+    cx.p.put(&entity_index_key(&t.entity_id, now, &id), b"");
+    cx.p.schedule_job(JobSpec {
+        kind: job_kinds::TEMPLATE_IMPORT.into(),
+        payload: id.into_bytes(),
+        run_at_ms: now,
+        work: Some(work::WorkOrder::Import(vec![ImportSource {
+            blob: Some(blob),
+            url: None,
+            name: source_name,
+            fill,
+        }])),
+        scope: t.entity_id.clone(),
+    });
+    let mut out = template_json(&t);
+    out["page_fields"] = page_fields_json(&page_fields);
+    Ok(json(200, &out))
+}
+
+fn page_fields_json(fields: &PageFields) -> Value {
+    fields
+        .iter()
+        .map(|(role, f)| {
+            json!({"field_type": f.kind.as_str(), "page_num": f.page_num, "role_name": role,
+                   "field_left": f.left, "field_top": f.top, "field_width": f.width,
+                   "field_height": f.height, "is_required": f.required,
+                   "field_label": f.label, "field_value": f.value})
+        })
+        .collect()
+}
+
+/// `page_fields`: checked for shape and roles now, against the pages at import.
+fn parse_page_fields(cx: &mut Cx, f: &Fields, roles: &[TemplateRole]) -> ApiResult<PageFields> {
+    let given = f.objects("page_fields")?;
+    if given.len() > fields::MAX_FIELDS {
+        return Err(http::ApiError::bad_request(
+            "too_many_fields",
+            format!(
+                "a template can have at most {} page fields",
+                fields::MAX_FIELDS
+            ),
+        ));
+    }
+    let mut out = Vec::new();
+    for (path, o) in given {
+        let page = fields::page_num_of(o, &path)?;
+        let field = fields::parse_shape(cx, o, &path, page)?;
+        let role_name = member_text(o, "role_name");
+        if role_name.is_empty() {
+            fields::needs_signer(&field, &path, "role_name")?;
+        } else {
+            match roles.iter().find(|r| r.role_name == role_name) {
+                None => {
+                    return Err(http::ApiError::bad_request(
+                        "invalid_field",
+                        format!(
+                            "`{path}.role_name` {role_name:?} is not one of the template's roles"
+                        ),
+                    ));
+                }
+                Some(r) if r.role != document::Role::Signer => {
+                    return Err(http::ApiError::bad_request(
+                        "invalid_field",
+                        format!(
+                            "`{path}.role_name`: only signers fill fields; {role_name:?} is {}",
+                            r.role.as_str()
+                        ),
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+        out.push((role_name, field));
+    }
+    Ok(out)
+}

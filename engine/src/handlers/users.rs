@@ -1,0 +1,275 @@
+//! Users and teams of the caller's entity over the API (GetAccept's `/users` and
+//! `/teams`): `GET/POST /v1/users`, `GET/DELETE /v1/users/{id}`, `GET /v1/teams`.
+//! `GET /v1/users/me` stays in `handlers::auth::me` (spec shape).
+//!
+//! Role rules: any active member reads the team list; managers and admins read the
+//! members; a manager adds and removes members with the role `user`, an admin any role;
+//! nobody removes themselves (an entity must not lose its last admin by accident).
+//! Removing a member drops the membership in this entity only: the account stays for
+//! its other entities, every token of it for this entity stops working at once, and
+//! an account left without any membership is deactivated. Its documents stay.
+
+use crate::base::api::{Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiResult, json, no_content};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::records::{decode, prefix_range};
+use crate::base::util::{iso8601, new_secret};
+use crate::domain::accounts::{
+    self, Membership, Role, User, add_membership, entity_member_key, membership_key,
+    memberships_of, new_user, team_key, user_key,
+};
+use crate::domain::auth::{Principal, authenticate};
+use serde_json::{Value, json};
+
+/// `/v1/users` and `/v1/users/{id}` (`me` is routed before this).
+pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
+    let pr = authenticate(cx, req)?;
+    match (req.method.as_str(), rest) {
+        ("GET", []) => list(cx, &pr),
+        ("POST", []) => create(cx, &pr, req),
+        ("GET", [id]) => get(cx, &pr, id),
+        ("DELETE", [id]) => remove(cx, &pr, id),
+        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
+    }
+}
+
+/// 403 unless the caller is a manager or an admin of the entity.
+fn manager_or_admin(pr: &Principal) -> ApiResult<()> {
+    if pr.membership.role == accounts::Role::User {
+        return Err(http::ApiError::forbidden(
+            "forbidden",
+            "only managers and admins of the entity manage its users",
+        ));
+    }
+    Ok(())
+}
+
+/// 403 unless the caller may add or remove a member with `role`.
+fn may_manage(pr: &Principal, role: Role) -> ApiResult<()> {
+    manager_or_admin(pr)?;
+    if pr.membership.role == accounts::Role::Manager && role != accounts::Role::User {
+        return Err(http::ApiError::forbidden(
+            "forbidden",
+            format!(
+                "a manager adds and removes users only; a member with the role {} needs an admin",
+                role.as_str()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn status(user: &User, m: &Membership) -> &'static str {
+    if !user.active {
+        "inactive"
+    } else {
+        m.profile.as_str()
+    }
+}
+
+fn full_name(u: &User) -> String {
+    format!("{} {}", u.first_name, u.last_name)
+        .trim()
+        .to_string()
+}
+
+/// An item of `GET /v1/users` (GetAccept's members).
+fn item_json(user: &User, m: &Membership) -> Value {
+    json!({
+        "user_id": user.id,
+        "email": user.email,
+        "first_name": user.first_name,
+        "last_name": user.last_name,
+        "name": full_name(user),
+        "role": m.role.as_str(),
+        "status": status(user, m),
+        "team_id": m.team_id.clone().unwrap_or_default(),
+        "team_name": m.team_id.clone().unwrap_or_default(),
+        "last_login": if user.last_token_ms == 0 { String::new() } else { iso8601(user.last_token_ms) },
+    })
+}
+
+/// A user's details (GetAccept's `User`; the members esign has no data for are `""`).
+fn detail_json(pr: &Principal, user: &User, m: &Membership) -> Value {
+    json!({
+        "id": user.id,
+        "email": user.email,
+        "first_name": user.first_name,
+        "last_name": user.last_name,
+        "entity_id": pr.entity.id,
+        "entity_name": pr.entity.name,
+        "role": m.role.as_str(),
+        "status": status(user, m),
+        "team_id": m.team_id.clone().unwrap_or_default(),
+        "mobile": "", "phone": "", "note": "", "title": "", "thumb_url": "",
+        "language": "", "timezone": "", "app_mode": "",
+        "disallow_create": false,
+        "created_at": iso8601(user.created_ms),
+        "last_login": if user.last_token_ms == 0 { String::new() } else { iso8601(user.last_token_ms) },
+    })
+}
+
+/// The members of the caller's entity, with their accounts.
+fn members(cx: &mut Cx, entity_id: &str) -> Vec<(User, Membership)> {
+    let (start, end) = prefix_range(&format!("ent-mem/{entity_id}/"));
+    let ids: Vec<String> =
+        cx.p.scan(&start, &end, u32::MAX, false)
+            .into_iter()
+            .filter_map(|(k, _)| {
+                let k = String::from_utf8(k).ok()?;
+                k.rsplit('/').next().map(str::to_string)
+            })
+            .collect();
+    ids.into_iter()
+        .filter_map(|id| {
+            let m: Membership = cx.load(&membership_key(&id, entity_id))?;
+            let u: User = cx.load(&user_key(&id))?;
+            Some((u, m))
+        })
+        .collect()
+}
+
+/// `GET /v1/users`: the entity's members (managers and admins).
+fn list(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
+    manager_or_admin(pr)?;
+    let items: Vec<Value> = members(cx, &pr.entity.id)
+        .iter()
+        .filter(|(_, m)| m.profile != accounts::Profile::None)
+        .map(|(u, m)| item_json(u, m))
+        .collect();
+    Ok(json(200, &json!({ "users": items })))
+}
+
+/// The member `id` of the caller's entity, or 404 (a user of another entity is not
+/// told apart from no user at all).
+fn member(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<(User, Membership)> {
+    let not_found =
+        || http::ApiError::not_found("user_not_found", format!("no user {id} in this entity"));
+    let m: Membership = cx
+        .load(&membership_key(id, &pr.entity.id))
+        .filter(|m: &Membership| m.profile != accounts::Profile::None)
+        .ok_or_else(not_found)?;
+    let u: User = cx.load(&user_key(id)).ok_or_else(not_found)?;
+    Ok((u, m))
+}
+
+/// `GET /v1/users/{id}`: a member's details; the caller's own for everyone, any
+/// member's for managers and admins.
+fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    if id != pr.user.id {
+        manager_or_admin(pr)?;
+    }
+    let (u, m) = member(cx, pr, id)?;
+    Ok(json(200, &detail_json(pr, &u, &m)))
+}
+
+/// `POST /v1/users`: a new account, a member of the caller's entity. Body: `email`,
+/// `first_name`, `last_name` (or `fullname`), `role` (`user` by default), `team_id`,
+/// `password` (at least 8 characters; without it one is generated and answered once
+/// as `password`, for the admin to pass on).
+fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    manager_or_admin(pr)?;
+    let f = req.body_fields()?;
+    let role_text = f
+        .optional_str("role")?
+        .filter(|r| !r.is_empty())
+        .unwrap_or_else(|| "user".into());
+    let role = accounts::Role::parse(&role_text).ok_or_else(|| {
+        http::ApiError::bad_request("invalid_role", "role must be user, manager or admin")
+    })?;
+    may_manage(pr, role)?;
+    let email = f.required_str("email")?;
+    let (mut first, mut last) = (
+        f.optional_str("first_name")?.unwrap_or_default(),
+        f.optional_str("last_name")?.unwrap_or_default(),
+    );
+    if first.is_empty()
+        && last.is_empty()
+        && let Some(full) = f.optional_str("fullname")?
+    {
+        let full = full.trim();
+        match full.split_once(' ') {
+            Some((a, b)) => (first, last) = (a.to_string(), b.trim().to_string()),
+            None => first = full.to_string(),
+        }
+    }
+    let team_id = f.optional_str("team_id")?.filter(|t| !t.trim().is_empty());
+    let (password, generated) = match f.optional_str("password")?.filter(|p| !p.is_empty()) {
+        Some(p) => (p, false),
+        None => (new_secret(cx)[..24].to_string(), true),
+    };
+    let mut user = new_user(cx, &email, &password, first, last)?;
+    let m = Membership {
+        user_id: user.id.clone(),
+        entity_id: pr.entity.id.clone(),
+        role,
+        profile: accounts::Profile::Active,
+        team_id,
+    };
+    add_membership(cx, &mut user, &m);
+    let mut out = detail_json(pr, &user, &m);
+    if generated {
+        out["password"] = json!(password);
+    }
+    Ok(json(200, &out))
+}
+
+/// `DELETE /v1/users/{id}`: removes the member from the caller's entity.
+fn remove(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    manager_or_admin(pr)?;
+    let (mut user, m) = member(cx, pr, id)?;
+    if user.id == pr.user.id {
+        return Err(http::ApiError::new(
+            409,
+            "cannot_remove_self",
+            "you cannot remove yourself from the entity; another admin can",
+        ));
+    }
+    may_manage(pr, m.role)?;
+    if let Some(team) = &m.team_id {
+        cx.p.delete(&team_key(&m.entity_id, team, &m.user_id));
+    }
+    cx.p.delete(&membership_key(&m.user_id, &m.entity_id));
+    cx.p.delete(&entity_member_key(&m.entity_id, &m.user_id));
+    let (start, end) = memberships_of(&user.id);
+    let rest: Vec<Membership> =
+        cx.p.scan(&start, &end, 1000, false)
+            .into_iter()
+            .map(|(_, v)| decode(&v))
+            .collect();
+    if user.default_entity_id.as_deref() == Some(m.entity_id.as_str()) {
+        user.default_entity_id = rest.first().map(|o| o.entity_id.clone());
+    }
+    if rest.is_empty() {
+        user.active = false;
+    }
+    cx.save(&user_key(&user.id), &user);
+    Ok(no_content())
+}
+
+/// `GET /v1/teams`: the teams of the entity (the `team_id`s its members carry), with
+/// how many members each has.
+pub fn teams(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let pr = authenticate(cx, req)?;
+    let (start, end) = prefix_range(&format!("team/{}/", pr.entity.id));
+    let mut counts: Vec<(String, u64)> = Vec::new();
+    for (k, _) in cx.p.scan(&start, &end, u32::MAX, false) {
+        let Ok(k) = String::from_utf8(k) else {
+            continue;
+        };
+        let Some(team) = k.split('/').nth(2) else {
+            continue;
+        };
+        match counts.last_mut() {
+            Some((t, n)) if t == team => *n += 1,
+            _ => counts.push((team.to_string(), 1)),
+        }
+    }
+    let items: Vec<Value> = counts
+        .into_iter()
+        .map(|(t, n)| json!({"team_id": t, "name": t, "status": "active", "team_user_count": n}))
+        .collect();
+    Ok(json(200, &json!({ "teams": items })))
+}
