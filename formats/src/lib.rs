@@ -13,6 +13,7 @@
 pub mod multipart;
 pub mod office;
 pub mod pdf;
+mod pdf_text;
 #[cfg(feature = "raster")]
 pub mod raster;
 pub mod stamp;

@@ -256,8 +256,8 @@ pub fn stamp_pages(
 
 /// One line of text in Helvetica, shrunk to fit the box, vertically centred.
 fn text_ops(text: &str, x: f32, y: f32, w: f32, h: f32) -> String {
-    let encoded = crate::pdf::encode(text.lines().next().unwrap_or(""));
-    let units = crate::pdf::text_width(&encoded, 1000.0).max(1.0);
+    let encoded = crate::pdf_text::encode(text.lines().next().unwrap_or(""));
+    let units = crate::pdf_text::text_width(&encoded, 1000.0).max(1.0);
     let pad = 2.0_f32.min(w / 10.0);
     let size = (h * 0.7)
         .min(14.0)
@@ -269,7 +269,7 @@ fn text_ops(text: &str, x: f32, y: f32, w: f32, h: f32) -> String {
         x + pad
     )
     .into_bytes();
-    crate::pdf::push_pdf_string(&mut out, &encoded);
+    crate::pdf_text::push_pdf_string(&mut out, &encoded);
     out.extend_from_slice(b" Tj ET\n");
     String::from_utf8_lossy(&out).into_owned()
 }
