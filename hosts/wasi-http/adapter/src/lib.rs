@@ -163,6 +163,9 @@ fn read(request: &IncomingRequest) -> Result<Request, Response> {
     let multipart = headers.iter().any(|(k, v)| {
         k == "content-type" && v.to_ascii_lowercase().starts_with("multipart/form-data")
     });
+    // The body is read before any answer: a server that answers and closes while the
+    // client still sends makes the client see a broken connection, not the answer.
+    let body = read_body(request)?;
     if multipart {
         return Err(error(
             400,
@@ -171,7 +174,6 @@ fn read(request: &IncomingRequest) -> Result<Request, Response> {
              file_content (base64)",
         ));
     }
-    let body = read_body(request)?;
     Ok(Request {
         method,
         path,
