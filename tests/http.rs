@@ -160,13 +160,13 @@ fn serve_runs_another_engine_build_given_with_engine() {
         .iter()
         .find(|l| l.starts_with("engine component: "))
         .expect("the start-up line naming the engine");
-    assert!(line.contains(&esign::runtime::sha256_hex(&other)), "{line}");
-    assert!(!line.contains(&esign::runtime::sha256_hex(&embedded)));
+    assert!(line.contains(&esign::ids::sha256_hex(&other)), "{line}");
+    assert!(!line.contains(&esign::ids::sha256_hex(&embedded)));
     let plain = Server::start(&[]);
     assert!(
         plain.banner.iter().any(|l| l.contains(&format!(
             "embedded (sha256 {})",
-            esign::runtime::sha256_hex(&embedded)
+            esign::ids::sha256_hex(&embedded)
         ))),
         "{:?}",
         plain.banner
@@ -593,7 +593,7 @@ fn json_as_deep_as_the_parser_allows_is_answered_not_trapped() {
 #[test]
 fn engine_export_writes_the_embedded_component() {
     let embedded = std::fs::read(env!("ESIGN_ENGINE_WASM")).unwrap();
-    let sha = esign::runtime::sha256_hex(&embedded);
+    let sha = esign::ids::sha256_hex(&embedded);
     let dir = fresh_dir("export");
     let path = dir.join("engine.wasm");
     let stdout = engine_export(&path, &[]);

@@ -4,9 +4,10 @@
 //! instantiation alone, calls that touch no store, and the full dispatcher path with
 //! commit. Prints one line per measure; `bench/run.sh` runs it.
 
+use esign::bindings::{Origin, Request};
 use esign::calls::Dispatcher;
 use esign::passwords::Passwords;
-use esign::runtime::{EMBEDDED_ENGINE, Faults, Origin, Request, Runtime, Shared, default_settings};
+use esign::runtime::{EMBEDDED_ENGINE, Faults, Runtime, Shared, default_settings};
 use esign::store::{Store, Txn, sled::SledBackend};
 use esign_engine as native;
 use std::collections::HashMap;

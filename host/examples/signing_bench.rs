@@ -25,7 +25,7 @@ mod common {
         TempDir::create(std::env::temp_dir().join(format!(
             "esign-bench-{tag}-{}-{}",
             std::process::id(),
-            esign::runtime::random_id()
+            esign::ids::random_id()
         )))
     }
 }

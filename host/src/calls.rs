@@ -1,10 +1,13 @@
 //! Engine calls, each in one store transaction: commit when the call returns, re-run on
 //! a conflict, roll back on a trap or store error and answer 500 with a `trace_id`.
 
-use crate::runtime::{
-    Faults, Job, JobOutcome, Request, Response, Runtime, StoredJob, keys, offload, random_id,
-};
+use crate::bindings::{Job, JobOutcome, Request, Response};
+use crate::clock::{backoff_ms, now_ms};
+use crate::ids::random_id;
+use crate::runtime::{Faults, Runtime, offload};
 use crate::store::{CommitError, Lease, Store, Txn};
+use crate::tables::jobs::{self, StoredJob};
+use crate::tables::keys;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{Notify, Semaphore};
@@ -370,7 +373,7 @@ impl Dispatcher {
             JobOutcome::RetryAt(at) if job.attempt < 1000 => {
                 job.attempt += 1;
                 job.run_at_ms = at;
-                txn.put(&keys::job(&job), &serde_json::to_vec(&job)?);
+                txn.put(&jobs::key(&job), &serde_json::to_vec(&job)?);
             }
             JobOutcome::RetryAt(_) | JobOutcome::Failed(_) => {
                 let why = match outcome {
@@ -394,16 +397,4 @@ fn read_leased(txn: &mut Txn, key: &[u8], lease: &Lease) -> anyhow::Result<Optio
         return Ok(None);
     }
     txn.get(key)
-}
-
-/// Retry delay after `attempt` failures: 2^attempt seconds, at most about 68 minutes.
-pub fn backoff_ms(attempt: u32) -> u64 {
-    1000u64.saturating_mul(1 << attempt.min(12))
-}
-
-pub fn now_ms() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0)
 }

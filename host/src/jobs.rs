@@ -14,10 +14,12 @@
 //! job's effects commit together with its removal, so they happen once. Passes run on a
 //! blocking thread.
 
-use crate::calls::{Dispatcher, now_ms};
+use crate::calls::Dispatcher;
+use crate::clock::now_ms;
 use crate::queues::{self, Visit};
-use crate::runtime::{StoredJob, keys};
 use crate::store::Lease;
+use crate::tables::jobs::StoredJob;
+use crate::tables::keys;
 use crate::work::{WorkContext, perform};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};

@@ -14,11 +14,16 @@
 //!
 //! The `esign` binary (`main.rs`) wires these together behind its CLI.
 
+pub mod bindings;
 pub mod calls;
+pub mod clock;
 pub mod eid;
 pub mod evidence;
+pub mod fs;
+pub mod ids;
 pub mod jobs;
 pub mod mail;
+pub mod migrate;
 pub mod outbound;
 pub mod passwords;
 /// The file formats, from their own crate (so they build and fuzz without wasmtime).
@@ -28,5 +33,6 @@ pub mod runtime;
 pub mod server;
 pub mod sms;
 pub mod store;
+pub mod tables;
 pub mod webhooks;
 pub mod work;

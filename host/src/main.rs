@@ -3,11 +3,12 @@
 
 use anyhow::Context;
 use clap::{Args, Parser, Subcommand};
+use esign::bindings::{Origin, Request, Settings};
 use esign::calls::Dispatcher;
 use esign::{
     eid, evidence, jobs, mail, outbound, passwords, runtime, server, sms, store, webhooks, work,
 };
-use runtime::{Faults, Origin, Request, Runtime, Settings, Shared};
+use runtime::{Faults, Runtime, Shared};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -389,13 +390,13 @@ fn main() {
 /// `esign engine export [--wasi-http] FILE`: an embedded component, written whole or not
 /// at all.
 fn export_engine(file: &std::path::Path, component: &[u8]) -> anyhow::Result<()> {
-    runtime::write_whole(file, component)
+    esign::fs::write_whole(file, component)
         .with_context(|| format!("writing the engine component to {}", file.display()))?;
     println!(
         "{}: {} bytes, sha256 {}",
         file.display(),
         component.len(),
-        runtime::sha256_hex(component)
+        esign::ids::sha256_hex(component)
     );
     Ok(())
 }
@@ -462,7 +463,7 @@ fn open_on(
         seal_certificate_sha256,
         outbound,
     };
-    let sha = runtime::sha256_hex(&wasm);
+    let sha = esign::ids::sha256_hex(&wasm);
     // Requests run at most `max_calls` instances at once, and jobs theirs beside them.
     let instances = max_calls + jobs::ENGINE_CONCURRENCY as u32;
     let runtime = Runtime::new(&wasm, Some(&cache), instances, shared)?;
@@ -812,7 +813,7 @@ fn entity_flags(body: &mut serde_json::Value, f: &EntityFlags) {
 
 fn admin(args: AdminArgs) -> anyhow::Result<()> {
     if let AdminCommand::Migrate { from, to } = &args.command {
-        return store::copy::sled_to_postgres(from, to);
+        return esign::migrate::sled_to_postgres(from, to);
     }
     let (d, _) = open_on(
         &args.engine,
@@ -900,7 +901,7 @@ fn verify(args: VerifyArgs) -> anyhow::Result<()> {
                     .map(|c| {
                         use der::Encode;
                         let der = c.to_der().unwrap_or_default();
-                        runtime::sha256_hex(&der)
+                        esign::ids::sha256_hex(&der)
                     })
                     .collect(),
             )

@@ -142,8 +142,7 @@ mod tests {
 
     #[test]
     fn a_pass_visits_each_queue_once_and_the_next_starts_where_it_stopped() {
-        let dir =
-            std::env::temp_dir().join(format!("esign-queues-{}", crate::runtime::random_id()));
+        let dir = std::env::temp_dir().join(format!("esign-queues-{}", crate::ids::random_id()));
         let store = Store::new(crate::store::sled::SledBackend::open(&dir).unwrap());
         let names: Vec<Vec<u8>> = ["a", "b", "c"].iter().map(|n| name_of(n)).collect();
         let mut txn = store.begin();

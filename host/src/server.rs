@@ -2,8 +2,9 @@
 //! in clear), TLS through rustls, body size limits, and graceful shutdown. Each request
 //! becomes one engine call through the [`Dispatcher`].
 
+use crate::bindings::{Origin, Request, Response};
 use crate::calls::{Dispatcher, error_response};
-use crate::runtime::{Faults, Origin, Request, Response};
+use crate::runtime::Faults;
 use anyhow::Context;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -384,10 +385,10 @@ fn test_faults(headers: &hyper::HeaderMap) -> Faults {
 fn multipart_parts(
     content_type: &str,
     body: Bytes,
-) -> Result<Vec<crate::runtime::FormPart>, String> {
+) -> Result<Vec<crate::bindings::FormPart>, String> {
     Ok(esign_formats::multipart::decode(content_type, body)?
         .into_iter()
-        .map(|p| crate::runtime::FormPart {
+        .map(|p| crate::bindings::FormPart {
             name: p.name,
             filename: p.filename,
             content_type: p.content_type,

@@ -23,11 +23,15 @@
 //! When all attempts are in flight, the next pass starts where this one stopped, so
 //! every target gets its turn. Passes run on a blocking thread.
 
-use crate::calls::{Dispatcher, now_ms};
+use crate::calls::Dispatcher;
+use crate::clock::now_ms;
+use crate::ids::random_id;
 use crate::outbound::Outbound;
 use crate::queues::{self, Visit};
-use crate::runtime::{StoredJob, keys, random_id};
 use crate::store::{CommitError, Lease};
+use crate::tables::jobs::StoredJob;
+use crate::tables::keys;
+use crate::tables::webhooks::{StoredDelivery, queue_key};
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -35,26 +39,6 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::{Notify, OwnedSemaphorePermit, Semaphore, mpsc, watch};
-
-/// A queued delivery, as stored under `w/<due ms><id>`.
-#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
-pub struct StoredDelivery {
-    pub id: String,
-    /// The `webhook-id`.
-    pub event_id: String,
-    pub event: String,
-    pub subscription_id: String,
-    pub entity_id: String,
-    pub target_url: String,
-    pub secret: String,
-    pub body: String,
-    /// Attempts made so far.
-    pub attempts: u32,
-    pub created_ms: u64,
-    /// When the first attempt was made (0 before it).
-    pub first_attempt_ms: u64,
-    pub last_error: String,
-}
 
 /// How delivery behaves; fixed for the process.
 #[derive(Clone, Debug)]
@@ -150,29 +134,6 @@ const PAGES_PER_TARGET: usize = 4;
 const TARGETS_PER_PASS: usize = 10_000;
 /// Results committed together at most.
 const BATCH: usize = 512;
-
-/// The queue key of a delivery to `url` due at `due_ms`.
-pub fn queue_key(url: &str, due_ms: u64, id: &str) -> Vec<u8> {
-    queues::key(keys::DELIVERIES, &target_hash(url), due_ms, id)
-}
-
-/// The queue name of the target of `url`.
-fn target_hash(url: &str) -> Vec<u8> {
-    queues::name_of(&target_of(url))
-}
-
-/// The key of a target's concurrency limit: scheme, host and port.
-fn target_of(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(u) => format!(
-            "{}://{}:{}",
-            u.scheme(),
-            u.host_str().unwrap_or(""),
-            u.port_or_known_default().unwrap_or(0)
-        ),
-        Err(_) => url.to_string(),
-    }
-}
 
 struct Shared {
     dispatcher: Dispatcher,
@@ -632,6 +593,7 @@ fn prune_events(shared: &Shared) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tables::webhooks::target_hash;
 
     #[test]
     fn signature_matches_the_standard_webhooks_example() {

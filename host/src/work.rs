@@ -4,13 +4,15 @@
 //! transaction writes together with the engine's changes: a crash before that commit
 //! loses nothing but the work, which is done again.
 
-use crate::outbound::Outbound;
-use crate::runtime::{
+use crate::bindings::{
     Block, ImportResult, ImportSource, ImportedFile, PageImage, PageSize, RenderOrder,
-    RenderedFile, StampContent, WorkFailure, WorkOrder, WorkOutcome, keys, random_id, sha256_hex,
+    RenderedFile, StampContent, WorkFailure, WorkOrder, WorkOutcome,
 };
+use crate::ids::{random_id, sha256_hex};
+use crate::outbound::Outbound;
 use crate::store::Store;
-use crate::{office, pdf, raster};
+use crate::tables::keys;
+use esign_formats::{office, pdf, raster};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -68,7 +70,7 @@ pub async fn perform(cx: &WorkContext, order: &WorkOrder) -> Prepared {
         WorkOrder::Fetch(url) => WorkOutcome::Fetch(
             match cx.outbound.download(url, cx.max_download_bytes).await {
                 Ok(bytes) => {
-                    let info = crate::runtime::BlobInfo {
+                    let info = crate::bindings::BlobInfo {
                         id: random_id(),
                         size: bytes.len() as u64,
                         sha256: sha256_hex(&bytes),
@@ -128,7 +130,7 @@ async fn import(
         (None, Some(url)) => match cx.outbound.download(url, cx.max_download_bytes).await {
             Ok(b) => {
                 let id = random_id();
-                let info = crate::runtime::BlobInfo {
+                let info = crate::bindings::BlobInfo {
                     id: id.clone(),
                     size: b.len() as u64,
                     sha256: sha256_hex(&b),
@@ -306,7 +308,7 @@ fn pictures(cx: &WorkContext, order: &RenderOrder) -> HashMap<String, pdf::Pictu
         }
         match read_blob(cx, id)
             .ok()
-            .and_then(|b| crate::stamp::decode_png(&b))
+            .and_then(|b| esign_formats::stamp::decode_png(&b))
         {
             Some(pic) => {
                 out.insert(id.clone(), pic);
@@ -335,9 +337,9 @@ fn render(cx: &WorkContext, order: &RenderOrder) -> Result<(RenderedFile, NewBlo
             width: s.width,
             height: s.height,
             mark: match &s.content {
-                StampContent::Text(t) => crate::stamp::Mark::Text(t.clone()),
-                StampContent::Check => crate::stamp::Mark::Check,
-                StampContent::Image(id) => crate::stamp::Mark::Image(id.clone()),
+                StampContent::Text(t) => esign_formats::stamp::Mark::Text(t.clone()),
+                StampContent::Check => esign_formats::stamp::Mark::Check,
+                StampContent::Image(id) => esign_formats::stamp::Mark::Image(id.clone()),
             },
         })
         .collect();

@@ -43,7 +43,7 @@ export async function transpile(wasm, outDir) {
   }
 }
 
-/** The settings of `esign serve` without options (host/src/runtime.rs `default_settings`). */
+/** The settings of `esign serve` without options (host/src/runtime/mod.rs `default_settings`). */
 export function defaultSettings() {
   return {
     tokenTtlSecs: 5_184_000n,

@@ -14,7 +14,7 @@ pub mod keys;
 pub mod pades;
 pub mod tsa;
 
-use crate::runtime::{PdfCheck, SealInfo, WorkFailure};
+use crate::bindings::{PdfCheck, SealInfo, WorkFailure};
 
 /// Signs final PDFs: the identity, its certificate as served, and the optional TSA.
 pub struct Sealer {
@@ -39,7 +39,7 @@ impl Sealer {
         let der = cert.to_der()?;
         Ok(Sealer {
             subject: cert.tbs_certificate.subject.to_string(),
-            certificate_sha256: crate::runtime::sha256_hex(&der),
+            certificate_sha256: crate::ids::sha256_hex(&der),
             certificate_pem: identity.certificate_pem,
             signer: identity.signer,
             tsa,
@@ -65,7 +65,7 @@ impl Sealer {
             code: "seal-failed".into(),
             message: format!("{e:#}"),
         };
-        let now = crate::calls::now_ms();
+        let now = crate::clock::now_ms();
         let prepared = pades::prepare(pdf, meta, now).map_err(seal_failed)?;
         let digest = prepared.digest();
         let mut stamped: Option<u64> = None;

@@ -8,7 +8,7 @@
 //! cut the update off and get the file as it was before sealing.
 
 use super::cms;
-use crate::runtime::PdfCheck;
+use crate::bindings::PdfCheck;
 use anyhow::{Context, anyhow, bail};
 use lopdf::{
     Dictionary, Document, IncrementalDocument, Object, ObjectId, StringFormat, dictionary,
@@ -300,7 +300,7 @@ fn check_into(pdf: &[u8], found: &mut PdfCheck) -> anyhow::Result<()> {
     let checked = cms::check_detached(der, &digest)?;
     found.valid = checked.valid;
     found.signer = checked.subject;
-    found.certificate_sha256 = crate::runtime::sha256_hex(&checked.certificate_der);
+    found.certificate_sha256 = crate::ids::sha256_hex(&checked.certificate_der);
     found.timestamp_ms = checked.timestamp_ms;
     found.timestamp_valid = checked.timestamp_valid;
     found.problems.extend(checked.problems);

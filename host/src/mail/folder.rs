@@ -2,7 +2,8 @@
 //! (`<data-dir>/mail` unless told otherwise), written atomically and named after the
 //! mail, so a retry rewrites the same file instead of adding a second.
 
-use super::{Failure, StoredMail, Transport};
+use super::{Failure, Transport};
+use crate::tables::mail::StoredMail;
 use std::path::PathBuf;
 
 pub struct FolderTransport {

@@ -18,9 +18,13 @@
 pub mod folder;
 pub mod smtp;
 
-use crate::calls::{Dispatcher, backoff_ms, now_ms};
-use crate::runtime::{StoredJob, keys, random_id};
+use crate::calls::Dispatcher;
+use crate::clock::{backoff_ms, now_ms};
+use crate::ids::random_id;
 use crate::store::{CommitError, Store};
+use crate::tables::jobs::StoredJob;
+use crate::tables::keys;
+use crate::tables::mail::StoredMail;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -29,21 +33,6 @@ use tokio::sync::watch;
 pub const MAX_ATTEMPTS: u32 = 20;
 /// Longest sleep between looks at the mail table.
 const IDLE: Duration = Duration::from_secs(30);
-
-/// A mail as stored under `m/<due ms><id>`.
-#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
-pub struct StoredMail {
-    pub id: String,
-    pub to: String,
-    pub subject: String,
-    pub body: String,
-    pub created_ms: u64,
-    #[serde(default)]
-    pub attempts: u32,
-    /// What the mail is about (for bounces); empty for none.
-    #[serde(default)]
-    pub tag: String,
-}
 
 /// Why a transport did not deliver.
 #[derive(Debug)]
@@ -317,8 +306,7 @@ mod tests {
     }
 
     fn setup(failures: u32, attempts: u32) -> (Arc<Store>, Flaky, std::path::PathBuf) {
-        let dir =
-            std::env::temp_dir().join(format!("esign-mail-test-{}", crate::runtime::random_id()));
+        let dir = std::env::temp_dir().join(format!("esign-mail-test-{}", crate::ids::random_id()));
         let store = Store::new(SledBackend::open(&dir).unwrap());
         let mail = StoredMail {
             id: "m1".into(),

@@ -4,7 +4,8 @@
 //! failure (a hard bounce when the server refuses the recipient); anything else is
 //! retried.
 
-use super::{Failure, StoredMail, Transport};
+use super::{Failure, Transport};
+use crate::tables::mail::StoredMail;
 use anyhow::Context;
 use lettre::message::{Mailbox, header::ContentType};
 use lettre::{Message, SmtpTransport, Transport as _};

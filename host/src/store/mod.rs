@@ -25,7 +25,6 @@
 //! lease is the process's own (its workers keep rows in flight in memory); on
 //! PostgreSQL it is a row lock with an expiry, so a crashed host's rows are taken over.
 
-pub mod copy;
 pub mod postgres;
 pub mod sled;
 

@@ -3,9 +3,9 @@
 //! other host table) and the signing key generated into the data directory into an
 //! empty PostgreSQL database, then compares the number of rows per table on both sides.
 
-use super::postgres::{PgBackend, Table};
-use super::sled::SledBackend;
-use super::{Backend, Entry};
+use crate::store::postgres::{PgBackend, Table};
+use crate::store::sled::SledBackend;
+use crate::store::{Backend, Entry};
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -1,0 +1,57 @@
+//! The mail and SMS tables: messages the engine queued (`effects.send-mail`,
+//! `effects.send-sms`), under `m/` and `sms/` until a transport accepted them.
+
+use crate::bindings::effects;
+use crate::clock::now_ms;
+use crate::ids::random_id;
+use crate::store::Txn;
+use crate::tables::keys::{MAIL, SMS, timed};
+
+/// A mail as stored under `m/<due ms><id>`.
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
+pub struct StoredMail {
+    pub id: String,
+    pub to: String,
+    pub subject: String,
+    pub body: String,
+    pub created_ms: u64,
+    #[serde(default)]
+    pub attempts: u32,
+    /// What the mail is about (for bounces); empty for none.
+    #[serde(default)]
+    pub tag: String,
+}
+
+/// Queues a mail the engine sent (`effects.send-mail`) in the call's transaction.
+pub fn queue_mail(txn: &mut Txn, mail: effects::Mail) -> anyhow::Result<()> {
+    queue(txn, MAIL, mail.to, mail.subject, mail.body, mail.tag)
+}
+
+/// Queues a text message (`effects.send-sms`): a row like a mail's, without a subject.
+pub fn queue_sms(txn: &mut Txn, sms: effects::Sms) -> anyhow::Result<()> {
+    queue(txn, SMS, sms.to, String::new(), sms.text, sms.tag)
+}
+
+fn queue(
+    txn: &mut Txn,
+    table: &[u8],
+    to: String,
+    subject: String,
+    body: String,
+    tag: String,
+) -> anyhow::Result<()> {
+    let record = StoredMail {
+        id: random_id(),
+        to,
+        subject,
+        body,
+        created_ms: now_ms(),
+        attempts: 0,
+        tag,
+    };
+    txn.put(
+        &timed(table, record.created_ms, &record.id),
+        &serde_json::to_vec(&record)?,
+    );
+    Ok(())
+}
