@@ -394,42 +394,26 @@ impl Scanner<'_> {
         toks: &[Tok],
     ) -> BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> {
         let mut out: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> = BTreeMap::new();
-        let mut stack: Vec<(Vec<String>, usize)> = vec![(self.file.module.clone(), 0)];
-        let mut depth = 0;
+        let (paths, at) = module_paths(&self.file.module, toks);
         let mut i = 0;
         while i < toks.len() {
-            match &toks[i] {
-                Tok::Punct('{') => depth += 1,
-                Tok::Punct('}') => {
-                    depth -= 1;
-                    if stack.len() > 1 && stack.last().is_some_and(|s| s.1 == depth) {
-                        stack.pop();
+            if toks[i] == Tok::Ident("use".into()) {
+                let end = find(toks, i, Tok::Punct(';'));
+                let mut leaves = Vec::new();
+                use_tree(&toks[i + 1..end], &mut Vec::new(), &mut leaves);
+                let module = paths[at[i]].clone();
+                let scope = Scope {
+                    module: module.clone(),
+                    depth: 0,
+                    aliases: BTreeMap::new(),
+                    test: false,
+                };
+                for (path, alias) in leaves {
+                    if let (Some(alias), Some(abs)) = (alias, self.absolute(&scope, &path)) {
+                        out.entry(module.clone()).or_default().insert(alias, abs);
                     }
                 }
-                Tok::Ident(w) if w == "mod" && toks.get(i + 2) == Some(&Tok::Punct('{')) => {
-                    let mut module = stack.last().expect("a scope").0.clone();
-                    module.push(ident(toks, i + 1).unwrap_or_default());
-                    stack.push((module, depth));
-                }
-                Tok::Ident(w) if w == "use" => {
-                    let end = find(toks, i, Tok::Punct(';'));
-                    let mut leaves = Vec::new();
-                    use_tree(&toks[i + 1..end], &mut Vec::new(), &mut leaves);
-                    let module = stack.last().expect("a scope").0.clone();
-                    let scope = Scope {
-                        module: module.clone(),
-                        depth: 0,
-                        aliases: BTreeMap::new(),
-                        test: false,
-                    };
-                    for (path, alias) in leaves {
-                        if let (Some(alias), Some(abs)) = (alias, self.absolute(&scope, &path)) {
-                            out.entry(module.clone()).or_default().insert(alias, abs);
-                        }
-                    }
-                    i = end;
-                }
-                _ => {}
+                i = end;
             }
             i += 1;
         }
@@ -476,8 +460,19 @@ impl Scanner<'_> {
 }
 
 fn inline_modules(file: &SourceFile, toks: &[Tok], modules: &mut BTreeMap<Vec<String>, String>) {
-    let mut stack: Vec<(Vec<String>, usize)> = vec![(file.module.clone(), 0)];
+    let (paths, _) = module_paths(&file.module, toks);
+    for module in paths.into_iter().skip(1) {
+        modules.entry(module).or_insert_with(|| file.path.clone());
+    }
+}
+
+/// The modules of a file (its own first, then each inline `mod x { ... }`), and for
+/// each token the index of the module it is in.
+fn module_paths(file_module: &[String], toks: &[Tok]) -> (Vec<Vec<String>>, Vec<usize>) {
+    let mut paths = vec![file_module.to_vec()];
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
     let mut depth = 0;
+    let mut at = Vec::with_capacity(toks.len());
     for (i, tok) in toks.iter().enumerate() {
         match tok {
             Tok::Punct('{') => depth += 1,
@@ -488,16 +483,16 @@ fn inline_modules(file: &SourceFile, toks: &[Tok], modules: &mut BTreeMap<Vec<St
                 }
             }
             Tok::Ident(w) if w == "mod" && toks.get(i + 2) == Some(&Tok::Punct('{')) => {
-                let mut module = stack.last().expect("a scope").0.clone();
+                let mut module = paths[stack.last().expect("a scope").0].clone();
                 module.push(ident(toks, i + 1).unwrap_or_default());
-                modules
-                    .entry(module.clone())
-                    .or_insert_with(|| file.path.clone());
-                stack.push((module, depth));
+                paths.push(module);
+                stack.push((paths.len() - 1, depth));
             }
             _ => {}
         }
+        at.push(stack.last().expect("a scope").0);
     }
+    (paths, at)
 }
 
 fn ident(toks: &[Tok], i: usize) -> Option<String> {
