@@ -16,6 +16,7 @@
 
 pub mod bindings;
 pub mod calls;
+pub mod cli;
 pub mod clock;
 pub mod eid;
 pub mod evidence;

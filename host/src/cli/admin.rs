@@ -1,0 +1,245 @@
+//! `esign admin`: entities, users and memberships, through the engine's admin routes.
+
+use crate::bindings::{Origin, Request};
+use crate::calls::Dispatcher;
+use crate::cli::engine::{EngineArgs, open_on, open_store};
+use crate::runtime;
+use clap::{Args, Subcommand};
+use runtime::Faults;
+use std::path::PathBuf;
+
+#[derive(Args)]
+pub struct AdminArgs {
+    #[command(flatten)]
+    pub engine: EngineArgs,
+    #[command(subcommand)]
+    pub command: AdminCommand,
+}
+
+#[derive(Subcommand)]
+pub enum AdminCommand {
+    /// Entities (accounts).
+    #[command(subcommand)]
+    Entity(EntityCommand),
+    /// Users.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Memberships of users in entities.
+    #[command(subcommand)]
+    Member(MemberCommand),
+    /// Copies a stopped sled data directory into an empty PostgreSQL database, then
+    /// checks the counts of rows per table.
+    Migrate {
+        /// The sled data directory (its server must be stopped).
+        #[arg(long)]
+        from: PathBuf,
+        /// postgres://user:password@host/database (empty, or created when missing).
+        #[arg(long)]
+        to: String,
+    },
+}
+
+#[derive(Args)]
+pub struct EntityFlags {
+    #[arg(long)]
+    pub saml: Option<bool>,
+    #[arg(long)]
+    pub api_access: Option<bool>,
+    #[arg(long)]
+    pub subscription_active: Option<bool>,
+    #[arg(long)]
+    pub quarantined: Option<bool>,
+    #[arg(long)]
+    pub marked_for_deletion: Option<bool>,
+    /// Only admins may delete documents.
+    #[arg(long)]
+    pub delete_admin_only: Option<bool>,
+}
+
+#[derive(Subcommand)]
+pub enum EntityCommand {
+    /// Add an entity (defaults: API access, active subscription, no SAML).
+    Add {
+        #[arg(long)]
+        name: String,
+        /// Parent entity id.
+        #[arg(long)]
+        parent: Option<String>,
+        #[command(flatten)]
+        flags: EntityFlags,
+    },
+    /// Change an entity's name or flags.
+    Set {
+        id: String,
+        #[arg(long)]
+        name: Option<String>,
+        #[command(flatten)]
+        flags: EntityFlags,
+    },
+    /// List entities.
+    List,
+}
+
+#[derive(Subcommand)]
+pub enum UserCommand {
+    /// Add a user.
+    Add {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: String,
+        #[arg(long, default_value = "")]
+        first_name: String,
+        #[arg(long, default_value = "")]
+        last_name: String,
+        #[arg(long)]
+        active: Option<bool>,
+    },
+    /// Change a user's password or activity.
+    Set {
+        id: String,
+        #[arg(long)]
+        password: Option<String>,
+        #[arg(long)]
+        active: Option<bool>,
+    },
+    /// List users.
+    List,
+}
+
+#[derive(Subcommand)]
+pub enum MemberCommand {
+    /// Add (or replace) a user's membership of an entity.
+    Add {
+        #[arg(long)]
+        user: String,
+        #[arg(long)]
+        entity: String,
+        /// user, manager or admin.
+        #[arg(long, default_value = "user")]
+        role: String,
+        /// pending, active or none.
+        #[arg(long, default_value = "active")]
+        profile: String,
+        #[arg(long)]
+        team: Option<String>,
+    },
+}
+
+/// A request from the local administrator.
+pub fn admin_request(method: &str, path: &str, body: serde_json::Value) -> Request {
+    Request {
+        method: method.into(),
+        path: path.into(),
+        query: String::new(),
+        headers: vec![("content-type".into(), "application/json".into())],
+        body: body.to_string().into_bytes(),
+        parts: Vec::new(),
+        origin: Origin::Admin,
+        remote_addr: "local".into(),
+    }
+}
+
+/// Runs an admin request; the JSON body on success, the engine's error otherwise.
+pub fn admin_call(d: &Dispatcher, req: Request) -> anyhow::Result<serde_json::Value> {
+    let resp = d.handle_blocking(&req, Faults::default());
+    let body: serde_json::Value = serde_json::from_slice(&resp.body).unwrap_or_default();
+    if resp.status >= 400 {
+        anyhow::bail!(
+            "{} ({})",
+            body["description"].as_str().unwrap_or("failed"),
+            resp.status
+        );
+    }
+    Ok(body)
+}
+
+pub fn entity_flags(body: &mut serde_json::Value, f: &EntityFlags) {
+    let pairs = [
+        ("saml", f.saml),
+        ("api_access", f.api_access),
+        ("subscription_active", f.subscription_active),
+        ("quarantined", f.quarantined),
+        ("marked_for_deletion", f.marked_for_deletion),
+        ("delete_admin_only", f.delete_admin_only),
+    ];
+    for (name, value) in pairs {
+        if let Some(v) = value {
+            body[name] = v.into();
+        }
+    }
+}
+
+pub fn admin(args: AdminArgs) -> anyhow::Result<()> {
+    if let AdminCommand::Migrate { from, to } = &args.command {
+        return crate::migrate::sled_to_postgres(from, to);
+    }
+    let (d, _) = open_on(
+        &args.engine,
+        open_store(&args.engine)?,
+        runtime::default_settings(),
+        None,
+        String::new(),
+        4,
+        None,
+    )?;
+    use serde_json::json;
+    let req = match args.command {
+        AdminCommand::Entity(EntityCommand::Add {
+            name,
+            parent,
+            flags,
+        }) => {
+            let mut body = json!({ "name": name, "parent_id": parent });
+            entity_flags(&mut body, &flags);
+            admin_request("POST", "/admin/entities", body)
+        }
+        AdminCommand::Entity(EntityCommand::Set { id, name, flags }) => {
+            let mut body = json!({ "name": name });
+            entity_flags(&mut body, &flags);
+            admin_request("PATCH", &format!("/admin/entities/{id}"), body)
+        }
+        AdminCommand::Entity(EntityCommand::List) => {
+            admin_request("GET", "/admin/entities", json!({}))
+        }
+        AdminCommand::User(UserCommand::Add {
+            email,
+            password,
+            first_name,
+            last_name,
+            active,
+        }) => admin_request(
+            "POST",
+            "/admin/users",
+            json!({ "email": email, "password": password, "first_name": first_name,
+                    "last_name": last_name, "active": active }),
+        ),
+        AdminCommand::User(UserCommand::Set {
+            id,
+            password,
+            active,
+        }) => admin_request(
+            "PATCH",
+            &format!("/admin/users/{id}"),
+            json!({ "password": password, "active": active }),
+        ),
+        AdminCommand::User(UserCommand::List) => admin_request("GET", "/admin/users", json!({})),
+        AdminCommand::Migrate { .. } => unreachable!("handled above"),
+        AdminCommand::Member(MemberCommand::Add {
+            user,
+            entity,
+            role,
+            profile,
+            team,
+        }) => admin_request(
+            "POST",
+            "/admin/memberships",
+            json!({ "user_id": user, "entity_id": entity, "role": role,
+                    "profile": profile, "team_id": team }),
+        ),
+    };
+    let body = admin_call(&d, req)?;
+    println!("{}", serde_json::to_string_pretty(&body)?);
+    d.store().flush()?;
+    Ok(())
+}
