@@ -10,6 +10,7 @@
 //! Every decoder here takes untrusted bytes and answers an error, never a panic or a
 //! hang (the `fuzz/` targets hold them to it).
 
+mod layout;
 pub mod multipart;
 pub mod office;
 pub mod pdf;

@@ -48,7 +48,7 @@ const HOST: Layers = Layers {
         ("runtime", &["runtime/"]),
         ("dispatcher", &["calls.rs"]),
         ("workers", &["jobs.rs", "mail/", "sms/", "webhooks.rs"]),
-        ("server and CLI", &["server.rs", "migrate.rs"]),
+        ("server and CLI", &["server.rs", "migrate.rs", "cli/"]),
         ("crate roots", &["lib.rs", "main.rs"]),
     ],
 };
@@ -62,6 +62,7 @@ const FORMATS: Layers = Layers {
             "formats",
             &[
                 "stamp.rs",
+                "layout.rs",
                 "pdf.rs",
                 "raster.rs",
                 "office.rs",
