@@ -15,6 +15,7 @@ use anyhow::{Context, anyhow, bail};
 use lopdf::{Dictionary, Document, IncrementalDocument, Object, ObjectId, Stream, dictionary};
 use sha2::{Digest, Sha256};
 
+use crate::digest::hex;
 pub use crate::layout::Block;
 use crate::layout::{A4_HEIGHT, A4_WIDTH, Layout, layout};
 pub use crate::stamp::{Picture, Stamp};
@@ -353,16 +354,6 @@ fn startxref(pdf: &[u8]) -> Option<usize> {
         .map(|&b| char::from(b))
         .collect();
     digits.parse().ok()
-}
-
-fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    bytes
-        .iter()
-        .fold(String::with_capacity(bytes.len() * 2), |mut s, b| {
-            let _ = write!(s, "{b:02x}");
-            s
-        })
 }
 
 fn pages_node(kids: &[ObjectId]) -> Dictionary {

@@ -7,8 +7,9 @@
 //!
 //! Usage: `seal_bench` (env `SEAL_BENCH_ROUNDS` overrides the 50 rounds).
 
-use esign::evidence::{Sealer, keys, pades};
+use esign::evidence::{Sealer, keys};
 use esign::{pdf, raster};
+use esign_formats::seal;
 use std::time::{Duration, Instant};
 
 fn pct(sorted: &[Duration], p: f64) -> f64 {
@@ -50,7 +51,7 @@ fn main() -> anyhow::Result<()> {
         .unwrap_or(50);
     let dir = std::env::temp_dir().join(format!("seal-bench-{}", std::process::id()));
     let sealer = Sealer::new(keys::load_or_create(&dir, None, None)?, None)?;
-    let meta = pades::Metadata {
+    let meta = seal::Metadata {
         document_id: "benchdocument0001",
         log_head: &"ab".repeat(32),
     };
@@ -64,9 +65,8 @@ fn main() -> anyhow::Result<()> {
         let pics =
             raster::page_images(&out.pdf, raster::PAGE_WIDTH_PX).map_err(anyhow::Error::msg)?;
         let t2 = Instant::now();
-        let (sealed, _) = sealer
-            .seal(&out.pdf, &meta)
-            .map_err(|f| anyhow::anyhow!("{}", f.message))?;
+        let (sealed, _) = seal::seal(&out.pdf, &meta, esign::clock::now_ms(), &sealer)
+            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
         let t3 = Instant::now();
         assert!(sealed.len() > out.pdf.len() && !pics.is_empty());
         render.push(t1 - t0);
@@ -101,9 +101,8 @@ fn main() -> anyhow::Result<()> {
     let start = Instant::now();
     let mut n = 0u32;
     while start.elapsed() < Duration::from_secs(3) {
-        sealer
-            .seal(&one.pdf, &meta)
-            .map_err(|f| anyhow::anyhow!("{}", f.message))?;
+        seal::seal(&one.pdf, &meta, esign::clock::now_ms(), &sealer)
+            .map_err(|e| anyhow::anyhow!("{e:?}"))?;
         n += 1;
     }
     println!(

@@ -10,8 +10,8 @@ wasmtime::component::bindgen!({
 
 pub use self::esign::engine::types::{
     BlobInfo, Block, FormPart, ImportResult, ImportSource, ImportedFile, Origin, PageImage,
-    PageSize, PdfCheck, RenderOrder, RenderedFile, SealInfo, SealOrder, Settings, StampContent,
-    WorkFailure, WorkOrder, WorkOutcome,
+    PageSize, PdfCheck, RenderOrder, RenderedFile, SealInfo, SealOrder, Settings, SignatureBlock,
+    Stamp, StampContent, WorkFailure, WorkOrder, WorkOutcome,
 };
 pub use self::esign::engine::{effects, files, host, store, types};
 pub use self::wasi::clocks::wall_clock;

@@ -1,13 +1,13 @@
 //! The signing identity final PDFs are sealed with: a P-256 key and its certificate
 //! chain, given by the operator in PEM or generated once at first start.
 
-use super::cms;
 use anyhow::{Context, bail};
+use esign_formats::seal::keys::{self as seal_keys, LocalKey};
 use std::path::{Path, PathBuf};
 
 /// A loaded identity and its certificate chain as PEM text.
 pub struct Identity {
-    pub signer: cms::Signer,
+    pub key: LocalKey,
     pub certificate_pem: String,
     /// Where it came from, for the start-up log.
     pub source: String,
@@ -63,10 +63,10 @@ fn load_pkcs12(file: &Path, password: &str) -> anyhow::Result<Identity> {
                 .map_err(|e| anyhow::anyhow!("{e}"))?,
         );
     }
-    let signer = cms::signer_from_pem(&key_pem, &cert_pem)
+    let key = LocalKey::from_pem(&key_pem, &cert_pem)
         .with_context(|| format!("the key in {}", file.display()))?;
     Ok(Identity {
-        signer,
+        key,
         certificate_pem: cert_pem,
         source: file.display().to_string(),
     })
@@ -98,10 +98,10 @@ fn load(key: &Path, cert: &Path) -> anyhow::Result<Identity> {
         .with_context(|| format!("reading the signing key {}", key.display()))?;
     let cert_pem = std::fs::read_to_string(cert)
         .with_context(|| format!("reading the signing certificate {}", cert.display()))?;
-    let signer = cms::signer_from_pem(&key_pem, &cert_pem)
+    let signer = LocalKey::from_pem(&key_pem, &cert_pem)
         .with_context(|| format!("the signing key {}", key.display()))?;
     Ok(Identity {
-        signer,
+        key: signer,
         certificate_pem: cert_pem,
         source: format!("{} ({})", cert.display(), key.display()),
     })
@@ -177,10 +177,10 @@ pub fn load_or_create_stored(
             Err(_) if txn.conflicted() => continue,
             Err(e) => return Err(e),
         };
-        let signer = cms::signer_from_pem(&stored.key_pem, &stored.cert_pem)
+        let key = LocalKey::from_pem(&stored.key_pem, &stored.cert_pem)
             .context("the signing key stored in the database")?;
         return Ok(Identity {
-            signer,
+            key,
             certificate_pem: stored.cert_pem,
             source: "the database".into(),
         });
@@ -190,26 +190,9 @@ pub fn load_or_create_stored(
 
 /// A new P-256 key and a self-signed certificate for it (ten years), as PEM.
 fn new_identity() -> anyhow::Result<(String, String)> {
-    use rcgen::{CertificateParams, DistinguishedName, DnType, KeyPair, KeyUsagePurpose};
-    let kp = KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256)?;
-    let mut params = CertificateParams::new(Vec::<String>::new())?;
-    let mut dn = DistinguishedName::new();
-    dn.push(DnType::CommonName, "esign document seal");
-    dn.push(DnType::OrganizationName, "esign");
-    params.distinguished_name = dn;
-    let now = time_now();
-    params.not_before = now - time::Duration::days(1);
-    params.not_after = now + time::Duration::days(3650);
-    params.key_usages = vec![
-        KeyUsagePurpose::DigitalSignature,
-        KeyUsagePurpose::ContentCommitment,
-    ];
-    let certificate = params.self_signed(&kp)?;
-    Ok((kp.serialize_pem(), certificate.pem()))
-}
-
-fn time_now() -> time::OffsetDateTime {
-    time::OffsetDateTime::now_utc()
+    let mut secret = [0u8; 32];
+    getrandom::fill(&mut secret).map_err(|e| anyhow::anyhow!("OS randomness: {e}"))?;
+    seal_keys::generate(&secret, crate::clock::now_ms())
 }
 
 fn write_new(path: &Path, bytes: &[u8], mode: u32) -> anyhow::Result<()> {

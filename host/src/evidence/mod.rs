@@ -1,24 +1,27 @@
-//! Evidence: sealing final PDFs with the service's key and checking sealed files.
+//! Evidence on this host: the key final PDFs are sealed with, the time stamping
+//! authority, and the check of a PDF. The seal itself and the check are
+//! `esign_formats::seal`, the same code the formats component runs; this module is its
+//! [`SealHost`] here.
 //!
-//! - [`keys`]: the signing identity: given (`--signing-key`/`--signing-cert`, PEM) or
-//!   generated at first start into `<data-dir>/signing/`.
-//! - [`cms`]: the CMS SignedData of a PAdES signature and RFC 3161 token handling.
-//! - [`pades`]: the PDF side (incremental update, byte range) and the check of a file.
-//! - [`tsa`]: the RFC 3161 client for `--tsa-url`.
+//! - [`keys`]: the signing identity: given (`--signing-key`/`--signing-cert`, PEM, or
+//!   `--signing-p12`) or generated at first start into `<data-dir>/signing/`.
+//! - [`tsa`]: the RFC 3161 exchange with `--tsa-url`.
 //!
 //! The engine decides when a file is sealed and what it states; this module only signs
 //! and checks bytes.
 
-pub mod cms;
 pub mod keys;
-pub mod pades;
 pub mod tsa;
 
-use crate::bindings::{PdfCheck, SealInfo, WorkFailure};
+use crate::bindings::PdfCheck;
+use esign_formats::seal::cms::DigestSigner;
+use esign_formats::seal::keys::LocalKey;
+use esign_formats::seal::{self, SealHost};
 
 /// Signs final PDFs: the identity, its certificate as served, and the optional TSA.
 pub struct Sealer {
-    signer: cms::Signer,
+    key: LocalKey,
+    chain_der: Vec<Vec<u8>>,
     /// The chain in PEM, signer first (served at `/v1/signing-certificate`).
     pub certificate_pem: String,
     /// Lower-case hex SHA-256 of the signer certificate's DER.
@@ -30,18 +33,18 @@ pub struct Sealer {
 
 impl Sealer {
     pub fn new(identity: keys::Identity, tsa: Option<tsa::Tsa>) -> anyhow::Result<Sealer> {
-        use der::Encode;
+        let chain_der = identity.key.chain_der()?;
         let cert = identity
-            .signer
+            .key
             .chain
             .first()
             .ok_or_else(|| anyhow::anyhow!("the signing certificate chain is empty"))?;
-        let der = cert.to_der()?;
         Ok(Sealer {
             subject: cert.tbs_certificate.subject.to_string(),
-            certificate_sha256: crate::ids::sha256_hex(&der),
+            certificate_sha256: crate::ids::sha256_hex(&chain_der[0]),
             certificate_pem: identity.certificate_pem,
-            signer: identity.signer,
+            key: identity.key,
+            chain_der,
             tsa,
         })
     }
@@ -50,75 +53,46 @@ impl Sealer {
     pub fn has_tsa(&self) -> bool {
         self.tsa.is_some()
     }
+}
 
-    /// Seals `pdf` for `meta`: an incremental update with the signature (and, with a
-    /// TSA, its timestamp). Blocks on the TSA's answer: call it off the async threads,
-    /// inside a tokio runtime. Fails with `timestamp-unavailable` when the TSA does not
-    /// give a good token, `seal-failed` for anything else; never returns an untimestamped
-    /// file when a TSA is configured.
-    pub fn seal(
-        &self,
-        pdf: &[u8],
-        meta: &pades::Metadata,
-    ) -> Result<(Vec<u8>, SealInfo), WorkFailure> {
-        let seal_failed = |e: anyhow::Error| WorkFailure {
-            code: "seal-failed".into(),
-            message: format!("{e:#}"),
+/// The seal's key and authority on this host. The authority is asked from a blocking
+/// thread inside the tokio runtime (the work runs on one).
+impl SealHost for Sealer {
+    fn certificates(&self) -> Result<Vec<Vec<u8>>, String> {
+        Ok(self.chain_der.clone())
+    }
+
+    fn sign(&self, digest: &[u8; 32]) -> Result<Vec<u8>, String> {
+        self.key.sign_digest(digest).map_err(|e| format!("{e:#}"))
+    }
+
+    fn timestamp(&self, request: &[u8]) -> Result<Option<Vec<u8>>, String> {
+        let Some(tsa) = &self.tsa else {
+            return Ok(None);
         };
-        let now = crate::clock::now_ms();
-        let prepared = pades::prepare(pdf, meta, now).map_err(seal_failed)?;
-        let digest = prepared.digest();
-        let mut stamped: Option<u64> = None;
-        let mut tsa_error: Option<String> = None;
-        let der = match &self.tsa {
-            None => cms::sign_detached(&self.signer, &digest, None),
-            Some(tsa) => {
-                let handle = tokio::runtime::Handle::current();
-                let mut ask = |signature: &[u8]| -> anyhow::Result<Vec<u8>> {
-                    match handle.block_on(tsa.stamp(signature)) {
-                        Ok((token, at)) => {
-                            stamped = Some(at);
-                            Ok(token)
-                        }
-                        Err(e) => {
-                            tsa_error = Some(format!("{e:#}"));
-                            Err(e)
-                        }
-                    }
-                };
-                cms::sign_detached(&self.signer, &digest, Some(&mut ask))
-            }
-        };
-        let der = match (der, tsa_error) {
-            (_, Some(why)) => {
-                tracing::warn!(
-                    "sealing {} waits: the time stamping authority failed: {why}",
-                    meta.document_id
-                );
-                return Err(WorkFailure {
-                    code: "timestamp-unavailable".into(),
-                    message: format!("the time stamping authority failed: {why}"),
-                });
-            }
-            (Err(e), None) => return Err(seal_failed(e)),
-            (Ok(der), None) => der,
-        };
-        let sealed = prepared.fill(&der).map_err(seal_failed)?;
-        Ok((
-            sealed,
-            SealInfo {
-                signer: self.subject.clone(),
-                certificate_sha256: self.certificate_sha256.clone(),
-                signed_at_ms: now,
-                timestamp_ms: stamped,
-            },
-        ))
+        let handle = tokio::runtime::Handle::current();
+        handle
+            .block_on(tsa.exchange(request))
+            .map(Some)
+            .map_err(|e| format!("{e:#}"))
     }
 }
 
 /// Checks the last signature of a PDF; `own_sha256` is this host's certificate.
 pub fn check(pdf: &[u8], own_sha256: &str) -> PdfCheck {
-    let mut c = pades::check(pdf);
-    c.by_this_service = !c.certificate_sha256.is_empty() && c.certificate_sha256 == own_sha256;
-    c
+    let c = seal::check(pdf, own_sha256);
+    PdfCheck {
+        signed: c.signed,
+        valid: c.valid,
+        whole_file: c.whole_file,
+        signer: c.signer,
+        certificate_sha256: c.certificate_sha256,
+        by_this_service: c.by_this_service,
+        signed_at_ms: c.signed_at_ms,
+        timestamp_ms: c.timestamp_ms,
+        timestamp_valid: c.timestamp_valid,
+        document_id: c.document_id,
+        log_head: c.log_head,
+        problems: c.problems,
+    }
 }

@@ -1,11 +1,11 @@
-//! The RFC 3161 client: a `TimeStampReq` over HTTP POST (`application/timestamp-query`)
-//! to the operator's `--tsa-url`, the token out of the answer.
+//! The RFC 3161 exchange: a DER `TimeStampReq` over HTTP POST
+//! (`application/timestamp-query`) to the operator's `--tsa-url`, and the DER
+//! `TimeStampResp` it answers (built and read by `esign_formats::seal`).
 //!
 //! The URL is the operator's own configuration, so unlike user-given URLs it may be
 //! plain HTTP and on an internal address (most public authorities serve `http://`; the
 //! token is signed, so the transport adds nothing).
 
-use super::cms;
 use anyhow::{Context, bail};
 use std::time::Duration;
 
@@ -34,16 +34,13 @@ impl Tsa {
         })
     }
 
-    /// A timestamp token over `data` (the signature value) and its time (ms since the
-    /// epoch). An error says why the authority's answer is not usable.
-    pub async fn stamp(&self, data: &[u8]) -> anyhow::Result<(Vec<u8>, u64)> {
-        let nonce = u64::from_be_bytes(rand_bytes());
-        let body = cms::timestamp_request(data, nonce);
+    /// Sends `request` and gives the authority's answer; an error when there is none.
+    pub async fn exchange(&self, request: &[u8]) -> anyhow::Result<Vec<u8>> {
         let resp = self
             .client
             .post(&self.url)
             .header("content-type", "application/timestamp-query")
-            .body(body)
+            .body(request.to_vec())
             .send()
             .await
             .with_context(|| format!("no answer from {}", self.url))?;
@@ -55,12 +52,6 @@ impl Tsa {
             .bytes()
             .await
             .context("reading the authority's answer")?;
-        cms::timestamp_token(&bytes, data, nonce)
+        Ok(bytes.to_vec())
     }
-}
-
-fn rand_bytes() -> [u8; 8] {
-    let mut b = [0u8; 8];
-    let _ = getrandom::fill(&mut b);
-    b
 }

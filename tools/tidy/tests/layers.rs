@@ -57,7 +57,7 @@ const FORMATS: Layers = Layers {
     krate: "formats",
     lib_name: None,
     layers: &[
-        ("text primitives", &["pdf_text.rs"]),
+        ("primitives", &["pdf_text.rs", "digest.rs"]),
         (
             "formats",
             &[
@@ -67,8 +67,10 @@ const FORMATS: Layers = Layers {
                 "raster.rs",
                 "office.rs",
                 "multipart.rs",
+                "seal/",
             ],
         ),
+        ("work orders", &["work.rs"]),
         ("crate root", &["lib.rs"]),
     ],
 };

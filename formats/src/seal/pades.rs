@@ -8,12 +8,29 @@
 //! cut the update off and get the file as it was before sealing.
 
 use super::cms;
-use crate::bindings::PdfCheck;
+use crate::digest::sha256_hex;
 use anyhow::{Context, anyhow, bail};
 use lopdf::{
     Dictionary, Document, IncrementalDocument, Object, ObjectId, StringFormat, dictionary,
 };
 use sha2::{Digest, Sha256};
+
+/// What a check of a signed PDF found (the WIT's `pdf-check`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PdfCheck {
+    pub signed: bool,
+    pub valid: bool,
+    pub whole_file: bool,
+    pub signer: String,
+    pub certificate_sha256: String,
+    pub by_this_service: bool,
+    pub signed_at_ms: Option<u64>,
+    pub timestamp_ms: Option<u64>,
+    pub timestamp_valid: bool,
+    pub document_id: String,
+    pub log_head: String,
+    pub problems: Vec<String>,
+}
 
 /// Bytes reserved for the DER signature (twice that in hex in the file): room for a
 /// certificate chain of a few certificates and a timestamp token.
@@ -234,20 +251,7 @@ fn hex_upper(bytes: &[u8]) -> String {
 /// Checks the last signature of `pdf` (the one whose byte range reaches furthest).
 /// `by_this_service` is left false for the caller to decide.
 pub fn check(pdf: &[u8]) -> PdfCheck {
-    let mut found = PdfCheck {
-        signed: false,
-        valid: false,
-        whole_file: false,
-        signer: String::new(),
-        certificate_sha256: String::new(),
-        by_this_service: false,
-        signed_at_ms: None,
-        timestamp_ms: None,
-        timestamp_valid: false,
-        document_id: String::new(),
-        log_head: String::new(),
-        problems: Vec::new(),
-    };
+    let mut found = PdfCheck::default();
     if let Err(e) = check_into(pdf, &mut found) {
         found.problems.push(format!("{e:#}"));
     }
@@ -300,7 +304,7 @@ fn check_into(pdf: &[u8], found: &mut PdfCheck) -> anyhow::Result<()> {
     let checked = cms::check_detached(der, &digest)?;
     found.valid = checked.valid;
     found.signer = checked.subject;
-    found.certificate_sha256 = crate::ids::sha256_hex(&checked.certificate_der);
+    found.certificate_sha256 = sha256_hex(&checked.certificate_der);
     found.timestamp_ms = checked.timestamp_ms;
     found.timestamp_valid = checked.timestamp_valid;
     found.problems.extend(checked.problems);
