@@ -14,11 +14,12 @@ lint:
     cargo clippy --all-targets -- -D warnings
     cargo clippy -p esign-engine-component --target wasm32-wasip2 -- -D warnings
     # Apart from the engine: together, their std features would reach its no_std build.
-    cargo clippy -p esign-wasi-store -p esign-wasi-adapter --target wasm32-wasip2 -- -D warnings
+    cargo clippy -p esign-wasi-store -p esign-wasi-adapter -p esign-formats-component --target wasm32-wasip2 -- -D warnings
 
-# Build only the engine component (what host/build.rs does).
+# Build only the engine component and the formats component (what host/build.rs does).
 component:
     cargo build -p esign-engine-component --target wasm32-wasip2 --profile component --target-dir target/engine-wasm
+    cargo build -p esign-formats-component --target wasm32-wasip2 --profile component --target-dir target/engine-wasm
 
 # Benchmarks (release build; needs wrk: apt-get install wrk).
 bench:

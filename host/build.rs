@@ -3,7 +3,9 @@
 //! `esign` binary embeds the engine it was built with. Then builds the two components of
 //! `hosts/wasi-http` and composes them with that engine into one component that serves
 //! the API as `wasi:http/incoming-handler` (`ESIGN_WASI_HTTP_WASM`, written by `esign
-//! engine export --wasi-http`).
+//! engine export --wasi-http`). And builds the formats component (`components/formats`:
+//! the file work, `ESIGN_FORMATS_WASM`, written by `esign engine export --formats`),
+//! which the native host does not run (it links the same code) but other hosts do.
 //!
 //! - Adds the wasm32-wasip2 target with rustup when the toolchain lacks it.
 //! - Runs the nested cargo with its own target dir (`<target>/engine-wasm`), so it never
@@ -28,6 +30,10 @@ fn main() {
         "components/engine/src",
         "components/engine/Cargo.toml",
         "components/engine/build.rs",
+        "components/formats/src",
+        "components/formats/Cargo.toml",
+        "formats/src",
+        "formats/Cargo.toml",
         "hosts/wasi-http",
         "wit",
         "Cargo.lock",
@@ -54,8 +60,15 @@ fn main() {
     let out = build(
         &root,
         &target_dir,
-        &["esign-wasi-store", "esign-wasi-adapter"],
+        &[
+            "esign-wasi-store",
+            "esign-wasi-adapter",
+            "esign-formats-component",
+        ],
     );
+    let formats = out.join("esign_formats_component.wasm");
+    assert!(formats.exists(), "{} was not produced", formats.display());
+    println!("cargo:rustc-env=ESIGN_FORMATS_WASM={}", formats.display());
     let composed = PathBuf::from(env::var("OUT_DIR").unwrap()).join("esign-wasi-http.wasm");
     let bytes = compose(
         &engine,

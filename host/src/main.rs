@@ -46,8 +46,13 @@ enum EngineCommand {
         /// Write instead the engine composed with `hosts/wasi-http` into one component
         /// that exports `wasi:http/incoming-handler`, for `wasmtime serve -Scli --dir
         /// DATA::/data FILE` (README, "Embedding the engine").
-        #[arg(long)]
+        #[arg(long, conflicts_with = "formats")]
         wasi_http: bool,
+        /// Write instead the formats component (world `esign:formats/formats` of
+        /// wit/formats/formats.wit): the file work (import, render, page images, seal)
+        /// for hosts other than this one (README, "Embedding the engine").
+        #[arg(long)]
+        formats: bool,
     },
 }
 
@@ -66,12 +71,16 @@ fn main() {
         Command::Serve(args) => serve(*args),
         Command::Admin(args) => admin(args),
         Command::Verify(args) => verify(args),
-        Command::Engine(EngineCommand::Export { file, wasi_http }) => export_engine(
+        Command::Engine(EngineCommand::Export {
+            file,
+            wasi_http,
+            formats,
+        }) => export_engine(
             &file,
-            if wasi_http {
-                runtime::EMBEDDED_WASI_HTTP
-            } else {
-                runtime::EMBEDDED_ENGINE
+            match (wasi_http, formats) {
+                (true, _) => runtime::EMBEDDED_WASI_HTTP,
+                (_, true) => runtime::EMBEDDED_FORMATS,
+                _ => runtime::EMBEDDED_ENGINE,
             },
         ),
     };

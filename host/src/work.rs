@@ -189,7 +189,7 @@ fn failure(code: &str, message: impl Into<String>) -> WorkFailure {
 }
 
 /// The WIT's work order as the shared code takes it.
-fn to_shared(order: &WorkOrder) -> shared::WorkOrder {
+pub fn to_shared(order: &WorkOrder) -> shared::WorkOrder {
     match order {
         WorkOrder::ImportFiles(sources) => shared::WorkOrder::ImportFiles(
             sources
@@ -253,7 +253,7 @@ fn render_order(o: &RenderOrder) -> shared::RenderOrder {
 }
 
 /// The shared code's outcome as the WIT's.
-fn from_shared(outcome: shared::WorkOutcome) -> WorkOutcome {
+pub fn from_shared(outcome: shared::WorkOutcome) -> WorkOutcome {
     let failed = |f: shared::WorkFailure| failure(&f.code, f.message);
     let blob = |b: shared::BlobInfo| BlobInfo {
         id: b.id,

@@ -31,6 +31,9 @@ pub const EMBEDDED_ENGINE: &[u8] = include_bytes!(env!("ESIGN_ENGINE_WASM"));
 /// The embedded engine composed with `hosts/wasi-http` (host/build.rs `compose`): one
 /// component exporting `wasi:http/incoming-handler`, for standard runtimes.
 pub const EMBEDDED_WASI_HTTP: &[u8] = include_bytes!(env!("ESIGN_WASI_HTTP_WASM"));
+/// The formats component (`components/formats`, world `esign:formats/formats`): the file
+/// work other hosts run. This host links the same code instead (`crate::work`).
+pub const EMBEDDED_FORMATS: &[u8] = include_bytes!(env!("ESIGN_FORMATS_WASM"));
 
 /// Default lifetime of access tokens: 60 days (DESIGN.md §4).
 pub const DEFAULT_TOKEN_TTL_SECS: u64 = 5_184_000;
