@@ -72,6 +72,7 @@ fn main() {
     let composed = PathBuf::from(env::var("OUT_DIR").unwrap()).join("esign-wasi-http.wasm");
     let bytes = compose(
         &engine,
+        &formats,
         &out.join("esign_wasi_store.wasm"),
         &out.join("esign_wasi_adapter.wasm"),
     )
@@ -120,11 +121,12 @@ fn build(root: &Path, target_dir: &Path, packages: &[&str]) -> PathBuf {
 
 /// The engine served as `wasi:http/incoming-handler` (see
 /// `hosts/wasi-http/wit/wasi-http.wit`): the store component, two instances of the
-/// engine on it (one per call an incoming request makes), and the adapter. What none of
-/// them provides (WASI clocks, random, filesystem, environment, stdio) stays an import
-/// of the result. wac-graph is the Bytecode Alliance's composition library, the one the
-/// `wac` tool is built on.
-fn compose(engine: &Path, store: &Path, adapter: &Path) -> anyhow::Result<Vec<u8>> {
+/// engine on it (one per call an incoming request makes), the formats component on it
+/// (the work orders of due jobs), and the adapter. What none of them provides (WASI
+/// clocks, random, filesystem, environment, stdio) stays an import of the result.
+/// wac-graph is the Bytecode Alliance's composition library, the one the `wac` tool is
+/// built on.
+fn compose(engine: &Path, formats: &Path, store: &Path, adapter: &Path) -> anyhow::Result<Vec<u8>> {
     use wac_graph::{CompositionGraph, EncodeOptions, types::Package};
     const ENGINE_IMPORTS: [&str; 5] = [
         "esign:engine/types@0.1.0",
@@ -133,6 +135,14 @@ fn compose(engine: &Path, store: &Path, adapter: &Path) -> anyhow::Result<Vec<u8
         "esign:engine/effects@0.1.0",
         "esign:engine/host@0.1.0",
     ];
+    const FORMATS_IMPORTS: [&str; 6] = [
+        "esign:formats/blobs@0.1.0",
+        "esign:formats/download@0.1.0",
+        "esign:formats/convert@0.1.0",
+        "esign:formats/signing@0.1.0",
+        "esign:formats/timestamping@0.1.0",
+        "esign:formats/log@0.1.0",
+    ];
     let mut g = CompositionGraph::new();
     let mut package = |name: &str, path: &Path| -> anyhow::Result<_> {
         let p = Package::from_file(name, None, path, g.types_mut())?;
@@ -140,19 +150,26 @@ fn compose(engine: &Path, store: &Path, adapter: &Path) -> anyhow::Result<Vec<u8
     };
     let store = package("esign:wasi-store", store)?;
     let engine = package("esign:engine", engine)?;
+    let formats = package("esign:formats", formats)?;
     let adapter = package("esign:wasi-adapter", adapter)?;
     let imports_of = |g: &CompositionGraph, p: wac_graph::PackageId| -> Vec<String> {
         g.types()[g[p].ty()].imports.keys().cloned().collect()
     };
-    let (engine_imports, adapter_imports) = (imports_of(&g, engine), imports_of(&g, adapter));
+    let (engine_imports, formats_imports, adapter_imports) = (
+        imports_of(&g, engine),
+        imports_of(&g, formats),
+        imports_of(&g, adapter),
+    );
 
     let s = g.instantiate(store);
     let [e1, e2] = [g.instantiate(engine), g.instantiate(engine)];
+    let f = g.instantiate(formats);
     let a = g.instantiate(adapter);
     // Each of the store's items goes to every instance that imports it by that name.
     let takers = [
         (e1, &engine_imports),
         (e2, &engine_imports),
+        (f, &formats_imports),
         (a, &adapter_imports),
     ];
     let give = |g: &mut CompositionGraph, name: &str, item| -> anyhow::Result<()> {
@@ -163,7 +180,7 @@ fn compose(engine: &Path, store: &Path, adapter: &Path) -> anyhow::Result<Vec<u8
         }
         Ok(())
     };
-    for name in ENGINE_IMPORTS {
+    for name in ENGINE_IMPORTS.iter().chain(&FORMATS_IMPORTS) {
         let export = g.alias_instance_export(s, name)?;
         give(&mut g, name, export)?;
     }
@@ -176,6 +193,8 @@ fn compose(engine: &Path, store: &Path, adapter: &Path) -> anyhow::Result<Vec<u8
     }
     let calls = g.alias_instance_export(s, "esign:wasi-http/calls@0.1.0")?;
     g.set_instantiation_argument(a, "esign:wasi-http/calls@0.1.0", calls)?;
+    let work = g.alias_instance_export(f, "esign:formats/work@0.1.0")?;
+    g.set_instantiation_argument(a, "esign:formats/work@0.1.0", work)?;
     for (import, instance, export) in [
         ("handle", e1, "handle"),
         ("background-handle", e2, "handle"),

@@ -188,15 +188,22 @@ fn wasmtime_serve_runs_the_composed_component() {
     assert_eq!(body["status"], "draft");
     assert_eq!(body["recipients"][0]["email"], "signer@example.com");
 
-    // Multipart is the host's to decode, and this one does not: refused like any body
-    // the engine cannot take.
-    let form = reqwest::blocking::multipart::Form::new().text("name", "x");
+    // Multipart is the host's to decode, and the adapter does, as the native host.
+    let form = reqwest::blocking::multipart::Form::new().text("name", "Sent as a form");
     let (status, body) = call(
         http.post(server.url("/v1/documents"))
             .bearer_auth(&token)
             .multipart(form),
     );
-    assert_eq!(assert_error(status, &body, 400), "invalid_content_type");
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["name"], "Sent as a form", "{body}");
+    let (status, body) = call(
+        http.post(server.url("/v1/documents"))
+            .bearer_auth(&token)
+            .header("content-type", "multipart/form-data; boundary=b")
+            .body("--b\r\nbroken"),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_multipart");
 
     // Requests that commit at once: each is either done (200) or not at all (503 with
     // retry-after); the list holds exactly the documents that were answered 200.
@@ -240,6 +247,188 @@ fn wasmtime_serve_runs_the_composed_component() {
     let (status, body) = read(&server);
     assert_eq!(status, 200, "{body}");
     assert_eq!(body["name"], "Served by wasmtime");
+}
+
+/// Under `wasmtime serve`, with the formats component composed in: a document created
+/// from a PDF (JSON and multipart) is imported, sent, viewed on the signing page, signed
+/// through the recipient API and sealed; the sealed file checks out with pdfsig,
+/// pyHanko and `esign verify` against the certificate the server serves. Jobs run one
+/// per request there, so the test's reads drive them.
+#[test]
+fn wasmtime_serve_takes_a_document_the_whole_way() {
+    let Some(bin) = wasmtime() else {
+        have(
+            false,
+            "wasmtime (48.x) is not installed (ESIGN_WASMTIME or the PATH; .ci/run builds it)",
+        );
+        return;
+    };
+    let dir = fresh_dir("wasi-http-life");
+    let component = dir.join("esign-wasi-http.wasm");
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    engine_export(&component, &["--wasi-http"]);
+    let server = WasmtimeServe::start(&bin, &component, &data);
+    let http = client();
+    let login = json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD});
+    let (status, body) = call(http.post(server.url("/v1/auth")).json(&login));
+    assert_eq!(status, 200, "{body}");
+    let token = body["access_token"].as_str().unwrap().to_string();
+    let get = |path: &str| call(http.get(server.url(path)).bearer_auth(&token));
+    let wait_for = |id: &str, what: &str, done: &dyn Fn(&Value) -> bool| -> Value {
+        wait_until(120, what, || {
+            let (status, d) = get(&format!("/v1/documents/{id}"));
+            assert_eq!(status, 200, "{d}");
+            done(&d).then_some(d)
+        })
+    };
+
+    // Created from a PDF sent as a form, and from one sent as JSON.
+    let form = reqwest::blocking::multipart::Form::new()
+        .text("name", "A form with a file")
+        .part(
+            "file",
+            reqwest::blocking::multipart::Part::bytes(esign::pdf::sample_pdf(3))
+                .file_name("three.pdf")
+                .mime_str("application/pdf")
+                .unwrap(),
+        );
+    let (status, body) = call(
+        http.post(server.url("/v1/documents"))
+            .bearer_auth(&token)
+            .multipart(form),
+    );
+    assert_eq!(status, 200, "{body}");
+    let from_form = body["id"].as_str().unwrap().to_string();
+    let d = wait_for(&from_form, "the form's import", &|d| d["status"] == "draft");
+    assert_eq!(d["page_count"], 3, "{d}");
+
+    let doc = json!({
+        "name": "Signed under wasmtime serve",
+        "file_content": b64(&esign::pdf::sample_pdf(2)),
+        "file_name": "contract.pdf",
+        "recipients": [{"email": "signer@example.com", "first_name": "Sam", "last_name": "Signer", "role": "signer"}],
+    });
+    let (status, body) = call(
+        http.post(server.url("/v1/documents"))
+            .bearer_auth(&token)
+            .json(&doc),
+    );
+    assert_eq!(status, 200, "{body}");
+    let id = body["id"].as_str().unwrap().to_string();
+    wait_for(&id, "the import", &|d| d["status"] == "draft");
+    let (status, body) = call(
+        http.post(server.url(&format!("/v1/documents/{id}/send")))
+            .bearer_auth(&token)
+            .json(&json!({})),
+    );
+    assert_eq!(status, 200, "{body}");
+    let d = wait_for(&id, "the send", &|d| d["status"] == "sent");
+    let secret = link(&d, 0);
+
+    // The signing page, with an image of each page, then the recipient signs.
+    let page = http
+        .get(server.url(&format!("/s/{secret}")))
+        .header("accept", "text/html")
+        .send()
+        .unwrap();
+    assert_eq!(page.status(), 200);
+    assert!(page.text().unwrap().contains("<html"));
+    let image = http
+        .get(server.url(&format!("/v1/recipient/{secret}/pages/1")))
+        .send()
+        .unwrap();
+    assert_eq!(image.status(), 200);
+    assert!(image.bytes().unwrap().starts_with(b"\x89PNG"));
+    for (act, body) in [
+        ("view", json!({})),
+        (
+            "sign",
+            json!({"signature": {"type": "typed", "name": "Sam Signer"}}),
+        ),
+    ] {
+        let (status, b) = call(
+            http.post(server.url(&format!("/v1/recipient/{secret}/{act}")))
+                .json(&body),
+        );
+        assert_eq!(status, 200, "{act}: {b}");
+    }
+    wait_for(&id, "the seal", &|d| d["evidence"]["status"] == "sealed");
+    let resp = http
+        .get(server.url(&format!("/v1/documents/{id}/download?direct=true")))
+        .bearer_auth(&token)
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let pdf = resp.bytes().unwrap().to_vec();
+    let file = dir.join("sealed.pdf");
+    std::fs::write(&file, &pdf).unwrap();
+    let pem = http
+        .get(server.url("/v1/signing-certificate"))
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(pem.starts_with("-----BEGIN CERTIFICATE-----"), "{pem}");
+    let cert = dir.join("cert.pem");
+    std::fs::write(&cert, &pem).unwrap();
+    // The key was made at first use, in the data directory.
+    assert!(data.join("signing/key.pem").exists() && data.join("signing/cert.pem").exists());
+
+    let out = output_within(
+        Command::new(esign_bin())
+            .arg("verify")
+            .arg(&file)
+            .arg("--cert")
+            .arg(&cert),
+        60,
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "esign verify: {text}");
+    assert!(
+        text.contains(&format!("document id:        {id}")),
+        "{text}"
+    );
+    // The server's own check of it (host.verify-pdf, the formats code in the store).
+    let form = reqwest::blocking::multipart::Form::new().part(
+        "file",
+        reqwest::blocking::multipart::Part::bytes(pdf.clone()).file_name("f.pdf"),
+    );
+    let (status, v) = call(
+        http.post(server.url("/v1/verify"))
+            .bearer_auth(&token)
+            .multipart(form),
+    );
+    assert_eq!(status, 200, "{v}");
+    assert_eq!(v["valid"], true, "{v}");
+    assert_eq!(v["signed_by_this_service"], true, "{v}");
+
+    let pdfsig = succeeds(Command::new("pdfsig").arg("-v"));
+    if have(pdfsig, "pdfsig is not installed (poppler-utils)") {
+        let out = output_within(Command::new("pdfsig").arg(&file), 60);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Signature is Valid."), "{text}");
+        assert!(text.contains("Total document signed"), "{text}");
+    }
+    let py = python_with(
+        "pyhanko, rfc8785",
+        "ESIGN_REQUIRE_PYHANKO",
+        "tests/evidence/requirements.txt",
+    );
+    if let Some(py) = py {
+        let out = output_within(
+            Command::new(&py)
+                .arg(repo().join("tests/evidence/validate.py"))
+                .arg(&file)
+                .arg(&cert),
+            60,
+        );
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "pyHanko: {text}");
+        let r: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(r["bottom_line"], true, "{r}");
+        assert_eq!(r["coverage"], "ENTIRE_FILE", "{r}");
+    }
 }
 
 #[test]

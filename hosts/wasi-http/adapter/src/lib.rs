@@ -2,12 +2,11 @@
 //! `hosts/wasi-http/wit/wasi-http.wit`): each incoming request becomes one engine call
 //! in one transaction of the `store` component; then, on a second engine instance,
 //! either the first-run bootstrap (before the request) or one due job (after the
-//! answer is sent).
+//! answer is sent), whose work order the formats component does first.
 //!
-//! Bodies are read up to 25 MiB (413 beyond). `multipart/form-data` bodies are refused
-//! with 400 `invalid_content_type`, the engine's answer to a body it cannot take:
-//! decoding them is the host's job in the WIT, and this host does no file work, so
-//! uploads go as JSON (`file_content` in base64). The peer's address is not known to a
+//! Bodies are read up to 25 MiB (413 beyond). `multipart/form-data` bodies are decoded
+//! into the request's parts, as the native host does (`esign_formats::multipart`); a
+//! malformed one is 400 `invalid_multipart`. The peer's address is not known to a
 //! `wasi:http` handler; the engine sees `0.0.0.0`.
 
 use std::io::Write;
@@ -18,12 +17,13 @@ use wasip2::http::types::{
 use wasip2::io::streams::StreamError;
 
 wit_bindgen::generate!({
-    path: ["../../../wit", "../wit"],
+    path: ["../../../wit", "../../../wit/formats", "../wit"],
     world: "esign:wasi-http/adapter",
     generate_all,
 });
 
-use esign::engine::types::Origin;
+use esign::engine::types::{FormPart, Origin};
+use esign::formats::work;
 use esign::wasi_http::calls;
 
 const MAX_BODY: usize = 25 << 20;
@@ -116,14 +116,19 @@ fn bootstrap() {
     }
 }
 
-/// Runs the job that is due first, if any, in its own transaction.
+/// Runs the job that is due first, if any, in its own transaction; its work order, if
+/// it has one, is done by the formats component first, and the blobs the work makes
+/// commit with the job's call.
 fn run_one_job() {
     if calls::begin().is_err() {
         return;
     }
-    let Some(job) = calls::due_job() else {
+    let Some((mut job, order)) = calls::due_job() else {
         return;
     };
+    if let Some(order) = order {
+        job.outcome = Some(work::perform(&order, now_ms()));
+    }
     let id = job.id.clone();
     let outcome = background_run_job(&job);
     calls::finish_job(&id, &outcome);
@@ -165,14 +170,30 @@ fn read(request: &IncomingRequest) -> Result<Request, Response> {
     });
     // The body is read before any answer: a server that answers and closes while the
     // client still sends makes the client see a broken connection, not the answer.
-    let body = read_body(request)?;
+    let mut body = read_body(request)?;
+    let mut parts = Vec::new();
     if multipart {
-        return Err(error(
-            400,
-            "invalid_content_type",
-            "this host decodes no multipart/form-data bodies: send JSON, with files as \
-             file_content (base64)",
-        ));
+        let ctype = headers
+            .iter()
+            .find(|(k, _)| k == "content-type")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default();
+        parts = esign_formats::multipart::decode(&ctype, std::mem::take(&mut body).into())
+            .map_err(|e| {
+                error(
+                    400,
+                    "invalid_multipart",
+                    &format!("the multipart/form-data body is malformed: {e}"),
+                )
+            })?
+            .into_iter()
+            .map(|p| FormPart {
+                name: p.name,
+                filename: p.filename,
+                content_type: p.content_type,
+                data: p.data,
+            })
+            .collect();
     }
     Ok(Request {
         method,
@@ -180,7 +201,7 @@ fn read(request: &IncomingRequest) -> Result<Request, Response> {
         query,
         headers,
         body,
-        parts: Vec::new(),
+        parts,
         origin: Origin::Http,
         remote_addr: "0.0.0.0".into(),
     })
@@ -242,4 +263,11 @@ fn error(status: u16, code: &str, description: &str) -> Response {
         headers: vec![("content-type".into(), "application/json".into())],
         body: body.into_bytes(),
     }
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
 }

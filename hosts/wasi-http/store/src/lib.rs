@@ -16,12 +16,22 @@
 //!
 //! Without one, the state lives in memory for one request: each request starts empty.
 //!
+//! # The formats component's imports
+//!
+//! The file work of due jobs is the formats component's; this component gives it what
+//! it imports: the blobs (as the engine's, written at once and committed with the job's
+//! call), the sealing key, and answers for what this host cannot do (downloads, Word
+//! conversion, a time stamping authority). The key is `signing/key.pem` and
+//! `signing/cert.pem` in the data directory, else the PEM text of `ESIGN_SIGNING_KEY`
+//! and `ESIGN_SIGNING_CERT`, else generated into the data directory at first use (a P-256
+//! key and a self-signed certificate, as the native host makes them). `host.verify-pdf`
+//! checks PDFs with the same code (`esign_formats::seal`).
+//!
 //! # What this host does not do
 //!
 //! It sends no mail, SMS or webhooks (it prints mail and SMS to stderr, where `wasmtime
-//! serve` logs them), does no file work (every work order fails with a `work-failure`
-//! that says so: documents cannot be imported from files), has no eID provider, checks
-//! no signatures and makes no outbound requests. Jobs run one per incoming request.
+//! serve` logs them), converts no Word files, timestamps no seals, has no eID provider
+//! and makes no outbound requests. Jobs run one per incoming request.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -34,16 +44,19 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 wit_bindgen::generate!({
-    path: ["../../../wit", "../wit"],
+    path: ["../../../wit", "../../../wit/formats", "../wit"],
     world: "esign:wasi-http/store",
+    additional_derives: [serde::Serialize, serde::Deserialize],
     generate_all,
 });
 
+use esign_formats::seal::cms::DigestSigner;
+use esign_formats::seal::keys::{LocalKey, generate};
 use exports::esign::engine::types::{
-    BlobInfo, EidIdentity, ImportResult, Job, JobOutcome, PdfCheck, Settings, WorkFailure,
-    WorkOrder, WorkOutcome,
+    BlobInfo, EidIdentity, Job, JobOutcome, PdfCheck, Settings, WorkFailure, WorkOrder,
 };
 use exports::esign::engine::{effects, files, host, store};
+use exports::esign::formats::{blobs, convert, download, log, signing, timestamping};
 use exports::esign::wasi_http::calls;
 
 struct Component;
@@ -56,22 +69,14 @@ struct State {
     jobs: BTreeMap<String, StoredJob>,
 }
 
-/// A scheduled job. Of its work order only what the failed outcome needs is kept.
+/// A scheduled job and its work order.
 #[derive(Serialize, Deserialize, Clone)]
 struct StoredJob {
     kind: String,
     payload: Vec<u8>,
     run_at_ms: u64,
     attempt: u32,
-    work: Option<Work>,
-}
-
-#[derive(Serialize, Deserialize, Clone)]
-enum Work {
-    /// Import of this many files.
-    Import(u32),
-    Render,
-    Fetch,
+    work: Option<WorkOrder>,
 }
 
 /// The open transaction: a copy of the state it started from, changed in place.
@@ -270,7 +275,7 @@ impl calls::Guest for Component {
         }
     }
 
-    fn due_job() -> Option<Job> {
+    fn due_job() -> Option<(Job, Option<WorkOrder>)> {
         let now = now_ms();
         with_txn(|t| {
             let (id, job) = t
@@ -279,27 +284,14 @@ impl calls::Guest for Component {
                 .iter()
                 .filter(|(_, j)| j.run_at_ms <= now)
                 .min_by_key(|(_, j)| j.run_at_ms)?;
-            let failure = |code: &str| WorkFailure {
-                code: code.into(),
-                message: "this host does no file work (esign served by a WebAssembly runtime)"
-                    .into(),
-            };
-            let outcome = job.work.as_ref().map(|w| match w {
-                Work::Import(n) => WorkOutcome::ImportFiles(
-                    (0..*n)
-                        .map(|_| ImportResult::Failed(failure("conversion-unavailable")))
-                        .collect(),
-                ),
-                Work::Render => WorkOutcome::Render(Err(failure("render-failed"))),
-                Work::Fetch => WorkOutcome::Fetch(Err(failure("download-failed"))),
-            });
-            Some(Job {
+            let due = Job {
                 id: id.clone(),
                 kind: job.kind.clone(),
                 payload: job.payload.clone(),
                 attempt: job.attempt,
-                outcome,
-            })
+                outcome: None,
+            };
+            Some((due, job.work.clone()))
         })
     }
 
@@ -361,36 +353,47 @@ impl store::Guest for Component {
     }
 }
 
+/// Writes a new blob: a file in the data directory (or memory), kept when the call
+/// commits (a blob of a call that does not commit stays behind).
+fn put_blob(data: &[u8]) -> Result<BlobInfo, String> {
+    let id = random_id();
+    let info = BlobInfo {
+        id: id.clone(),
+        size: data.len() as u64,
+        sha256: hex(&Sha256::digest(data)),
+    };
+    match root() {
+        Some(root) => {
+            let path = blob_path(&root, &id).expect("a random id is a blob name");
+            std::fs::create_dir_all(root.join("b")).map_err(|e| format!("creating b/: {e}"))?;
+            std::fs::write(path, data).map_err(|e| format!("writing a blob: {e}"))?;
+        }
+        None => MEMORY.with(|m| {
+            m.borrow_mut().1.insert(id.clone(), data.to_vec());
+        }),
+    }
+    with_txn(|t| t.dirty = true);
+    Ok(info)
+}
+
+/// A blob's bytes, unless the open transaction deleted it.
+fn get_blob(id: &str) -> Option<Vec<u8>> {
+    if with_txn(|t| t.deleted_blobs.iter().any(|d| d == id)) {
+        return None;
+    }
+    match root() {
+        Some(root) => std::fs::read(blob_path(&root, id)?).ok(),
+        None => MEMORY.with(|m| m.borrow().1.get(id).cloned()),
+    }
+}
+
 impl files::Guest for Component {
     fn put(data: Vec<u8>) -> Result<BlobInfo, String> {
-        let id = random_id();
-        let info = BlobInfo {
-            id: id.clone(),
-            size: data.len() as u64,
-            sha256: hex(&Sha256::digest(&data)),
-        };
-        match root() {
-            Some(root) => {
-                let path = blob_path(&root, &id).expect("a random id is a blob name");
-                std::fs::create_dir_all(root.join("b")).map_err(|e| format!("creating b/: {e}"))?;
-                std::fs::write(path, &data).map_err(|e| format!("writing a blob: {e}"))?;
-            }
-            None => MEMORY.with(|m| {
-                m.borrow_mut().1.insert(id.clone(), data);
-            }),
-        }
-        with_txn(|t| t.dirty = true);
-        Ok(info)
+        put_blob(&data)
     }
 
     fn get(id: String) -> Option<Vec<u8>> {
-        if with_txn(|t| t.deleted_blobs.contains(&id)) {
-            return None;
-        }
-        match root() {
-            Some(root) => std::fs::read(blob_path(&root, &id)?).ok(),
-            None => MEMORY.with(|m| m.borrow().1.get(&id).cloned()),
-        }
+        get_blob(&id)
     }
 
     fn delete(id: String) {
@@ -419,11 +422,7 @@ impl effects::Guest for Component {
 
     fn schedule_job(job: effects::JobSpec) -> String {
         let id = random_id();
-        let work = job.work.map(|w| match w {
-            WorkOrder::ImportFiles(sources) => Work::Import(sources.len() as u32),
-            WorkOrder::Render(_) => Work::Render,
-            WorkOrder::Fetch(_) => Work::Fetch,
-        });
+        let work = job.work;
         with_txn(|t| {
             t.dirty = true;
             t.state.jobs.insert(
@@ -486,7 +485,9 @@ impl host::Guest for Component {
             can_convert_word: false,
             upload_ttl_secs: env_u64("ESIGN_UPLOAD_TTL_SECS", 48 * 3600),
             eid_provider: String::new(),
-            signing_certificate: String::new(),
+            signing_certificate: sealing_key()
+                .map(|k| k.cert_pem.clone())
+                .unwrap_or_default(),
             oauth_access_ttl_secs: env_u64("ESIGN_OAUTH_ACCESS_TTL_SECS", 3600),
             mcp_test_user: String::new(),
         }
@@ -527,24 +528,154 @@ impl host::Guest for Component {
         Err("this host has no eID provider".into())
     }
 
-    fn verify_pdf(_data: Vec<u8>) -> PdfCheck {
+    fn verify_pdf(data: Vec<u8>) -> PdfCheck {
+        let own = sealing_key()
+            .map(|k| k.certificate_sha256.clone())
+            .unwrap_or_default();
+        let c = esign_formats::seal::check(&data, &own);
         PdfCheck {
-            signed: false,
-            valid: false,
-            whole_file: false,
-            signer: String::new(),
-            certificate_sha256: String::new(),
-            by_this_service: false,
-            signed_at_ms: None,
-            timestamp_ms: None,
-            timestamp_valid: false,
-            document_id: String::new(),
-            log_head: String::new(),
-            problems: vec!["this host does not check signatures".into()],
+            signed: c.signed,
+            valid: c.valid,
+            whole_file: c.whole_file,
+            signer: c.signer,
+            certificate_sha256: c.certificate_sha256,
+            by_this_service: c.by_this_service,
+            signed_at_ms: c.signed_at_ms,
+            timestamp_ms: c.timestamp_ms,
+            timestamp_valid: c.timestamp_valid,
+            document_id: c.document_id,
+            log_head: c.log_head,
+            problems: c.problems,
         }
     }
 
     fn fetch_client_metadata(_url: String) -> Result<String, String> {
         Err("this host makes no outbound requests".into())
+    }
+}
+
+/// The sealing key and its certificate, loaded once per instance.
+struct SealingKey {
+    key: LocalKey,
+    cert_pem: String,
+    certificate_sha256: String,
+}
+
+thread_local! {
+    static SEALING_KEY: RefCell<Option<Result<std::rc::Rc<SealingKey>, String>>> =
+        const { RefCell::new(None) };
+}
+
+/// The sealing key: `signing/` in the data directory, else `ESIGN_SIGNING_KEY` and
+/// `ESIGN_SIGNING_CERT` (PEM text), else a new one, written into the data directory
+/// (each file through a temporary name, so a crash leaves none or all of it).
+fn sealing_key() -> Result<std::rc::Rc<SealingKey>, String> {
+    SEALING_KEY.with(|k| {
+        k.borrow_mut()
+            .get_or_insert_with(|| load_sealing_key().map(std::rc::Rc::new))
+            .clone()
+    })
+}
+
+fn load_sealing_key() -> Result<SealingKey, String> {
+    let dir = root().map(|r| r.join("signing"));
+    let files = dir
+        .as_ref()
+        .map(|d| (d.join("key.pem"), d.join("cert.pem")));
+    let from_files = files.as_ref().and_then(|(k, c)| {
+        Some((
+            std::fs::read_to_string(k).ok()?,
+            std::fs::read_to_string(c).ok()?,
+        ))
+    });
+    let from_env = || {
+        Some((
+            std::env::var("ESIGN_SIGNING_KEY").ok()?,
+            std::env::var("ESIGN_SIGNING_CERT").ok()?,
+        ))
+    };
+    let (key_pem, cert_pem) = match from_files.or_else(from_env) {
+        Some(pems) => pems,
+        None => {
+            let mut secret = [0u8; 32];
+            getrandom::fill(&mut secret).map_err(|e| format!("WASI randomness: {e}"))?;
+            let (key_pem, cert_pem) =
+                generate(&secret, now_ms()).map_err(|e| format!("a new sealing key: {e:#}"))?;
+            if let (Some(dir), Some((k, c))) = (&dir, &files) {
+                std::fs::create_dir_all(dir).map_err(|e| format!("creating signing/: {e}"))?;
+                for (path, text) in [(k, &key_pem), (c, &cert_pem)] {
+                    let tmp = path.with_extension("tmp");
+                    std::fs::write(&tmp, text)
+                        .and_then(|()| std::fs::rename(&tmp, path))
+                        .map_err(|e| format!("writing {}: {e}", path.display()))?;
+                }
+                eprintln!("generated a sealing key and a self-signed certificate in signing/");
+            }
+            (key_pem, cert_pem)
+        }
+    };
+    let key =
+        LocalKey::from_pem(&key_pem, &cert_pem).map_err(|e| format!("the sealing key: {e:#}"))?;
+    let der = key.chain_der().map_err(|e| e.to_string())?;
+    Ok(SealingKey {
+        certificate_sha256: hex(&Sha256::digest(&der[0])),
+        key,
+        cert_pem,
+    })
+}
+
+impl blobs::Guest for Component {
+    fn get(id: String) -> Result<Option<Vec<u8>>, String> {
+        Ok(get_blob(&id))
+    }
+
+    fn put(data: Vec<u8>) -> BlobInfo {
+        // The formats component cannot take an error here; a full disk traps the job's
+        // call, which rolls back and runs again later.
+        put_blob(&data).unwrap_or_else(|e| panic!("{e}"))
+    }
+}
+
+impl download::Guest for Component {
+    fn fetch(_url: String) -> Result<Vec<u8>, String> {
+        Err("this host makes no outbound requests".into())
+    }
+}
+
+impl convert::Guest for Component {
+    fn docx_to_pdf(_docx: Vec<u8>) -> Result<Vec<u8>, WorkFailure> {
+        Err(WorkFailure {
+            code: "conversion-unavailable".into(),
+            message: "Word files cannot be converted here (esign served by a WebAssembly runtime)"
+                .into(),
+        })
+    }
+}
+
+impl signing::Guest for Component {
+    fn certificates() -> Result<Vec<Vec<u8>>, String> {
+        sealing_key()?.key.chain_der().map_err(|e| e.to_string())
+    }
+
+    fn sign(digest: Vec<u8>) -> Result<Vec<u8>, String> {
+        let digest: [u8; 32] = digest
+            .try_into()
+            .map_err(|_| "a digest is 32 bytes".to_string())?;
+        sealing_key()?
+            .key
+            .sign_digest(&digest)
+            .map_err(|e| format!("{e:#}"))
+    }
+}
+
+impl timestamping::Guest for Component {
+    fn exchange(_request: Vec<u8>) -> Result<Option<Vec<u8>>, String> {
+        Ok(None)
+    }
+}
+
+impl log::Guest for Component {
+    fn warn(message: String) {
+        eprintln!("warning: {message}");
     }
 }
