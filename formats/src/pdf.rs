@@ -25,6 +25,7 @@ pub use crate::stamp::{Picture, Stamp};
 /// This is the size a viewer shows: the crop box (or the media box when there is no
 /// crop box), with width and height swapped when the page is rotated by 90 or 270 degrees.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PageSize {
     /// Width in points (1/72 inch).
     pub width: f32,

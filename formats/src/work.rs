@@ -15,6 +15,7 @@ use std::collections::HashMap;
 
 /// A work order (the WIT's `work-order`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum WorkOrder {
     ImportFiles(Vec<ImportSource>),
     Render(RenderOrder),
@@ -23,6 +24,7 @@ pub enum WorkOrder {
 
 /// What a work order produced (the WIT's `work-outcome`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum WorkOutcome {
     ImportFiles(Vec<Result<ImportedFile, WorkFailure>>),
     Render(Result<RenderedFile, WorkFailure>),
@@ -30,6 +32,7 @@ pub enum WorkOutcome {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ImportSource {
     pub blob: Option<String>,
     pub url: Option<String>,
@@ -38,6 +41,7 @@ pub struct ImportSource {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct ImportedFile {
     pub blob: String,
     pub size: u64,
@@ -49,12 +53,14 @@ pub struct ImportedFile {
 
 /// Why work was not done: a stable `code` (see the WIT) and a sentence for people.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct WorkFailure {
     pub code: String,
     pub message: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct BlobInfo {
     pub id: String,
     pub size: u64,
@@ -63,6 +69,7 @@ pub struct BlobInfo {
 
 /// Generated layout (the WIT's `block`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Block {
     Heading(String),
     Text(String),
@@ -79,6 +86,7 @@ pub enum Block {
 
 /// Something drawn onto a content page (the WIT's `stamp`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Stamp {
     pub page: u32,
     pub left: f32,
@@ -89,6 +97,7 @@ pub struct Stamp {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum StampContent {
     Text(String),
     Check,
@@ -97,6 +106,7 @@ pub enum StampContent {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RenderOrder {
     pub sources: Vec<String>,
     pub stamps: Vec<Stamp>,
@@ -106,12 +116,14 @@ pub struct RenderOrder {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SealOrder {
     pub document_id: String,
     pub log_head: String,
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct PageImage {
     pub blob: String,
     pub size: u64,
@@ -120,6 +132,7 @@ pub struct PageImage {
 }
 
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RenderedFile {
     pub blob: String,
     pub size: u64,

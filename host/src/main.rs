@@ -6,6 +6,7 @@ use esign::cli::admin::{AdminArgs, admin};
 use esign::cli::engine::export_engine;
 use esign::cli::serve::{ServeArgs, serve};
 use esign::cli::verify::{VerifyArgs, verify};
+use esign::cli::work::{WorkArgs, work};
 use esign::runtime;
 use std::path::PathBuf;
 
@@ -54,6 +55,10 @@ enum EngineCommand {
         #[arg(long)]
         formats: bool,
     },
+    /// Do one work order (import, render, seal) with this binary's own file work, the
+    /// code the formats component is built from: to compare another host's formats
+    /// component with it, or to see what an order gives.
+    Work(WorkArgs),
 }
 
 fn main() {
@@ -71,6 +76,7 @@ fn main() {
         Command::Serve(args) => serve(*args),
         Command::Admin(args) => admin(args),
         Command::Verify(args) => verify(args),
+        Command::Engine(EngineCommand::Work(args)) => work(args),
         Command::Engine(EngineCommand::Export {
             file,
             wasi_http,

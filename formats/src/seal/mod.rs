@@ -36,6 +36,7 @@ pub trait SealHost {
 
 /// How a sealed file was signed (the WIT's `seal-info`).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SealInfo {
     /// The signing certificate's subject (RFC 4514).
     pub signer: String,

@@ -4,3 +4,4 @@ pub mod admin;
 pub mod engine;
 pub mod serve;
 pub mod verify;
+pub mod work;
