@@ -1,6 +1,6 @@
-// An in-memory host for the esign engine component, in Node.js.
+// An in-memory host for the esign engine and formats components, in Node.js.
 //
-// The component runs unchanged: `transpile()` turns the file `esign engine export` writes
+// The components run unchanged: `transpile()` turns the files `esign engine export` writes
 // into JavaScript with jco, and `Host` implements every import of `wit/esign.wit` the way
 // `wit/README.md` asks of a host:
 //
@@ -10,30 +10,38 @@
 // - effects: recorded in the call's transaction and kept only when it commits (a 503 or
 //   a trap commits nothing). Mail, SMS and webhook deliveries are kept in `outbox`, not
 //   sent; jobs go to an in-memory queue that `runJobs()` works through.
-// - work orders: `import-files` reads PDFs with pdf-lib (Word files are refused as
-//   `conversion-unavailable`, downloads as `download-failed`); `render` builds the PDF
-//   with pdf-lib but neither rasterizes pages (no page images, which the WIT allows) nor
-//   seals (a seal order fails as `seal-failed`); `fetch` fails as `download-failed`.
-// - host: argon2id through @node-rs/argon2; no eID provider, no signature checks, no
-//   outbound HTTP (each answers the error the WIT provides for it).
+// - work orders: done by the formats component (`esign engine export --formats`, world
+//   `esign:formats/formats`), the code the Rust host links, transpiled with jco like the
+//   engine: imports, renders with page images and seals give the bytes the Rust host's
+//   would. Its imports here: the blobs in memory (new ones commit with the job's call);
+//   the sealing key (PEM, given to `Host`) through @noble/curves' P-256 (RFC 6979
+//   deterministic, as the Rust host signs); no authority, no downloads, no Word
+//   converter (each answers what `wit/README.md` provides for it); WASI from jco's
+//   preview2 shim, sandboxed (no files, network or environment).
+// - host: argon2id through @node-rs/argon2; `verify-pdf` through the formats
+//   component's `check-pdf`; no eID provider, no outbound HTTP (each answers the error
+//   the WIT provides for it).
 //
 // Every call gets a fresh instance of the component, as in the Rust host. Nothing is
 // durable: the state lives as long as the `Host` object.
 
-import { createHash, webcrypto } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { X509Certificate, createHash, createPrivateKey, webcrypto } from 'node:crypto';
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { hashSync, verifySync, Algorithm } from '@node-rs/argon2';
-import { PDFDocument, StandardFonts, rgb, degrees } from '@cantoo/pdf-lib';
+import { p256 } from '@noble/curves/nist.js';
+import { WASIShim } from '@bytecodealliance/preview2-shim/instantiation';
 
-/** Transpiles the component file `wasm` into `outDir` (jco, async instantiation, no WASI
- *  shim: the host supplies the two WASI interfaces the world imports). */
-export async function transpile(wasm, outDir) {
+/** Transpiles the component file `wasm` into `outDir` (jco, no WASI shim: the host
+ *  supplies the WASI interfaces the world imports). `name` is `engine` for the engine
+ *  (instantiated asynchronously) or `formats` for the formats component (synchronously:
+ *  the engine's `verify-pdf` import, which is synchronous, makes one). */
+export async function transpile(wasm, outDir, name = 'engine') {
   const { transpile: jco } = await import('@bytecodealliance/jco');
   const { files } = await jco(await readFile(wasm), {
-    name: 'engine',
-    instantiation: { tag: 'async' },
+    name,
+    instantiation: { tag: name === 'formats' ? 'sync' : 'async' },
     noWasiShim: true,
     quiet: true,
   });
@@ -78,19 +86,65 @@ const randomId = () => hex(webcrypto.getRandomValues(new Uint8Array(12)));
 // Lower-case hex keeps byte order: comparing two hex strings compares their bytes.
 const bytesOf = (key) => Buffer.from(key, 'hex');
 
-/** A work failure of the WIT (`types.work-failure`). */
-class WorkFailure extends Error {
-  constructor(code, message) {
-    super(message);
-    this.code = code;
+/** The sealing key of PEM text `keyPem` (PKCS#8 or SEC1 P-256) and its chain `certPem`:
+ *  the private scalar for @noble/curves, the certificates as DER, signer first. */
+function sealingKey(keyPem, certPem) {
+  const jwk = createPrivateKey(keyPem).export({ format: 'jwk' });
+  if (jwk.crv !== 'P-256') throw new Error(`the sealing key is ${jwk.crv}, not P-256`);
+  const certs = certPem.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  return {
+    secret: Buffer.from(jwk.d, 'base64url'),
+    chain: certs.map((c) => new Uint8Array(new X509Certificate(c).raw)),
+    certPem,
+    certificateSha256: certs.length ? sha256(new X509Certificate(certs[0]).raw) : '',
+  };
+}
+
+/** The parts of a `multipart/form-data` body as the WIT's `form-part`s. */
+async function formParts(contentType, body) {
+  const form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
+  const parts = [];
+  for (const [name, value] of form.entries()) {
+    if (typeof value === 'string') {
+      parts.push({ name, filename: undefined, contentType: '', data: new TextEncoder().encode(value) });
+    } else {
+      const type = value.type.split(';')[0].trim().toLowerCase();
+      parts.push({ name, filename: value.name, contentType: type, data: new Uint8Array(await value.arrayBuffer()) });
+    }
   }
+  return parts;
+}
+
+const pascal = (tag) => tag.replace(/(^|-)(\w)/g, (_, __, c) => c.toUpperCase());
+const snake = (k) => k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+/** A value in jco's shapes (variants as `{ tag, val }`, camelCase fields, u64 as BigInt)
+ *  in the shape Rust's serde gives the same WIT types (externally tagged enums, snake_case
+ *  fields, numbers; absent options left out): how a work order goes to `esign engine
+ *  work`, and an outcome is compared with what it wrote. */
+export function toSerde(x) {
+  if (typeof x === 'bigint') return Number(x);
+  if (Array.isArray(x)) return x.map(toSerde);
+  if (x && typeof x === 'object') {
+    if (typeof x.tag === 'string' && Object.keys(x).every((k) => k === 'tag' || k === 'val')) {
+      const tag = x.tag === 'failed' ? 'Err' : pascal(x.tag); // import-result's failure is a Result's Err
+      return x.val === undefined ? tag : { [tag]: toSerde(x.val) };
+    }
+    const fields = Object.entries(x).filter(([, v]) => v !== undefined);
+    return Object.fromEntries(fields.map(([k, v]) => [snake(k), toSerde(v)]));
+  }
+  return x;
 }
 
 export class Host {
-  /** `dir` holds the transpiled component (see `transpile`). */
-  constructor(dir, settings = defaultSettings()) {
+  /** `dir` holds the transpiled engine (see `transpile`); `formatsDir` the transpiled
+   *  formats component; `signing`, when given, `{ keyPem, certPem }` for seals. */
+  constructor(dir, settings = defaultSettings(), { formatsDir, signing } = {}) {
     this.dir = dir;
-    this.settings = settings;
+    this.formatsDir = formatsDir;
+    this.sealing = signing ? sealingKey(signing.keyPem, signing.certPem) : null;
+    this.settings = { ...settings, signingCertificate: this.sealing?.certPem ?? settings.signingCertificate };
+    /** What the formats component warned of. */
+    this.warnings = [];
     this.data = new Map(); // hex key -> Uint8Array
     this.sorted = null; // the keys in order, rebuilt after a commit changed the key set
     this.blobs = new Map(); // id -> Uint8Array
@@ -101,20 +155,86 @@ export class Host {
     this.errors = [];
     /** Tests: `files.put` fails while set, as when the blob storage is unavailable. */
     this.blobStorageDown = false;
+    /** Tests: the formats component's `signing.sign` fails while set. */
+    this.signingDown = false;
+    /** Tests: the time (ms since the epoch) work orders state, instead of now. */
+    this.clock = undefined;
+    /** Called with `{ order, nowMs, outcome, made }` after each work order. */
+    this.onWork = null;
     this.dummyHash = hashSync('esign dummy password', { algorithm: Algorithm.Argon2id });
   }
 
-  async #coreModule(name) {
-    if (!this.modules.has(name)) {
-      this.modules.set(name, WebAssembly.compile(await readFile(join(this.dir, name))));
+  async #coreModule(dir, name) {
+    const path = join(dir, name);
+    if (!this.modules.has(path)) {
+      this.modules.set(path, WebAssembly.compile(await readFile(path)));
     }
-    return this.modules.get(name);
+    return this.modules.get(path);
   }
 
   /** A fresh instance of the component whose imports act on transaction `txn`. */
   async #instance(txn) {
     const { instantiate } = await import(pathToFileURL(join(this.dir, 'engine.js')).href);
-    return instantiate((name) => this.#coreModule(name), this.#imports(txn));
+    return instantiate((name) => this.#coreModule(this.dir, name), this.#imports(txn));
+  }
+
+  /** Loads the formats component once: its glue and its core modules, compiled. */
+  async #loadFormats() {
+    if (this.formatsGlue || !this.formatsDir) return;
+    const names = (await readdir(this.formatsDir)).filter((n) => n.endsWith('.wasm'));
+    this.formatsModules = new Map();
+    for (const n of names) this.formatsModules.set(n, await WebAssembly.compile(await readFile(join(this.formatsDir, n))));
+    this.formatsGlue = await import(pathToFileURL(join(this.formatsDir, 'formats.js')).href);
+  }
+
+  /** A fresh instance of the formats component (synchronous, once `#loadFormats` ran);
+   *  the blobs it puts go to `made`. */
+  #formats(made) {
+    if (!this.formatsGlue) throw new Error('this Host was made without the formats component');
+    const wasi = new WASIShim({ sandbox: { preopens: {}, env: {}, args: ['formats'], enableNetwork: false } });
+    const imports = { ...wasi.getImportObject(), ...this.#formatsImports(made) };
+    return this.formatsGlue.instantiate((name) => this.formatsModules.get(name), imports);
+  }
+
+  #formatsImports(made) {
+    const host = this;
+    const imports = {
+      'esign:engine/types@0.1.0': {},
+      'esign:formats/blobs@0.1.0': {
+        get: (id) => host.blobs.get(id) ?? undefined,
+        put(data) {
+          const id = randomId();
+          made.push([id, Uint8Array.from(data)]);
+          return { id, size: BigInt(data.length), sha256: sha256(data) };
+        },
+      },
+      'esign:formats/download@0.1.0': {
+        fetch() {
+          throw 'this host makes no outbound requests';
+        },
+      },
+      'esign:formats/convert@0.1.0': {
+        docxToPdf() {
+          throw { code: 'conversion-unavailable', message: 'Word files cannot be converted by this host' };
+        },
+      },
+      'esign:formats/signing@0.1.0': {
+        certificates() {
+          if (!host.sealing) throw 'this host has no sealing key';
+          return host.sealing.chain;
+        },
+        sign(digest) {
+          if (!host.sealing) throw 'this host has no sealing key';
+          if (host.signingDown) throw 'the sealing key is unavailable (a test fault)';
+          const sig = p256.sign(digest, host.sealing.secret, { prehash: false, lowS: false, format: 'der' });
+          return sig;
+        },
+      },
+      'esign:formats/timestamping@0.1.0': { exchange: () => undefined },
+      'esign:formats/log@0.1.0': { warn: (message) => void host.warnings.push(message) },
+    };
+    for (const name of Object.keys(imports)) imports[name.replace(/@[^@/]*$/, '')] = imports[name];
+    return imports;
   }
 
   #keys() {
@@ -126,6 +246,7 @@ export class Host {
    *  says so of the result. A trap rolls back and is rethrown. `times`, when given,
    *  receives the microseconds spent instantiating and calling. */
   async #call(body, keep, times) {
+    await this.#loadFormats();
     const txn = { writes: new Map(), blobs: new Map(), effects: [] };
     const t0 = process.hrtime.bigint();
     const exports = await this.#instance(txn);
@@ -231,20 +352,7 @@ export class Host {
         eidFinish() {
           throw 'this host has no eID provider';
         },
-        verifyPdf: () => ({
-          signed: false,
-          valid: false,
-          wholeFile: false,
-          signer: '',
-          certificateSha256: '',
-          byThisService: false,
-          signedAtMs: undefined,
-          timestampMs: undefined,
-          timestampValid: false,
-          documentId: '',
-          logHead: '',
-          problems: ['this host does not check signatures'],
-        }),
+        verifyPdf: (data) => host.#checkPdf(data),
         fetchClientMetadata() {
           throw 'this host makes no outbound requests';
         },
@@ -276,16 +384,22 @@ export class Host {
   /** `request`, with the time spent instantiating (`instantiateUs`) and in the call
    *  (`callUs`) added, in microseconds. */
   async timedRequest(method, path, { query = '', headers = [], body = '', origin = 'http' } = {}) {
-    const req = {
-      method,
-      path,
-      query,
-      headers: headers.map(([k, v]) => [k.toLowerCase(), v]),
-      body: typeof body === 'string' ? new TextEncoder().encode(body) : body,
-      parts: [],
-      origin,
-      remoteAddr: '127.0.0.1',
-    };
+    const lower = headers.map(([k, v]) => [k.toLowerCase(), v]);
+    let bytes = typeof body === 'string' ? new TextEncoder().encode(body) : body;
+    let parts = [];
+    const ctype = lower.find(([k]) => k === 'content-type')?.[1] ?? '';
+    if (/^multipart\/form-data/i.test(ctype)) {
+      // Decoded like the Rust host does before the engine sees it: Node's own decoder
+      // (undici's `formData()`); a malformed body is the same 400.
+      try {
+        parts = await formParts(ctype, bytes);
+      } catch (e) {
+        const error = { error: 'invalid_multipart', description: `the multipart/form-data body is malformed: ${e.message}`, status: 400 };
+        return { status: 400, headers: [['content-type', 'application/json']], body: Buffer.from(JSON.stringify(error)) };
+      }
+      bytes = new Uint8Array();
+    }
+    const req = { method, path, query, headers: lower, body: bytes, parts, origin, remoteAddr: '127.0.0.1' };
     const times = {};
     const res = await this.#call(
       (e) => e.handle(req),
@@ -312,7 +426,7 @@ export class Host {
   }
 
   async #runJob(job) {
-    const { outcome, blobs } = job.work ? await this.#perform(job.work) : { blobs: [] };
+    const { outcome, blobs } = job.work ? await this.perform(job.work) : { blobs: [] };
     let result;
     try {
       result = await this.#call(
@@ -337,249 +451,46 @@ export class Host {
     }
   }
 
-  /** Does a work order; the new blobs it made are written with the job's transaction. */
-  async #perform(order) {
-    const blobs = [];
-    switch (order.tag) {
-      case 'import-files': {
-        const results = [];
-        for (const source of order.val) {
-          try {
-            results.push({ tag: 'ok', val: await this.#import(source) });
-          } catch (e) {
-            results.push({ tag: 'failed', val: failure(e) });
-          }
-        }
-        return { outcome: { tag: 'import-files', val: results }, blobs };
-      }
-      case 'render': {
-        try {
-          const file = await this.#render(order.val, blobs);
-          return { outcome: { tag: 'render', val: { tag: 'ok', val: file } }, blobs };
-        } catch (e) {
-          return { outcome: { tag: 'render', val: { tag: 'err', val: failure(e) } }, blobs: [] };
-        }
-      }
-      case 'fetch': {
-        const err = { code: 'download-failed', message: 'this host makes no outbound requests' };
-        return { outcome: { tag: 'fetch', val: { tag: 'err', val: err } }, blobs };
-      }
-      default:
-        throw new Error(`unknown work order ${order.tag}`);
-    }
-  }
-
-  async #import(source) {
-    if (!source.blob) throw new WorkFailure('download-failed', 'this host makes no outbound requests');
-    const bytes = this.blobs.get(source.blob);
-    if (!bytes) {
-      throw new WorkFailure('blob-missing', 'the file is no longer stored (the upload expired or was removed)');
-    }
-    const head = Buffer.from(bytes.subarray(0, 4)).toString('latin1');
-    if (head === 'PK\u0003\u0004') {
-      throw new WorkFailure('conversion-unavailable', 'Word files cannot be converted by this host');
-    }
-    if (head !== '%PDF' && !source.name.toLowerCase().endsWith('.pdf')) {
-      throw new WorkFailure('unsupported-format', `${JSON.stringify(source.name)} is neither a PDF nor a Word (.docx) file`);
-    }
-    const pdf = await loadPdf(bytes);
-    return {
-      blob: source.blob,
-      size: BigInt(bytes.length),
-      sha256: sha256(bytes),
-      pages: pdf.getPages().map(visibleSize),
-      placeholders: [],
-      downloaded: undefined,
-    };
-  }
-
-  /** The final PDF of a render order (see `types.render-order`), without page images. */
-  async #render(order, blobs) {
-    if (order.seal) throw new WorkFailure('seal-failed', 'this host does not seal documents');
-    const out = await PDFDocument.create();
-    const font = await out.embedFont(StandardFonts.Helvetica);
-    const bold = await out.embedFont(StandardFonts.HelveticaBold);
-    const content = [];
-    for (const id of order.sources) {
-      const bytes = this.blobs.get(id);
-      if (!bytes) throw new WorkFailure('blob-missing', 'a source file is no longer stored');
-      const source = await loadPdf(bytes);
-      for (const page of await out.copyPages(source, source.getPageIndices())) {
-        content.push(out.addPage(page));
-      }
-    }
-    for (const stamp of order.stamps) {
-      const page = content[stamp.page];
-      if (!page) continue;
-      const box = page.getCropBox();
-      const y = box.y + box.height - stamp.top - stamp.height;
-      const c = stamp.content;
-      if (c.tag === 'text') {
-        const size = Math.max(4, Math.min(stamp.height * 0.7, (stamp.width / Math.max(1, font.widthOfTextAtSize(latin(c.val), 1)))));
-        page.drawText(latin(c.val), { x: box.x + stamp.left, y: y + stamp.height * 0.2, size, font });
-      } else if (c.tag === 'check') {
-        const [x, h, w] = [box.x + stamp.left, stamp.height, stamp.width];
-        page.drawLine({ start: { x: x + w * 0.15, y: y + h * 0.5 }, end: { x: x + w * 0.4, y: y + h * 0.2 }, thickness: 1.5 });
-        page.drawLine({ start: { x: x + w * 0.4, y: y + h * 0.2 }, end: { x: x + w * 0.85, y: y + h * 0.85 }, thickness: 1.5 });
-      } else if (c.tag === 'image') {
-        const png = await this.#png(out, c.val);
-        if (png) {
-          const s = png.scaleToFit(stamp.width, stamp.height);
-          page.drawImage(png, { x: box.x + stamp.left, y, width: s.width, height: s.height });
-        }
-      }
-    }
-    await this.#blocks(out, order.appendix, font, bold);
-    if (out.getPageCount() === 0) throw new WorkFailure('render-failed', 'nothing to render');
-    const contentSha256 = sha256(await out.save({ useObjectStreams: false }));
-    await this.#blocks(out, [...order.summary, { tag: 'text', val: `Content SHA-256: ${contentSha256}` }], font, bold);
-    const pdf = await out.save({ useObjectStreams: false });
-    const blob = randomId();
-    blobs.push([blob, pdf]);
-    return {
-      blob,
-      size: BigInt(pdf.length),
-      sha256: sha256(pdf),
-      contentSha256,
-      pageCount: out.getPageCount(),
-      pageImages: [],
-      seal: undefined,
-    };
-  }
-
-  async #png(out, id) {
-    const bytes = this.blobs.get(id);
+  /** Does a work order (jco's shape of the WIT's `work-order`) in a fresh instance of
+   *  the formats component: `{ outcome, blobs }`, the new blobs as `[id, bytes]` (a job
+   *  writes them with its transaction; nothing here is stored). A trap (a panic of a PDF library,
+   *  which wasm cannot catch) answers the order with a failure, as the Rust host
+   *  answers a work order whose thread panicked. */
+  async perform(order) {
+    await this.#loadFormats();
+    const made = [];
+    const nowMs = this.now();
+    let outcome;
     try {
-      return bytes ? await out.embedPng(bytes) : null;
-    } catch {
-      return null;
+      outcome = this.#formats(made).work.perform(order, BigInt(nowMs));
+    } catch (trap) {
+      const message = `the work failed: ${trap?.message ?? trap}`;
+      const failed = (code) => ({ code, message });
+      made.length = 0;
+      outcome = {
+        'import-files': () => ({ tag: 'import-files', val: order.val.map(() => ({ tag: 'failed', val: failed('conversion-failed') })) }),
+        render: () => ({ tag: 'render', val: { tag: 'err', val: failed('render-failed') } }),
+        fetch: () => ({ tag: 'fetch', val: { tag: 'err', val: failed('download-failed') } }),
+      }[order.tag]();
     }
+    this.onWork?.({ order, nowMs, outcome, made });
+    return { outcome, blobs: made };
   }
 
-  /** Draws generated layout on new A4 pages. */
-  async #blocks(out, blocks, font, bold) {
-    if (blocks.length === 0) return;
-    const [width, height, margin] = [595.28, 841.89, 56];
-    let page = out.addPage([width, height]);
-    let y = height - margin;
-    const line = (text, { f = font, size = 10, x = margin, right = false } = {}) => {
-      const t = latin(text);
-      const w = f.widthOfTextAtSize(t, size);
-      page.drawText(t, { x: right ? width - margin - w : x, y, size, font: f });
-    };
-    const room = (h) => {
-      if (y - h < margin) {
-        page = out.addPage([width, height]);
-        y = height - margin;
-      }
-    };
-    for (const b of blocks) {
-      switch (b.tag) {
-        case 'heading':
-          room(24);
-          y -= 18;
-          line(b.val, { f: bold, size: 14 });
-          y -= 6;
-          break;
-        case 'text':
-          for (const l of wrap(latin(b.val), font, 10, width - 2 * margin)) {
-            room(14);
-            y -= 14;
-            line(l);
-          }
-          break;
-        case 'row':
-        case 'header-row': {
-          room(14);
-          y -= 14;
-          const cells = b.val;
-          const step = (width - 2 * margin) / Math.max(1, cells.length);
-          cells.forEach((cell, i) => {
-            const last = i === cells.length - 1 && cells.length > 1;
-            line(cell, { f: b.tag === 'header-row' ? bold : font, x: margin + i * step, right: last });
-          });
-          break;
-        }
-        case 'rule':
-          room(8);
-          y -= 6;
-          page.drawLine({ start: { x: margin, y }, end: { x: width - margin, y }, thickness: 0.5, color: rgb(0.5, 0.5, 0.5) });
-          break;
-        case 'page-break':
-          page = out.addPage([width, height]);
-          y = height - margin;
-          break;
-        case 'signature': {
-          room(80);
-          const png = b.val.image ? await this.#png(out, b.val.image) : null;
-          if (png) {
-            const s = png.scaleToFit(200, 50);
-            page.drawImage(png, { x: margin, y: y - 50, width: s.width, height: s.height });
-          } else {
-            const oblique = await out.embedFont(StandardFonts.HelveticaOblique);
-            page.drawText(latin(b.val.text), { x: margin, y: y - 35, size: 18, font: oblique, rotate: degrees(0) });
-          }
-          y -= 64;
-          line(b.val.caption, { size: 9 });
-          break;
-        }
-        default:
-          break;
-      }
-    }
+  /** The time seals state; tests may fix it. */
+  now() {
+    return this.clock ?? Date.now();
   }
-}
 
-/** A PDF for reading; an encrypted one needs a password this host does not have. */
-async function loadPdf(bytes) {
-  let pdf;
-  try {
-    pdf = await PDFDocument.load(bytes, { updateMetadata: false });
-  } catch (e) {
-    if (/encrypted/i.test(String(e))) {
-      throw new WorkFailure('encrypted', 'the PDF is password-protected; upload it without a password');
+  /** `host.verify-pdf`: the formats component's check, against this host's key. */
+  #checkPdf(data) {
+    if (!this.formatsGlue) {
+      return {
+        signed: false, valid: false, wholeFile: false, signer: '', certificateSha256: '',
+        byThisService: false, signedAtMs: undefined, timestampMs: undefined, timestampValid: false,
+        documentId: '', logHead: '', problems: ['this host does not check signatures'],
+      };
     }
-    throw new WorkFailure('invalid-pdf', `the file is not a readable PDF: ${e.message ?? e}`);
+    return this.#formats([]).work.checkPdf(data, this.sealing?.certificateSha256 ?? '');
   }
-  if (pdf.getPageCount() === 0) throw new WorkFailure('invalid-pdf', 'the file is not a readable PDF: it has no pages');
-  return pdf;
-}
-
-/** A page's displayed size: its crop box within its media box, rotation applied. */
-function visibleSize(page) {
-  const m = page.getMediaBox();
-  const c = page.getCropBox();
-  const w = Math.min(m.x + m.width, c.x + c.width) - Math.max(m.x, c.x);
-  const h = Math.min(m.y + m.height, c.y + c.height) - Math.max(m.y, c.y);
-  const [width, height] = [Math.abs(w), Math.abs(h)];
-  return page.getRotation().angle % 180 === 90 ? { width: height, height: width } : { width, height };
-}
-
-/** What the standard fonts can draw (WinAnsi); anything else becomes `?`. */
-function latin(text) {
-  return String(text).replace(/[^\x20-\x7e\xa0-\xff]/g, '?');
-}
-
-function wrap(text, font, size, width) {
-  const lines = [];
-  for (const para of text.split('\n')) {
-    let cur = '';
-    for (const word of para.split(' ')) {
-      const next = cur ? `${cur} ${word}` : word;
-      if (cur && font.widthOfTextAtSize(next, size) > width) {
-        lines.push(cur);
-        cur = word;
-      } else {
-        cur = next;
-      }
-    }
-    lines.push(cur);
-  }
-  return lines;
-}
-
-function failure(e) {
-  return e instanceof WorkFailure
-    ? { code: e.code, message: e.message }
-    : { code: 'render-failed', message: String(e?.message ?? e) };
 }

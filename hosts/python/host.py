@@ -1,13 +1,16 @@
-"""The esign engine component in Python, through wasmtime-py's component API.
+"""The esign engine and formats components in Python, through wasmtime-py's component API.
 
 A smoke-test host: every import of `wit/esign.wit` in memory (an ordered key-value map
 with a transaction per call, blobs, recorded effects; argon2id through argon2-cffi), a
-fresh instance per call. It runs the calls that need no host work: the first-run
-bootstrap through the admin origin, logging in, `GET /v1/test`, creating a document
-without files and reading it. Jobs, work orders, mail and webhooks stay recorded, not
-run.
+fresh instance per call. With the formats component (`esign engine export --formats`)
+it also runs jobs: their work orders go to a fresh formats instance (blobs from memory;
+no sealing key, downloads or Word converter, each answering the error its WIT gives),
+then the engine's `run-job` gets the outcome. The smoke test: the first-run bootstrap
+through the admin origin, logging in, `GET /v1/test`, creating a document without files
+and reading it; then, given a PDF, a document created from it, imported, sent and
+rendered, with an image of its first page. Mail and webhooks stay recorded, not sent.
 
-    python hosts/python/host.py engine.wasm     # from `esign engine export engine.wasm`
+    python hosts/python/host.py engine.wasm [formats.wasm file.pdf]
 """
 
 import bisect
@@ -17,44 +20,46 @@ import os
 import secrets
 import sys
 import time
-from types import SimpleNamespace
 
 import argon2
-from wasmtime import Engine, Store
-from wasmtime.component import Component, Linker
+from wasmtime import Engine, Store, WasiConfig
+from wasmtime.component import Component, Linker, Record, Variant
 
 ENGINE = "esign:engine/{}@0.1.0"
+FORMATS = "esign:formats/{}@0.1.0"
 PASSWORDS = argon2.PasswordHasher()  # argon2id
 DUMMY = PASSWORDS.hash("esign dummy password")
 
 
 def record(**fields):
-    """A WIT record: wasmtime-py reads its fields as attributes named as in the WIT."""
-    r = SimpleNamespace()
+    """A WIT record: wasmtime-py reads its fields as attributes named as in the WIT (and
+    tells a record in a variant by its class)."""
+    r = Record()
     for name, value in fields.items():
         setattr(r, name.replace("_", "-"), value)
     return r
 
 
 class Host:
-    def __init__(self, wasm, settings=None):
+    def __init__(self, wasm, formats=None, settings=None):
         self.engine = Engine()
         self.component = Component.from_file(self.engine, wasm)
+        self.formats = Component.from_file(self.engine, formats) if formats else None
+        self.warnings = []
         self.data = {}  # key bytes -> value bytes
         self.keys = []  # sorted
         self.blobs = {}
-        self.jobs, self.mails, self.events = [], [], []
+        self.jobs, self.mails, self.events, self.dead_jobs = [], [], [], []
         self.settings = settings or {}
         self.txn = None
         self.linker = Linker(self.engine)
         self._define(self.linker)
+        self.formats_linker = Linker(self.engine)
+        self.formats_linker.add_wasip2()  # what Rust's std on wasm32-wasip2 imports
+        self._define_formats(self.formats_linker)
 
     # One call: a fresh store and instance, one transaction, committed unless 503.
-    def request(self, method, path, body=b"", headers=(), origin="http", query=""):
-        self.txn = {"writes": {}, "blobs": {}, "effects": []}
-        store = Store(self.engine)
-        instance = self.linker.instantiate(store, self.component)
-        handle = instance.get_func(store, "handle")
+    def request(self, method, path, body=b"", headers=(), origin="http", query="", raw=False):
         req = record(
             method=method,
             path=path,
@@ -65,12 +70,63 @@ class Host:
             origin=origin,
             remote_addr="127.0.0.1",
         )
-        res = handle(store, req)
-        handle.post_return(store)
-        if res.status != 503:
+        res = self._call("handle", req, keep=lambda r: r.status != 503)
+        if raw:
+            return res.status, res.body
+        return res.status, json.loads(res.body) if res.body else None
+
+    def _call(self, export, arg, keep=lambda _: True, blobs=()):
+        self.txn = {"writes": {}, "blobs": dict(blobs), "effects": []}
+        store = Store(self.engine)
+        instance = self.linker.instantiate(store, self.component)
+        func = instance.get_func(store, export)
+        result = func(store, arg)
+        func.post_return(store)
+        if keep(result):
             self._commit()
         self.txn = None
-        return res.status, json.loads(res.body) if res.body else None
+        return result
+
+    def run_jobs(self):
+        """Runs the jobs that are due, work orders first (each in a fresh formats
+        instance, outside the transaction; its new blobs commit with the job). Returns
+        how many ran."""
+        ran = 0
+        now = time.time_ns() // 1_000_000
+        while due := [j for j in self.jobs if getattr(j[1], "run-at-ms") <= now]:
+            for job in due:
+                self.jobs.remove(job)
+                self._run_job(*job)
+                ran += 1
+        return ran
+
+    def _run_job(self, job_id, spec, attempt=1):
+        made = {}
+        outcome = None
+        if spec.work is not None:
+            outcome = self._perform(spec.work, made)
+        job = record(id=job_id, kind=spec.kind, payload=spec.payload, attempt=attempt, outcome=outcome)
+        result = self._call("run-job", job, blobs=made)
+        tag = result.tag if isinstance(result, Variant) else None
+        if isinstance(result, int) or tag == "retry-at":
+            retry = record(**{k.replace("-", "_"): getattr(spec, k) for k in vars(spec)})
+            setattr(retry, "run-at-ms", result if isinstance(result, int) else result.payload)
+            self.jobs.append((job_id, retry))
+        elif isinstance(result, str) or tag == "failed":
+            self.dead_jobs.append((job_id, spec.kind, result))
+
+    def _perform(self, order, made):
+        if self.formats is None:
+            raise RuntimeError("this host was made without the formats component")
+        store = Store(self.engine)
+        store.set_wasi(WasiConfig())  # no files, environment or network
+        self.made = made
+        instance = self.formats_linker.instantiate(store, self.formats)
+        work = instance.get_export_index(store, FORMATS.format("work"))
+        perform = instance.get_func(store, instance.get_export_index(store, "perform", work))
+        outcome = perform(store, order, time.time_ns() // 1_000_000)
+        perform.post_return(store)
+        return outcome
 
     def _commit(self):
         for k, v in self.txn["writes"].items():
@@ -155,6 +211,31 @@ class Host:
             i.add_func("get-random-bytes", lambda _, n: os.urandom(n))
             i.add_func("get-random-u64", lambda _: int.from_bytes(os.urandom(8), "little"))
 
+    def _define_formats(self, linker):
+        def put(_, data):
+            blob = secrets.token_hex(12)
+            self.made[blob] = data
+            return record(id=blob, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+
+        def convert(_, docx):
+            return record(code="conversion-unavailable", message="this host converts no Word files")
+
+        root = linker.root()
+        with root.add_instance(FORMATS.format("blobs")) as i:
+            i.add_func("get", lambda _, b: self.made.get(b, self.blobs.get(b)))
+            i.add_func("put", put)
+        with root.add_instance(FORMATS.format("download")) as i:
+            i.add_func("fetch", lambda _, u: "this host makes no outbound requests")
+        with root.add_instance(FORMATS.format("convert")) as i:
+            i.add_func("docx-to-pdf", convert)
+        with root.add_instance(FORMATS.format("signing")) as i:
+            i.add_func("certificates", lambda _: "this host has no sealing key")
+            i.add_func("sign", lambda _, d: "this host has no sealing key")
+        with root.add_instance(FORMATS.format("timestamping")) as i:
+            i.add_func("exchange", lambda _, r: None)
+        with root.add_instance(FORMATS.format("log")) as i:
+            i.add_func("warn", lambda _, m: self.warnings.append(m))
+
     def _verify(self, password, hash_):
         try:
             return PASSWORDS.verify(hash_ or DUMMY, password) and bool(hash_)
@@ -174,9 +255,9 @@ class Host:
         return record(**s)
 
 
-def main(wasm):
+def main(wasm, formats=None, pdf=None):
     """The smoke test: exits non-zero on the first unexpected answer."""
-    host = Host(wasm)
+    host = Host(wasm, formats)
     json_ = [("content-type", "application/json")]
     account = {"email": "admin@example.com", "password": "admin-password-1"}
 
@@ -200,7 +281,32 @@ def main(wasm):
     bad = expect(400, host.request("POST", "/v1/documents", {"name": 7}, auth), "a bad body")
     assert set(bad) >= {"error", "description", "status"}, bad
     assert [e.kind for e in host.events] == ["document.created"], host.events
+    if pdf:
+        file_work(host, auth, expect, pdf)
+
+
+def file_work(host, auth, expect, pdf):
+    """A document from the PDF: imported, sent and rendered by the formats component."""
+    import base64
+
+    with open(pdf, "rb") as f:
+        content = base64.b64encode(f.read()).decode()
+    doc = {"name": "A PDF from Python", "file_content": content, "file_name": "fixture.pdf",
+           "recipients": [{"email": "s@example.com", "first_name": "Sam", "role": "signer"}]}
+    doc_id = expect(200, host.request("POST", "/v1/documents", doc, auth), "create from a PDF")["id"]
+    assert host.run_jobs() == 1, host.jobs
+    read = expect(200, host.request("GET", f"/v1/documents/{doc_id}", headers=auth), "imported")
+    assert read["status"] == "draft" and read["page_count"] == 3, read
+    expect(200, host.request("POST", f"/v1/documents/{doc_id}/send", {}, auth), "send")
+    assert host.run_jobs() >= 1, host.jobs
+    read = expect(200, host.request("GET", f"/v1/documents/{doc_id}", headers=auth), "rendered")
+    assert read["status"] == "sent", read
+    secret = read["recipients"][0]["document_url"].rsplit("/", 1)[1]
+    status, png = host.request("GET", f"/v1/recipient/{secret}/pages/3", raw=True)
+    assert status == 200 and png.startswith(b"\x89PNG"), (status, png[:40])
+    print(f"ok a page image: {status}, {len(png)} bytes")
+    assert host.dead_jobs == [], host.dead_jobs
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(*sys.argv[1:4])
