@@ -19,7 +19,7 @@ lint:
 # Build only the engine component and the formats component (what host/build.rs does).
 component:
     cargo build -p esign-engine-component --target wasm32-wasip2 --profile component --target-dir target/engine-wasm
-    cargo build -p esign-formats-component --target wasm32-wasip2 --profile component --target-dir target/engine-wasm
+    RUSTFLAGS=-Ctarget-feature=+simd128 cargo build -p esign-formats-component --target wasm32-wasip2 --profile component --target-dir target/formats-wasm
 
 # Benchmarks (release build; needs wrk: apt-get install wrk).
 bench:

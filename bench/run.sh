@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `just bench`: throughput and latency of GET /v1/test for esign and for a plain hyper
 # server returning the same JSON, at concurrency 1 and 64 (wrk, from one run), then the
-# engine-call micro-benchmark, then the document benchmarks (list at 1 000 and 100 000
-# documents; create from a 20-page PDF and send), then webhook deliveries per second and
+# engine-call micro-benchmark (natively, then through jco), then the file work of a
+# 20-page document through jco, natively and in wasmtime (hosts/js/bench.mjs,
+# formats_bench), then the document benchmarks (list at 1 000 and 100 000 documents;
+# create from a 20-page PDF and send), then webhook deliveries per second and
 # commit-to-first-attempt latency, then the signing page in headless Chromium (bytes
 # before the first page is visible, opening a link to signed), then sealing (a 20-page
 # document's render, page images and seal; seals per second), then PostgreSQL (a
@@ -17,7 +19,7 @@ if ! command -v wrk >/dev/null || ! command -v chromedriver >/dev/null; then
     echo "installing wrk, chromium and chromium-driver (Debian packages)"
     apt-get update -qq && apt-get install -y -qq wrk chromium chromium-driver >/dev/null
 fi
-cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example seal_bench --example scale_bench
+cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example seal_bench --example scale_bench --example formats_bench
 
 WORK=$(mktemp -d)
 cleanup() {
@@ -129,7 +131,12 @@ echo
 # The same call through jco in Node.js (hosts/js), when Node is installed.
 if command -v node >/dev/null; then
     [ -d hosts/js/node_modules ] || npm ci --prefix hosts/js --no-audit --no-fund --silent
-    ESIGN_BIN=target/release/esign node hosts/js/bench.mjs 2000
+    mkdir -p "$WORK/orders"
+    ESIGN_BIN=target/release/esign ESIGN_SIGNING_DIR="$WORK/data/signing" FORMATS_BENCH_ORDERS="$WORK/orders" \
+        node hosts/js/bench.mjs 2000 5
+    echo
+    # The same work orders natively and as the formats component in wasmtime.
+    target/release/examples/formats_bench "$WORK/orders" 5
     echo
 fi
 target/release/examples/docs_bench "$ESIGN" bench@example.com bench-password

@@ -10,124 +10,11 @@ mod formats_component;
 use esign::bindings::{WorkOrder, WorkOutcome};
 use esign::runtime::EMBEDDED_FORMATS;
 use esign_formats::digest::sha256_hex;
-use esign_formats::seal::SealHost;
-use esign_formats::seal::cms::DigestSigner;
-use esign_formats::seal::keys::{LocalKey, generate};
-use esign_formats::work::{self as shared, WorkIo};
+use esign_formats::work as shared;
 use esign_formats::{office, pdf};
-use formats_component::FormatsComponent;
-use std::collections::BTreeMap;
+use formats_component::{FormatsComponent, MemIo, NOW_MS, Tsa};
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
-
-/// The time seals state: 2026-11-25T12:00:00Z.
-const NOW_MS: u64 = 1_795_608_000_000;
-
-/// What the time stamping authority does in a test.
-#[derive(Clone, Copy, PartialEq)]
-enum Tsa {
-    None,
-    Down,
-}
-
-/// The work's I/O over memory: the same for both builds, and deterministic (new blob
-/// ids count up).
-#[derive(Clone)]
-struct MemIo {
-    blobs: BTreeMap<String, Vec<u8>>,
-    /// What the work put, in order.
-    new: Vec<(String, Vec<u8>)>,
-    downloads: BTreeMap<String, Vec<u8>>,
-    warnings: Vec<String>,
-    key: Arc<LocalKey>,
-    tsa: Tsa,
-    /// The signing key fails.
-    key_down: bool,
-}
-
-fn test_key() -> Arc<LocalKey> {
-    static KEY: OnceLock<Arc<LocalKey>> = OnceLock::new();
-    KEY.get_or_init(|| {
-        let (key, cert) = generate(&[5; 32], NOW_MS).unwrap();
-        Arc::new(LocalKey::from_pem(&key, &cert).unwrap())
-    })
-    .clone()
-}
-
-impl MemIo {
-    fn new(blobs: &[(&str, Vec<u8>)]) -> MemIo {
-        MemIo {
-            blobs: blobs
-                .iter()
-                .map(|(id, b)| (id.to_string(), b.clone()))
-                .collect(),
-            new: Vec::new(),
-            downloads: BTreeMap::new(),
-            warnings: Vec::new(),
-            key: test_key(),
-            tsa: Tsa::None,
-            key_down: false,
-        }
-    }
-}
-
-impl SealHost for MemIo {
-    fn certificates(&self) -> Result<Vec<Vec<u8>>, String> {
-        self.key.chain_der().map_err(|e| e.to_string())
-    }
-
-    fn sign(&self, digest: &[u8; 32]) -> Result<Vec<u8>, String> {
-        if self.key_down {
-            return Err("the key store does not answer".into());
-        }
-        self.key.sign_digest(digest).map_err(|e| e.to_string())
-    }
-
-    fn timestamp(&self, _request: &[u8]) -> Result<Option<Vec<u8>>, String> {
-        match self.tsa {
-            Tsa::None => Ok(None),
-            Tsa::Down => Err("no answer from the authority".into()),
-        }
-    }
-}
-
-impl WorkIo for MemIo {
-    fn blob(&mut self, id: &str) -> Result<Option<Vec<u8>>, String> {
-        Ok(self.blobs.get(id).cloned())
-    }
-
-    fn put(&mut self, data: Vec<u8>) -> shared::BlobInfo {
-        let info = shared::BlobInfo {
-            id: format!("new{:04}", self.new.len() + 1),
-            size: data.len() as u64,
-            sha256: sha256_hex(&data),
-        };
-        self.new.push((info.id.clone(), data));
-        info
-    }
-
-    fn download(&mut self, url: &str) -> Result<Vec<u8>, String> {
-        self.downloads
-            .get(url)
-            .cloned()
-            .ok_or_else(|| format!("{url} is not served in this test"))
-    }
-
-    /// A stand-in converter: a one-page PDF whose size says how large the Word file was.
-    fn convert_docx(&mut self, docx: Vec<u8>) -> Result<Vec<u8>, shared::WorkFailure> {
-        if docx.len().is_multiple_of(7) {
-            return Err(shared::WorkFailure {
-                code: "conversion-failed".into(),
-                message: "the stand-in converter refuses sizes divisible by 7".into(),
-            });
-        }
-        Ok(pdf::sample_pdf(1 + docx.len() % 3))
-    }
-
-    fn warn(&mut self, message: &str) {
-        self.warnings.push(message.to_string());
-    }
-}
+use std::sync::OnceLock;
 
 fn component() -> &'static FormatsComponent<MemIo> {
     static C: OnceLock<FormatsComponent<MemIo>> = OnceLock::new();
@@ -353,6 +240,57 @@ fn renders_and_seals_are_the_same() {
     // Twenty pages, as the benchmarks render them.
     let io = MemIo::new(&[("a", pdf::sample_pdf(20)), ("sig", png())]);
     same("20 pages", &render_order(&["a"], true), io);
+}
+
+/// What a small runtime gives a component: 128 MiB of linear memory.
+const SMALL_RUNTIME_MEMORY: usize = 128 << 20;
+
+#[test]
+fn a_twenty_page_documents_work_fits_in_128_mib() {
+    let twenty = pdf::sample_pdf(20);
+    let orders = [
+        (
+            "import",
+            import("twenty.pdf", &[]),
+            vec![("src", twenty.clone())],
+        ),
+        (
+            "render with page images and seal",
+            render_order(&["a"], true),
+            vec![("a", twenty.clone()), ("sig", png())],
+        ),
+    ];
+    for (what, order, blobs) in orders {
+        let (outcome, _, peak) =
+            component().perform_within(&order, NOW_MS, MemIo::new(&blobs), SMALL_RUNTIME_MEMORY);
+        let outcome = outcome.unwrap_or_else(|e| panic!("{what}: trapped within 128 MiB: {e:#}"));
+        let ok = match &outcome {
+            WorkOutcome::ImportFiles(files) => {
+                matches!(&files[..], [esign::bindings::ImportResult::Ok(f)] if f.pages.len() == 20)
+            }
+            WorkOutcome::Render(Ok(file)) => {
+                file.seal.is_some() && file.page_images.len() == file.page_count as usize
+            }
+            _ => false,
+        };
+        assert!(ok, "{what}: {outcome:?}");
+        eprintln!(
+            "{what} of 20 pages: peak linear memory {:.1} MiB",
+            peak as f64 / 1048576.0
+        );
+        assert!(peak <= SMALL_RUNTIME_MEMORY);
+    }
+    // The limit bites: the same render in 2 MiB does not come back sealed.
+    let (outcome, _, _) = component().perform_within(
+        &render_order(&["a"], true),
+        NOW_MS,
+        MemIo::new(&[("a", twenty), ("sig", png())]),
+        2 << 20,
+    );
+    assert!(
+        !matches!(outcome, Ok(WorkOutcome::Render(Ok(_)))),
+        "{outcome:?}"
+    );
 }
 
 #[test]
