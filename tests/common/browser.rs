@@ -239,19 +239,30 @@ impl Browser {
             .unwrap_or_else(|e| panic!("no control named {name:?}: {e}"))
     }
 
-    /// Clicks the button or link named `name` (scrolled into view first).
+    /// Clicks the button or link named `name` (scrolled into view first). When the page
+    /// re-renders between finding the control and clicking it (the element went stale:
+    /// a slow or busy machine makes that window wide), it finds it again, ten times at
+    /// most.
     pub fn click(&self, name: &str) {
-        let el = self.control(name);
-        let c = self.c();
-        self.block(async move {
-            c.execute(
-                "arguments[0].scrollIntoView({block: 'center'});",
-                vec![serde_json::to_value(&el).unwrap()],
-            )
-            .await?;
-            el.click().await
-        })
-        .unwrap_or_else(|e| panic!("clicking {name:?} failed: {e}"));
+        for attempt in 1..=10 {
+            let el = self.control(name);
+            let c = self.c();
+            let clicked = self.block(async move {
+                c.execute(
+                    "arguments[0].scrollIntoView({block: 'center'});",
+                    vec![serde_json::to_value(&el).unwrap()],
+                )
+                .await?;
+                el.click().await
+            });
+            match clicked {
+                Ok(()) => return,
+                Err(e) if attempt < 10 && e.to_string().contains("stale element") => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(e) => panic!("clicking {name:?} failed: {e}"),
+            }
+        }
     }
 
     /// Presses Tab (at most `max` times) until the focused control's name is `name`,
@@ -300,13 +311,22 @@ impl Browser {
         let xpath = format!(
             "//*[(self::input or self::textarea) and (@id=//label[normalize-space()='{label}']/@for or @aria-label='{label}')]"
         );
-        let text = text.to_string();
-        self.block(async move {
-            let el = c.wait().for_element(Locator::XPath(&xpath)).await?;
-            el.clear().await?;
-            el.send_keys(&text).await
-        })
-        .unwrap_or_else(|e| panic!("filling {label:?} failed: {e}"));
+        // Found again when the page re-rendered under it (as `click`), ten times at most.
+        for attempt in 1..=10 {
+            let (c, xpath, text) = (c.clone(), xpath.clone(), text.to_string());
+            let filled = self.block(async move {
+                let el = c.wait().for_element(Locator::XPath(&xpath)).await?;
+                el.clear().await?;
+                el.send_keys(&text).await
+            });
+            match filled {
+                Ok(()) => return,
+                Err(e) if attempt < 10 && e.to_string().contains("stale element") => {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(e) => panic!("filling {label:?} failed: {e}"),
+            }
+        }
     }
 
     /// Draws a zig-zag across the element matching `css` with a finger or a pen.
