@@ -10,6 +10,7 @@ mod formats_component;
 use esign::bindings::{WorkOrder, WorkOutcome};
 use esign::runtime::EMBEDDED_FORMATS;
 use esign_formats::digest::sha256_hex;
+use esign_formats::seal::keys::{LocalKey, generate};
 use esign_formats::work as shared;
 use esign_formats::{office, pdf};
 use formats_component::{FormatsComponent, MemIo, NOW_MS, Tsa};
@@ -291,6 +292,19 @@ fn a_twenty_page_documents_work_fits_in_128_mib() {
         !matches!(outcome, Ok(WorkOutcome::Render(Ok(_)))),
         "{outcome:?}"
     );
+}
+
+#[test]
+fn generated_signing_keys_are_the_same() {
+    let secret = [7u8; 32];
+    let native = generate(&secret, NOW_MS).unwrap();
+    let (made, _, _) = component().generate_signing_key(&secret, NOW_MS, render_io());
+    assert_eq!(made.unwrap(), Ok(native.clone()));
+    // The key signs: a seal with it is by that certificate.
+    let key = LocalKey::from_pem(&native.0, &native.1).unwrap();
+    assert_eq!(key.chain.len(), 1);
+    let (refused, _, _) = component().generate_signing_key(&[1, 2, 3], NOW_MS, render_io());
+    assert!(refused.unwrap().is_err());
 }
 
 #[test]

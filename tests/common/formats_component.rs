@@ -24,6 +24,9 @@ wasmtime::component::bindgen!({
 
 use self::esign::formats::{blobs, convert, download, log, signing, timestamping};
 
+/// `generate-signing-key`'s answer: the key and certificate PEM, or why not.
+pub type KeyPems = Result<(String, String), String>;
+
 /// A compiled formats component, instantiated afresh for each call, whose imports a
 /// `I` answers.
 pub struct FormatsComponent<I: WorkIo + Send + 'static> {
@@ -113,6 +116,19 @@ impl<I: WorkIo + Send + 'static> FormatsComponent<I> {
     pub fn check_pdf(&self, pdf: &[u8], own: &str, io: I) -> (anyhow::Result<PdfCheck>, I, usize) {
         self.call(io, usize::MAX, |f, store| {
             f.esign_formats_work().call_check_pdf(store, pdf, own)
+        })
+    }
+
+    /// `generate-signing-key` in a fresh instance.
+    pub fn generate_signing_key(
+        &self,
+        secret: &[u8],
+        now_ms: u64,
+        io: I,
+    ) -> (anyhow::Result<KeyPems>, I, usize) {
+        self.call(io, usize::MAX, |f, store| {
+            f.esign_formats_work()
+                .call_generate_signing_key(store, secret, now_ms)
         })
     }
 

@@ -45,6 +45,13 @@ impl Guest for Component {
             problems: c.problems,
         }
     }
+
+    fn generate_signing_key(secret: Vec<u8>, now_ms: u64) -> Result<(String, String), String> {
+        let secret: [u8; 32] = secret
+            .try_into()
+            .map_err(|_| "the secret must be 32 bytes".to_string())?;
+        seal::keys::generate(&secret, now_ms).map_err(|e| format!("{e:#}"))
+    }
 }
 
 /// The shared code's I/O: the world's imports.
