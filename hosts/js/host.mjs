@@ -32,6 +32,7 @@ import { pathToFileURL } from 'node:url';
 import { hashSync, verifySync, Algorithm } from '@node-rs/argon2';
 import { p256 } from '@noble/curves/nist.js';
 import { WASIShim } from '@bytecodealliance/preview2-shim/instantiation';
+import { formParts } from './form-parts.mjs';
 
 /** Transpiles the component file `wasm` into `outDir` (jco, no WASI shim: the host
  *  supplies the WASI interfaces the world imports). `name` is `engine` for the engine
@@ -98,21 +99,6 @@ function sealingKey(keyPem, certPem) {
     certPem,
     certificateSha256: certs.length ? sha256(new X509Certificate(certs[0]).raw) : '',
   };
-}
-
-/** The parts of a `multipart/form-data` body as the WIT's `form-part`s. */
-async function formParts(contentType, body) {
-  const form = await new Response(body, { headers: { 'content-type': contentType } }).formData();
-  const parts = [];
-  for (const [name, value] of form.entries()) {
-    if (typeof value === 'string') {
-      parts.push({ name, filename: undefined, contentType: '', data: new TextEncoder().encode(value) });
-    } else {
-      const type = value.type.split(';')[0].trim().toLowerCase();
-      parts.push({ name, filename: value.name, contentType: type, data: new Uint8Array(await value.arrayBuffer()) });
-    }
-  }
-  return parts;
 }
 
 const pascal = (tag) => tag.replace(/(^|-)(\w)/g, (_, __, c) => c.toUpperCase());

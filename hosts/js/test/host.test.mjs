@@ -11,41 +11,16 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { PDFDocument } from '@cantoo/pdf-lib';
+import { join } from 'node:path';
 import { Host, transpile, defaultSettings, toSerde } from '../host.mjs';
+import { AGENT, BIN, EMAIL, PASSWORD, comparison, normalize, pdf, secretOf, startRust } from '../compare.mjs';
 
-const BIN = process.env.ESIGN_BIN ?? resolve(import.meta.dirname ?? new URL('.', import.meta.url).pathname, '../../../target/debug/esign');
-const EMAIL = 'admin@example.com';
-const PASSWORD = 'admin-password-1';
-const AGENT = [['user-agent', 'esign-js-host-test']];
-
-let dir, server, base, js;
+let dir, server, base, js, both, same, rustWait;
 /** The work orders the JS host did: `{ order, nowMs, outcome, made, blobs }`. */
 const works = [];
-
-/** Starts `esign serve` and waits (at most 60 s) for its "listening" line. */
-function startRust(dataDir) {
-  const child = spawn(BIN, ['serve', '--listen', '127.0.0.1:0', '--data-dir', dataDir, '--token-min-interval-ms', '0'], {
-    env: { ...process.env, ESIGN_ADMIN_EMAIL: EMAIL, ESIGN_ADMIN_PASSWORD: PASSWORD, ESIGN_LOG: 'warn' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((ok, fail) => {
-    const timer = setTimeout(() => fail(new Error('esign did not start within 60 s')), 60_000);
-    child.on('exit', (code) => fail(new Error(`esign exited with ${code}`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const url = line.match(/^esign listening on (\S+)/)?.[1];
-      if (url) {
-        clearTimeout(timer);
-        ok([child, url.replace('://localhost', '://127.0.0.1')]);
-      }
-    });
-  });
-}
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'esign-js-host-'));
@@ -54,6 +29,7 @@ before(async () => {
   await transpile(join(dir, 'engine.wasm'), join(dir, 'jco'));
   await transpile(join(dir, 'formats.wasm'), join(dir, 'jco-formats'), 'formats');
   [server, base] = await startRust(join(dir, 'data'));
+  ({ both, same, rustWait } = comparison(base, (method, path, opts) => js.request(method, path, opts)));
   // The same settings and sealing key as that server (made at its first start), so links
   // in answers and seals match.
   const signing = {
@@ -79,81 +55,6 @@ after(() => {
   server?.kill('SIGTERM');
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
-
-/** One request to each host: `[rust, js]`, each `{ status, json }`. `path` is one path,
- *  or a pair when it differs per host (it holds each host's own document id). */
-async function both(method, path, { token = [null, null], body } = {}) {
-  const [rustPath, jsPath] = Array.isArray(path) ? path : [path, path];
-  const headers = (t) => [
-    ...AGENT,
-    ...(body === undefined ? [] : [['content-type', 'application/json']]),
-    ...(t ? [['authorization', `Bearer ${t}`]] : []),
-  ];
-  const text = body === undefined ? undefined : JSON.stringify(body);
-  const r = await fetch(base + rustPath, { method, headers: headers(token[0]), body: text, signal: AbortSignal.timeout(30_000) });
-  const rust = { status: r.status, json: parse(await r.text()) };
-  const [p, query = ''] = jsPath.split('?');
-  const j = await js.request(method, p, { query, headers: headers(token[1]), body: text ?? '' });
-  return [rust, { status: j.status, json: parse(j.body.toString()) }];
-}
-
-function parse(text) {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-/** The answer with what differs between two runs replaced by placeholders. */
-function normalize(value, key = '') {
-  if (Array.isArray(value)) return value.map((v) => normalize(v, key));
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, normalize(v, k)]));
-  }
-  if (key === 'unique_id') return '<unique-id>'; // a random number per document
-  if (typeof value !== 'string') return value;
-  if (/token$/.test(key)) return '<token>';
-  return value
-    .replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)/g, '<time>')
-    .replace(/\b[0-9a-f]{64}\b/g, '<sha256>')
-    .replace(/(?<![\w-])[\w-]{43}(?![\w-])/g, '<token>') // 32 random bytes, base64url
-    .replace(/\b(evt_)?[a-z2-7]{16}\b/g, '$1<id>');
-}
-
-/** Asserts both hosts answered alike and returns the two answers. */
-async function same(what, method, path, opts) {
-  const [rust, js] = await both(method, path, opts);
-  assert.deepEqual(
-    { status: js.status, body: normalize(js.json) },
-    { status: rust.status, body: normalize(rust.json) },
-    `${what}: the JS host (actual) and the Rust host (expected) differ`,
-  );
-  return [rust.json, js.json];
-}
-
-/** Polls the Rust host's document (every 50 ms, at most 60 s) until `done(detail)`. */
-async function rustWait(token, id, what, done) {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const r = await fetch(`${base}/v1/documents/${id}`, { headers: { authorization: `Bearer ${token}` } });
-    const body = await r.json();
-    if (done(body)) return body;
-    assert.ok(Date.now() < deadline, `the Rust host's document ${id}: ${what} did not happen: ${JSON.stringify(body)}`);
-    await new Promise((ok) => setTimeout(ok, 50));
-  }
-}
-
-/** A two-page PDF (A4 and US Letter) both hosts import. */
-async function pdf() {
-  const doc = await PDFDocument.create();
-  doc.addPage([595.28, 841.89]).drawText('Page one', { x: 50, y: 700 });
-  doc.addPage([612, 792]).drawText('Page two', { x: 50, y: 700 });
-  return Buffer.from(await doc.save());
-}
-
-/** The recipient secret in a document's `document_url`. */
-const secretOf = (detail, i = 0) => detail.recipients[i].document_url.split('/').pop();
 
 /** Logs in on both hosts: the two tokens. */
 async function login() {
