@@ -3,7 +3,8 @@
 # server returning the same JSON, at concurrency 1 and 64 (wrk, from one run), then the
 # engine-call micro-benchmark (natively, then through jco), then the file work of a
 # 20-page document through jco, natively and in wasmtime (hosts/js/bench.mjs,
-# formats_bench), then the document benchmarks (list at 1 000 and 100 000 documents;
+# formats_bench), then esign on miniflare (hosts/workers): GET /v1/test beside this host,
+# a 20-page document's life, one engine call's CPU time inside the Durable Object; then the document benchmarks (list at 1 000 and 100 000 documents;
 # create from a 20-page PDF and send), then webhook deliveries per second and
 # commit-to-first-attempt latency, then the signing page in headless Chromium (bytes
 # before the first page is visible, opening a link to signed), then sealing (a 20-page
@@ -137,6 +138,25 @@ if command -v node >/dev/null; then
     echo
     # The same work orders natively and as the formats component in wasmtime.
     target/release/examples/formats_bench "$WORK/orders" 5
+    echo
+    # esign on Cloudflare Workers' runtime (hosts/workers on miniflare), beside this host.
+    [ -d hosts/workers/node_modules ] || npm ci --prefix hosts/workers --no-audit --no-fund --silent
+    ESIGN_BIN=target/release/esign ESIGN_ADMIN_EMAIL=bench@example.com ESIGN_ADMIN_PASSWORD=bench-password \
+        ESIGN_TOKEN_MIN_INTERVAL_MS=0 ESIGN_BENCH=1 \
+        npm --prefix hosts/workers run --silent dev -- --port 0 --persist "$WORK/workers" >"$WORK/workers.out" 2>&1 &
+    WORKERS=$(wait_url "$WORK/workers.out")
+    W_TOKEN=$(curl -s -X POST "$WORKERS/v1/auth" -H 'content-type: application/json' \
+        -d '{"email":"bench@example.com","password":"bench-password"}' \
+        | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+    echo "GET /v1/test on miniflare (one Durable Object) and on this host, wrk $DURATION per row"
+    printf "%-12s %5s %12s %10s %10s\n" server conns "req/s" "p50 ms" "p99 ms"
+    for c in 1 16; do
+        read -r w_rps w50 w99 < <(run_path "$WORKERS/v1/test" "$c" "$W_TOKEN" "")
+        read -r e_rps e50 e99 < <(run "$ESIGN" "$c")
+        printf "%-12s %5s %12s %10s %10s\n" workers "$c" "$w_rps" "$w50" "$w99"
+        printf "%-12s %5s %12s %10s %10s\n" esign "$c" "$e_rps" "$e50" "$e99"
+    done
+    hosts/workers/node_modules/.bin/node hosts/workers/bench.mjs "$WORKERS" "$ESIGN" 500
     echo
 fi
 target/release/examples/docs_bench "$ESIGN" bench@example.com bench-password

