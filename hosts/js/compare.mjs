@@ -102,7 +102,34 @@ export function comparison(base, other) {
     }
   }
 
-  return { both, same, rustWait };
+  /** Logs in on both hosts: the two tokens. */
+  async function login() {
+    const [rust, other] = await same('log in', 'POST', '/v1/auth', { body: { email: EMAIL, password: PASSWORD } });
+    return [rust.access_token, other.access_token];
+  }
+
+  /** The opening of every comparison: anonymous and authenticated `GET /v1/test`, a
+   *  login, a wrong password and a bad body answered alike; the two tokens. */
+  async function opening() {
+    await same('GET /v1/test without a token', 'GET', '/v1/test');
+    const token = await login();
+    await same('GET /v1/test', 'GET', '/v1/test', { token });
+    await same('a wrong password', 'POST', '/v1/auth', { body: { email: EMAIL, password: 'wrong-password-1' } });
+    await same('a bad body', 'POST', '/v1/documents', { token, body: { name: 7 } });
+    return token;
+  }
+
+  return { both, same, rustWait, login, opening };
+}
+
+/** A document from `pdf()` for one signer, as JSON for `POST /v1/documents`. */
+export async function signerDocument(name, fileName) {
+  return {
+    name,
+    file_content: (await pdf()).toString('base64'),
+    file_name: fileName,
+    recipients: [{ email: 'signer@example.com', first_name: 'Sam', last_name: 'Signer', role: 'signer' }],
+  };
 }
 
 /** A two-page PDF (A4 and US Letter). */

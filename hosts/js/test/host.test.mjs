@@ -16,9 +16,9 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Host, transpile, defaultSettings, toSerde } from '../host.mjs';
-import { AGENT, BIN, EMAIL, PASSWORD, comparison, normalize, pdf, secretOf, startRust } from '../compare.mjs';
+import { AGENT, BIN, EMAIL, PASSWORD, comparison, normalize, pdf, secretOf, signerDocument, startRust } from '../compare.mjs';
 
-let dir, server, base, js, both, same, rustWait;
+let dir, server, base, js, both, same, rustWait, login, opening;
 /** The work orders the JS host did: `{ order, nowMs, outcome, made, blobs }`. */
 const works = [];
 
@@ -29,7 +29,7 @@ before(async () => {
   await transpile(join(dir, 'engine.wasm'), join(dir, 'jco'));
   await transpile(join(dir, 'formats.wasm'), join(dir, 'jco-formats'), 'formats');
   [server, base] = await startRust(join(dir, 'data'));
-  ({ both, same, rustWait } = comparison(base, (method, path, opts) => js.request(method, path, opts)));
+  ({ both, same, rustWait, login, opening } = comparison(base, (method, path, opts) => js.request(method, path, opts)));
   // The same settings and sealing key as that server (made at its first start), so links
   // in answers and seals match.
   const signing = {
@@ -57,24 +57,10 @@ after(() => {
 });
 
 /** Logs in on both hosts: the two tokens. */
-async function login() {
-  const [rust, js] = await same('log in', 'POST', '/v1/auth', { body: { email: EMAIL, password: PASSWORD } });
-  return [rust.access_token, js.access_token];
-}
 
 test('a document the whole way: create, import, send, sign, seal, download', async () => {
-  await same('GET /v1/test without a token', 'GET', '/v1/test');
-  const token = await login();
-  await same('GET /v1/test', 'GET', '/v1/test', { token });
-  await same('a wrong password', 'POST', '/v1/auth', { body: { email: EMAIL, password: 'wrong-password-1' } });
-  await same('a bad body', 'POST', '/v1/documents', { token, body: { name: 7 } });
-
-  const body = {
-    name: 'Consulting agreement',
-    file_content: (await pdf()).toString('base64'),
-    file_name: 'agreement.pdf',
-    recipients: [{ email: 'signer@example.com', first_name: 'Sam', last_name: 'Signer', role: 'signer' }],
-  };
+  const token = await opening();
+  const body = await signerDocument('Consulting agreement', 'agreement.pdf');
   const [rustDoc, jsDoc] = await same('create', 'POST', '/v1/documents', { token, body });
   assert.equal(jsDoc.status, 'importing');
   const ids = [rustDoc.id, jsDoc.id];
