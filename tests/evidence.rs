@@ -270,6 +270,19 @@ fn a_completed_document_is_sealed_and_checks_out_with_outside_tools() {
         (Some(false), Some(false)),
         "{v}"
     );
+    // The signature's padding changed after signing (the gap the range leaves out):
+    // the file is not the signed one as a whole, for esign as for pdfsig.
+    let padded = padding_altered(&pdf);
+    let v = post_verify(&s, &t, &padded);
+    assert_eq!(v["covers_whole_file"], false, "{v}");
+    let padded_file = dir.join("padding-altered.pdf");
+    std::fs::write(&padded_file, &padded).unwrap();
+    let (ok, out) = esign_verify(&padded_file, &cert);
+    assert!(!ok, "{out}");
+    if tool("pdfsig", "ESIGN_REQUIRE_PDF_TOOLS") {
+        let (_, out) = run(Command::new("pdfsig").arg(&padded_file));
+        assert!(out.contains("Not total document signed"), "{out}");
+    }
     // A certificate that is not the signer's.
     let other = dir.join("other.pem");
     std::fs::write(
@@ -285,6 +298,24 @@ fn a_completed_document_is_sealed_and_checks_out_with_outside_tools() {
 }
 
 /// A free loopback port (nothing listens on it when this returns).
+/// `pdf` with one zero of its last signature's `/Contents` padding made a one: the gap
+/// between the byte ranges ends `...00>`.
+fn padding_altered(pdf: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8_lossy(pdf);
+    let at = text.rfind("/ByteRange").expect("a signature");
+    let open = at + text[at..].find('[').unwrap();
+    let close = open + text[open..].find(']').unwrap();
+    let range: Vec<usize> = text[open + 1..close]
+        .split_whitespace()
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let gap_end = range[2] - 1; // the '>' closing /Contents
+    assert_eq!(&pdf[gap_end - 2..=gap_end], b"00>", "padding at the end");
+    let mut out = pdf.to_vec();
+    out[gap_end - 1] = b'1';
+    out
+}
+
 fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()

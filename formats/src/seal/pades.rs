@@ -281,22 +281,26 @@ fn check_into(pdf: &[u8], found: &mut PdfCheck) -> anyhow::Result<()> {
     {
         bail!("the /ByteRange points outside the file");
     }
-    found.whole_file = a == 0
-        && c + d == pdf.len()
-        && pdf.get(b) == Some(&b'<')
-        && c > 0
-        && pdf.get(c - 1) == Some(&b'>');
+    let contents = match sig.get(b"Contents") {
+        Ok(Object::String(bytes, _)) => bytes.clone(),
+        _ => bail!("the signature has no /Contents"),
+    };
+    let der = first_tlv(&contents).context("the signature value is not DER")?;
+    // Whole: the ranges start and end at the file's ends, and the one gap between them
+    // is exactly this signature's `/Contents` as plain hex, the CMS followed by nothing
+    // but zero padding (what pdfsig calls "total document signed").
+    let gap_is_contents = pdf.get(b) == Some(&b'<')
+        && c > b + 1
+        && pdf.get(c - 1) == Some(&b'>')
+        && pdf[b + 1..c - 1].eq_ignore_ascii_case(hex_upper(&contents).as_bytes())
+        && contents[der.len()..].iter().all(|&z| z == 0);
+    found.whole_file = a == 0 && c + d == pdf.len() && gap_is_contents;
     if !found.whole_file {
         found.problems.push(
             "the signature does not cover the whole file: it was changed or added to after signing"
                 .into(),
         );
     }
-    let contents = match sig.get(b"Contents") {
-        Ok(Object::String(bytes, _)) => bytes.clone(),
-        _ => bail!("the signature has no /Contents"),
-    };
-    let der = first_tlv(&contents).context("the signature value is not DER")?;
     let mut h = Sha256::new();
     h.update(&pdf[a..a + b]);
     h.update(&pdf[c..c + d]);
