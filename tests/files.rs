@@ -172,6 +172,64 @@ fn file_url_is_downloaded_over_https_and_internal_addresses_are_refused() {
     );
 }
 
+/// A stand-in for an HTTP proxy: counts the connections it gets (and answers none).
+fn counting_proxy() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = count.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming() {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            drop(conn);
+        }
+    });
+    (url, count)
+}
+
+#[test]
+fn proxy_variables_do_not_carry_downloads_past_the_address_check() {
+    let files = FileServer::start(vec![("/doc.pdf", Canned::ok(esign::pdf::sample_pdf(1)))]);
+    let (proxy, connections) = counting_proxy();
+    let ca = files.ca_file.display().to_string();
+    let env: Vec<(&str, &str)> = ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
+        .iter()
+        .map(|v| (*v, proxy.as_str()))
+        .collect();
+    let s = Server::start_with(&["--outbound-ca-file", &ca], &env);
+    let t = s.admin_token();
+    let port = files
+        .url("/")
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    // A name that resolves to loopback (from /etc/hosts): refused by the address
+    // check, not tunnelled. (That a name which does not resolve gets the same answer
+    // is `outbound.rs`' unit test: here it would need a DNS server.)
+    let url = format!("https://localhost:{port}/doc.pdf");
+    let doc = s.create_doc(&t, &json!({"name": "localhost", "file_url": url}));
+    let id = doc["id"].as_str().unwrap();
+    s.wait_status(&t, id, "draft");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let why = d["import_error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("localhost does not resolve to a public address"),
+        "{d}"
+    );
+    assert_eq!(
+        files.hits("/doc.pdf"),
+        0,
+        "nothing reached the internal server"
+    );
+    assert_eq!(
+        connections.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "nothing went through the proxy"
+    );
+}
+
 #[test]
 fn a_password_protected_pdf_leaves_a_pageless_draft_and_mails_the_owner() {
     let s = Server::start(&[]);

@@ -78,15 +78,17 @@ impl reqwest::dns::Resolve for GuardedResolver {
         let allow_private = self.allow_private;
         Box::pin(async move {
             let host = name.as_str().to_string();
-            let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host.as_str(), 0))
-                .await?
-                .filter(|a| allow_private || is_public(a.ip()))
-                .collect();
+            // A name that does not resolve and one that resolves only to internal
+            // addresses get the same answer: a caller learns nothing of the network.
+            let refused = || format!("{host} does not resolve to a public address").into();
+            let addrs: Vec<SocketAddr> = match tokio::net::lookup_host((host.as_str(), 0)).await {
+                Ok(found) => found
+                    .filter(|a| allow_private || is_public(a.ip()))
+                    .collect(),
+                Err(_) => Vec::new(),
+            };
             if addrs.is_empty() {
-                return Err(format!(
-                    "{host} resolves to no public address (internal addresses are refused)"
-                )
-                .into());
+                return Err(refused());
             }
             Ok(Box::new(addrs.into_iter()) as reqwest::dns::Addrs)
         })
@@ -110,6 +112,9 @@ impl Outbound {
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(10)))
             .user_agent(concat!("esign/", env!("CARGO_PKG_VERSION")))
+            // Never through a proxy from the environment (HTTPS_PROXY, ALL_PROXY): a
+            // proxy resolves the name itself, past the address check below.
+            .no_proxy()
             .dns_resolver(Arc::new(GuardedResolver {
                 allow_private: config.allow_private,
             }));
@@ -199,6 +204,29 @@ fn read_ca(path: &Path) -> anyhow::Result<reqwest::Certificate> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reqwest::dns::Resolve;
+
+    /// What the guarded resolver answers for `host`: its error text, host replaced.
+    async fn refusal(host: &str) -> String {
+        let resolver = GuardedResolver {
+            allow_private: false,
+        };
+        let name: reqwest::dns::Name = host.parse().unwrap();
+        match resolver.resolve(name).await {
+            Ok(_) => panic!("{host} resolved"),
+            Err(e) => e.to_string().replace(host, "HOST"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_private_name_and_one_that_does_not_resolve_get_one_answer() {
+        // `localhost` resolves (from /etc/hosts) to loopback only; a label longer than
+        // DNS allows fails in the system resolver without a query.
+        let private = refusal("localhost").await;
+        let nowhere = refusal(&format!("{}.example", "a".repeat(64))).await;
+        assert_eq!(private, "HOST does not resolve to a public address");
+        assert_eq!(private, nowhere);
+    }
 
     #[test]
     fn internal_addresses_are_not_public() {
