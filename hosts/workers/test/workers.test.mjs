@@ -142,6 +142,17 @@ test('a document the whole way, answered as the Rust host answers', async () => 
   assert.ok(invitation.text.includes(secrets[1]), invitation.text);
   assert.match(invitation.tag, /^recipient:/);
 
+  // The signing page, the OAuth metadata and an unauthenticated MCP call: the engine's,
+  // as the Rust host serves them.
+  const page = await fetch(`${url}/s/${secrets[1]}`, { headers: { accept: 'text/html' } });
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+  assert.match(await page.text(), /<html/);
+  await same('OAuth metadata', 'GET', '/.well-known/oauth-authorization-server');
+  const mcp = async (base_) => (await fetch(`${base_}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).status;
+  assert.equal(await mcp(url), await mcp(base));
+  assert.equal(await mcp(url), 401);
+
   // The page images are the Rust host's PNGs, byte for byte.
   const recipient = (suffix) => secrets.map((s) => `/v1/recipient/${s}${suffix}`);
   for (const page of [1, 2]) {
