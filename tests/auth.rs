@@ -565,3 +565,225 @@ fn tokens_stop_when_rights_change_and_a_revoke_survives_a_restart() {
     assert_eq!(s.get_as(&admin, "/v1/test").0, 200);
     let _ = (bob, carl);
 }
+
+/// A client whose connections come from `source` (another loopback address).
+fn client_from(source: &str) -> reqwest::blocking::Client {
+    reqwest::blocking::Client::builder()
+        .local_address(source.parse::<std::net::IpAddr>().unwrap())
+        .timeout(Duration::from_secs(30))
+        .build()
+        .unwrap()
+}
+
+fn login_from(s: &Server, c: &reqwest::blocking::Client, email: &str, pw: &str) -> (u16, Value) {
+    call(
+        c.post(s.url("/v1/auth"))
+            .json(&json!({"email": email, "password": pw})),
+    )
+}
+
+#[test]
+fn known_and_unknown_emails_get_the_same_answers_and_are_locked_alike() {
+    let s = Server::start(&["--login-max-failures", "3", "--login-lock-secs", "60"]);
+    let answers = |email: &str| -> Vec<(u16, Value)> {
+        (0..5)
+            .map(|_| {
+                call(
+                    s.post("/v1/auth")
+                        .json(&json!({"email": email, "password": "wrong-1"})),
+                )
+            })
+            .collect()
+    };
+    let known = answers(ADMIN_EMAIL);
+    let unknown = answers("nobody@example.com");
+    let codes = |a: &[(u16, Value)]| -> Vec<String> {
+        a.iter()
+            .map(|(st, b)| format!("{st} {}", b["error"]))
+            .collect()
+    };
+    let expected = [
+        "invalid_credentials",
+        "invalid_credentials",
+        "invalid_credentials",
+    ]
+    .into_iter()
+    .chain(["login_locked", "login_locked"])
+    .map(|c| format!("400 \"{c}\""))
+    .collect::<Vec<_>>();
+    assert_eq!(codes(&known), expected);
+    assert_eq!(codes(&known), codes(&unknown));
+}
+
+#[test]
+fn a_lock_keeps_out_its_source_and_not_the_owner_elsewhere() {
+    // Behind a proxy the source is the last X-Forwarded-For entry.
+    let s = Server::start(&[
+        "--login-max-failures",
+        "3",
+        "--login-lock-secs",
+        "60",
+        "--behind-proxy",
+    ]);
+    let via = |from: &str, pw: &str| {
+        call(
+            s.post("/v1/auth")
+                .header("x-forwarded-for", format!("203.0.113.9, {from}"))
+                .json(&json!({"email": ADMIN_EMAIL, "password": pw})),
+        )
+    };
+    for _ in 0..3 {
+        assert_eq!(via("198.51.100.1", "wrong-1").0, 400);
+    }
+    let (status, body) = via("198.51.100.1", ADMIN_PASSWORD);
+    assert_eq!(assert_error(status, &body, 400), "login_locked");
+    // The right password from another address still signs in.
+    let (status, body) = via("198.51.100.2", ADMIN_PASSWORD);
+    assert_eq!(status, 200, "{body}");
+
+    // Without --behind-proxy the header is the client's say: the peer counts.
+    let plain = Server::start(&["--login-max-failures", "3", "--login-lock-secs", "60"]);
+    for n in 0..3 {
+        let (status, _) = call(
+            plain
+                .post("/v1/auth")
+                .header("x-forwarded-for", format!("198.51.100.{n}"))
+                .json(&json!({"email": ADMIN_EMAIL, "password": "wrong-1"})),
+        );
+        assert_eq!(status, 400);
+    }
+    let (status, body) = login_from(
+        &plain,
+        &client_from("127.0.0.1"),
+        ADMIN_EMAIL,
+        ADMIN_PASSWORD,
+    );
+    assert_eq!(assert_error(status, &body, 400), "login_locked");
+    let (status, body) = login_from(
+        &plain,
+        &client_from("127.0.0.2"),
+        ADMIN_EMAIL,
+        ADMIN_PASSWORD,
+    );
+    assert_eq!(status, 200, "another source signs in: {body}");
+}
+
+#[test]
+fn failed_logins_from_one_address_are_throttled_with_429() {
+    let s = Server::start(&[]);
+    let attacker = client_from("127.0.0.3");
+    let mut statuses = Vec::new();
+    for n in 0..31 {
+        let (status, body) = login_from(&s, &attacker, &format!("guess{n}@example.com"), "wrong-1");
+        statuses.push(status);
+        if status == 429 {
+            assert_eq!(body["error"], "too_many_requests", "{body}");
+        }
+    }
+    assert!(statuses[..30].iter().all(|&st| st == 400), "{statuses:?}");
+    assert_eq!(
+        statuses[30], 429,
+        "the 31st failure in a minute: {statuses:?}"
+    );
+    let resp = attacker
+        .post(s.url("/v1/auth"))
+        .json(&json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD}))
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 429, "refused before the password is checked");
+    let retry: u64 = resp.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "Retry-After {retry}");
+    // Another address is not slowed down.
+    let (status, body) = login_from(&s, &client_from("127.0.0.4"), ADMIN_EMAIL, ADMIN_PASSWORD);
+    assert_eq!(status, 200, "{body}");
+}
+
+#[test]
+fn token_answers_are_never_cached() {
+    let s = Server::start(&[]);
+    let resp = s.login(ADMIN_EMAIL, ADMIN_PASSWORD, None);
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["cache-control"], "no-store");
+    let token = resp.json::<Value>().unwrap()["access_token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    std::thread::sleep(Duration::from_millis(1100)); // the default token spacing
+    let resp = s.get("/v1/refresh").bearer_auth(&token).send().unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["cache-control"], "no-store");
+}
+
+#[test]
+fn the_admin_cli_reads_a_password_from_standard_input_or_a_file() {
+    let mut s = Server::start(&[]);
+    s.stop();
+    let dir = fresh_dir("password");
+    let file = dir.join("pw.txt");
+    std::fs::write(&file, "from-a-file-pw-1\n").unwrap();
+    let (ok, out, err) = s.admin_raw(&[
+        "user",
+        "add",
+        "--email",
+        "file@example.com",
+        "--password-file",
+        file.to_str().unwrap(),
+    ]);
+    assert!(ok, "{err}");
+    let entity = s.first_entity();
+    let member = |out: &str| {
+        let user: Value = serde_json::from_str(out).unwrap();
+        s.add_membership(user["id"].as_str().unwrap(), &entity, &[]);
+    };
+    member(&out);
+    std::fs::write(&file, "from-stdin-pw-1\n").unwrap();
+    let mut cmd = std::process::Command::new(esign_bin());
+    cmd.args(["admin", "--data-dir"])
+        .arg(&*s.data_dir)
+        .arg("--compile-cache")
+        .arg(compile_cache())
+        .args([
+            "user",
+            "add",
+            "--email",
+            "stdin@example.com",
+            "--password-stdin",
+        ])
+        .env("ESIGN_LOG", "warn")
+        .envs(s.env.iter().filter(|(k, _)| k == "ESIGN_STORE").cloned())
+        .stdin(std::fs::File::open(&file).unwrap());
+    let out = output_within(&mut cmd, 120);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    member(&String::from_utf8_lossy(&out.stdout));
+    // Both given together is refused.
+    let (ok, _, _) = s.admin_raw(&[
+        "user",
+        "add",
+        "--email",
+        "both@example.com",
+        "--password",
+        PW,
+        "--password-file",
+        file.to_str().unwrap(),
+    ]);
+    assert!(!ok);
+    s.launch();
+    assert_eq!(
+        s.login("file@example.com", "from-a-file-pw-1", None)
+            .status(),
+        200
+    );
+    assert_eq!(
+        s.login("stdin@example.com", "from-stdin-pw-1", None)
+            .status(),
+        200
+    );
+}

@@ -446,7 +446,11 @@ fn redirects_are_failures_and_end_as_dead_letters() {
         "/moved" => Canned::status(302),
         _ => Canned::status(200),
     });
-    let s = server_for(&rx, "100ms,100ms");
+    let mut s = server_for(&rx, "100ms,100ms");
+    // Dead-letter notices go to a member of the entity only.
+    s.stop();
+    s.add_member("ops@example.com", &[]);
+    s.launch();
     let t = s.admin_token();
     let (sub, _) = subscribe(
         &s,

@@ -37,6 +37,9 @@ use base::prelude::*;
 
 pub use base::api::*;
 pub use base::http::ApiError;
+/// The longest text a request body member may hold (`base::limits`), for the contract
+/// test that keeps `openapi.json`'s `maxLength`s equal to it.
+pub use base::limits::max_chars;
 /// RFC 3339 formatting and parsing of milliseconds since the epoch, as the API uses them.
 pub use base::util::{iso8601, parse_time};
 pub use base::work;
@@ -48,10 +51,20 @@ pub use domain::trail;
 /// in the error shape `{"error", "description", "status"}`.
 pub fn handle(p: &mut dyn Platform, req: &Request) -> Response {
     let mut cx = Cx::new(p);
-    match router::route(&mut cx, req) {
-        Ok(resp) => resp,
-        Err(err) => err.into_response(),
+    let (answer, template) = router::route_named(&mut cx, req);
+    let mut resp = answer.unwrap_or_else(|err| err.into_response());
+    if let Some(template) = template {
+        resp.headers
+            .push((router::ROUTE_HEADER.into(), template.into()));
     }
+    // No answer is ever to be read as another type than it says (an uploaded file, an
+    // error): every answer forbids sniffing.
+    let named = |h: &(String, String)| h.0.eq_ignore_ascii_case("x-content-type-options");
+    if !resp.headers.iter().any(named) {
+        resp.headers
+            .push(("x-content-type-options".into(), "nosniff".into()));
+    }
+    resp
 }
 
 /// Checks the store's derived data against its records, for tests and simulations:

@@ -204,11 +204,38 @@ fn template_fits(template: &str, segments: &[&str]) -> Option<usize> {
 
 /// Dispatches one request.
 pub(crate) fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    route_named(cx, req).0
+}
+
+/// Dispatches one request; also gives the template of [`ROUTES`] it matched (what
+/// hosts count and log requests by, see [`ROUTE_HEADER`]).
+pub(crate) fn route_named(
+    cx: &mut Cx,
+    req: &Request,
+) -> (ApiResult<Response>, Option<&'static str>) {
     let path = req.path.strip_suffix('/').unwrap_or(&req.path);
     let segments: Vec<&str> = path.split('/').skip(1).collect();
+    let table = table_route(&segments);
+    (dispatch(cx, req, &segments, table), table.map(|(t, _)| t))
+}
+
+/// The answer header that names the route template a request matched, for the host's
+/// metrics and logs: a host removes it before answering (it is public anyway: the
+/// templates are `openapi.json`'s paths).
+pub const ROUTE_HEADER: &str = "x-esign-route";
+
+/// The route of [`ROUTES`] a request matched: its template and methods.
+type TableRoute = Option<(&'static str, &'static [&'static str])>;
+
+fn dispatch(
+    cx: &mut Cx,
+    req: &Request,
+    segments: &[&str],
+    table: TableRoute,
+) -> ApiResult<Response> {
     let method = req.method.as_str();
     if !(req.origin == api::Origin::Admin && segments.first() == Some(&"admin")) {
-        match table_route(&segments) {
+        match table {
             None => {
                 return Err(http::ApiError::not_found(
                     "not_found",
@@ -232,10 +259,10 @@ pub(crate) fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             }
         }
     }
-    if let Some(answer) = agents::route(cx, req, &segments, route) {
+    if let Some(answer) = agents::route(cx, req, segments, route) {
         return answer;
     }
-    match (req.origin, segments.as_slice()) {
+    match (req.origin, segments) {
         (_, ["v1", "auth"]) => only(method, "POST", || auth::login(cx, req)),
         (_, ["v1", "refresh"]) => only(method, "GET", || auth::refresh(cx, req)),
         (_, ["v1", "refresh", entity]) => {

@@ -784,3 +784,50 @@ fn list_queries_at_their_edges() {
     assert!(pos(&mine) < pos(&mates), "boss@ before mate@: {by_owner:?}");
     assert!(pos(&mates) < pos(&lower), "mate@ before zed@: {by_owner:?}");
 }
+
+#[test]
+fn a_deleted_templates_files_are_released_unless_a_document_uses_them() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let template = |p: &mut MemoryPlatform| {
+        let (s, b) = api(
+            p,
+            &t,
+            "POST",
+            "/v1/templates",
+            Some(
+                json!({"name": "Tpl", "file_content": "JVBERi0xLjQKZmFrZQ==", "file_name": "t.pdf"}),
+            ),
+        );
+        assert_eq!(s, 200, "{b}");
+        let job = take_jobs(p, "template.import").remove(0);
+        let blob = p.blobs.keys().last().unwrap().clone();
+        assert_eq!(
+            run(p, &job, Some(imported_pages(&blob, 1))),
+            JobOutcome::Done
+        );
+        (b["id"].as_str().unwrap().to_string(), blob)
+    };
+    // Unused: its file goes with it.
+    let (id, blob) = template(&mut p);
+    let (s, _) = api(&mut p, &t, "DELETE", &format!("/v1/templates/{id}"), None);
+    assert_eq!(s, 204);
+    assert!(
+        !p.blobs.contains_key(&blob),
+        "the template's file is released"
+    );
+    // Used by a document: the document keeps the file.
+    let (id, blob) = template(&mut p);
+    let (s, doc) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"name": "from tpl", "template_id": id})),
+    );
+    assert_eq!(s, 200, "{doc}");
+    let (s, _) = api(&mut p, &t, "DELETE", &format!("/v1/templates/{id}"), None);
+    assert_eq!(s, 204);
+    assert!(p.blobs.contains_key(&blob), "the document's copy stays");
+    assert!(esign_engine::check_invariants(&mut p).is_empty());
+}

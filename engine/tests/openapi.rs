@@ -4,7 +4,7 @@ mod common;
 
 use common::*;
 use esign_engine::router::ROUTES;
-use esign_engine::{Origin, handle};
+use esign_engine::{Origin, handle, max_chars};
 use serde_json::Value;
 use std::collections::BTreeSet;
 
@@ -110,4 +110,85 @@ fn the_document_is_served_as_it_is() {
     );
     assert_eq!(resp.status, 200);
     assert_eq!(resp.body, OPENAPI_JSON.as_bytes());
+}
+
+/// Every text member of every request body states the limit the engine enforces
+/// (`base::limits`): `maxLength` equal to `max_chars` of its name, or none for the
+/// members bounded only by the body's size.
+#[test]
+fn every_text_member_of_a_request_states_the_enforced_limit() {
+    let doc: Value = serde_json::from_str(OPENAPI_JSON).unwrap();
+    let mut wrong = Vec::new();
+    let mut seen = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            for (_, media) in op["requestBody"]["content"]
+                .as_object()
+                .into_iter()
+                .flatten()
+            {
+                let at = format!("{} {path}", method.to_uppercase());
+                members(&doc, &media["schema"], &at, &mut wrong, &mut seen);
+            }
+        }
+    }
+    assert!(seen > 100, "only {seen} text members found");
+    assert!(
+        wrong.is_empty(),
+        "maxLength differs from the engine's limit:\n{}",
+        wrong.join("\n")
+    );
+}
+
+fn resolve<'a>(doc: &'a Value, s: &'a Value) -> &'a Value {
+    match s["$ref"].as_str() {
+        Some(r) => resolve(
+            doc,
+            &doc["components"]["schemas"][r.rsplit('/').next().unwrap()],
+        ),
+        None => s,
+    }
+}
+
+fn members(doc: &Value, s: &Value, at: &str, wrong: &mut Vec<String>, seen: &mut usize) {
+    let s = resolve(doc, s);
+    for k in ["allOf", "anyOf", "oneOf"] {
+        for x in s[k].as_array().into_iter().flatten() {
+            members(doc, x, at, wrong, seen);
+        }
+    }
+    for (name, prop) in s["properties"].as_object().into_iter().flatten() {
+        text(doc, name, prop, at, wrong, seen);
+        members(doc, prop, at, wrong, seen);
+    }
+    if s.get("items").is_some() {
+        members(doc, &s["items"], at, wrong, seen);
+    }
+}
+
+/// Checks the text schemas of member `name`: itself, its alternatives, its items.
+fn text(doc: &Value, name: &str, s: &Value, at: &str, wrong: &mut Vec<String>, seen: &mut usize) {
+    let s = resolve(doc, s);
+    for k in ["anyOf", "oneOf"] {
+        for x in s[k].as_array().into_iter().flatten() {
+            text(doc, name, x, at, wrong, seen);
+        }
+    }
+    if s.get("items").is_some() {
+        text(doc, name, &s["items"], at, wrong, seen);
+    }
+    let is_text = s["type"] == "string"
+        || s["type"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t == "string"));
+    if is_text {
+        *seen += 1;
+        let stated = s["maxLength"].as_u64().map(|n| n as usize);
+        if stated != max_chars(name) {
+            wrong.push(format!(
+                "{at} `{name}`: maxLength {stated:?}, the engine {:?}",
+                max_chars(name)
+            ));
+        }
+    }
 }

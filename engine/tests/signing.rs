@@ -502,7 +502,7 @@ fn cross_site_posts_are_refused_and_acts_are_rate_limited() {
         &comment,
         Some(json!({"text": "x".repeat(4001)})),
     );
-    assert_eq!((s, b["error"].as_str()), (400, Some("comment_too_long")));
+    assert_eq!((s, b["error"].as_str()), (400, Some("invalid_field")));
     // 30 acts a minute, then 429 with Retry-After (the refused ones above count too).
     let mut statuses = Vec::new();
     for _ in 0..30 {
@@ -1317,7 +1317,7 @@ fn recipient_acts_at_their_edges() {
     let longest = "x".repeat(4000);
     assert_eq!(act(&mut p, 0, "comment", json!({"text": longest})).0, 200);
     let (s, a) = act(&mut p, 0, "comment", json!({"text": "x".repeat(4001)}));
-    assert_eq!((s, a["error"].as_str()), (400, Some("comment_too_long")));
+    assert_eq!((s, a["error"].as_str()), (400, Some("invalid_field")));
     // The first of two signers: partially signed, with everyone's state in the event.
     assert_eq!(act(&mut p, 0, "sign", json!({})).0, 200);
     let partial = p

@@ -21,7 +21,7 @@ pub struct Picture {
 }
 
 /// Largest picture decoded (pixels), far above a signature pad's.
-const MAX_PIXELS: u64 = 4_000_000;
+pub const MAX_PIXELS: u64 = 4_000_000;
 
 /// Decodes a PNG (any colour type and depth); `None` for anything else or oversized.
 pub fn decode_png(bytes: &[u8]) -> Option<Picture> {

@@ -57,6 +57,7 @@ pub fn error_response(status: u16, code: &str, description: &str) -> Response {
 /// while committing, so whether the change was applied is unknown.
 fn unavailable(cause: &dyn std::fmt::Display, what: &str, at_commit: bool) -> Response {
     tracing::error!("{what}: {cause:#}");
+    crate::metrics::get().store_unavailable.inc();
     let description = if at_commit {
         "the database connection was lost while committing: the change may or may not have been applied; look before you retry"
     } else {
@@ -175,8 +176,11 @@ impl Dispatcher {
     /// Answers one request; `None` when `on_worker` and the call must move off it.
     fn handle_on(&self, req: &Request, faults: Faults, on_worker: bool) -> Option<Response> {
         let mut verified = HashMap::new();
+        // What the log says of the request: never a secret of its path.
+        let what = || format!("{} {}", req.method, crate::logging::redact(&req.path));
         for attempt in 0..MAX_ATTEMPTS {
             if attempt > 0 {
+                crate::metrics::get().conflicts.inc();
                 self.inner.store.pause_after_conflict(attempt);
             }
             let txn = self.inner.store.begin();
@@ -197,16 +201,12 @@ impl Dispatcher {
                 // A read found the transaction in conflict: re-run, like a failed commit.
                 Err(_) if state.txn.conflicted() => continue,
                 Err(trap) if state.txn.unavailable() => {
-                    return Some(unavailable(
-                        &trap,
-                        &format!("{} {}", req.method, req.path),
-                        false,
-                    ));
+                    return Some(unavailable(&trap, &what(), false));
                 }
                 Err(trap) => {
                     let what = match &state.engine_error {
-                        Some(said) => format!("{} {} ({said})", req.method, req.path),
-                        None => format!("{} {}", req.method, req.path),
+                        Some(said) => format!("{} ({said})", what()),
+                        None => what(),
                     };
                     return Some(internal_error(&trap, &what));
                 }
@@ -219,6 +219,7 @@ impl Dispatcher {
             };
             match committed {
                 Ok(_) => {
+                    crate::metrics::get().commits.inc();
                     if state.scheduled_jobs {
                         self.inner.jobs_changed.notify_one();
                     }
@@ -235,25 +236,14 @@ impl Dispatcher {
                 }
                 Err(CommitError::Conflict) => continue,
                 Err(CommitError::Unavailable(e)) => {
-                    return Some(unavailable(
-                        &e,
-                        &format!("committing {} {}", req.method, req.path),
-                        true,
-                    ));
+                    return Some(unavailable(&e, &format!("committing {}", what()), true));
                 }
                 Err(CommitError::Backend(e)) => {
-                    return Some(internal_error(
-                        &e,
-                        &format!("committing {} {}", req.method, req.path),
-                    ));
+                    return Some(internal_error(&e, &format!("committing {}", what())));
                 }
             }
         }
-        tracing::warn!(
-            "{} {} conflicted {MAX_ATTEMPTS} times",
-            req.method,
-            req.path
-        );
+        tracing::warn!("{} conflicted {MAX_ATTEMPTS} times", what());
         Some(error_response(
             503,
             "busy",
@@ -275,6 +265,7 @@ impl Dispatcher {
         let store = &self.inner.store;
         for attempt in 0..MAX_ATTEMPTS {
             if attempt > 0 {
+                crate::metrics::get().conflicts.inc();
                 store.pause_after_conflict(attempt);
             }
             let mut txn = store.begin();
@@ -341,6 +332,7 @@ impl Dispatcher {
             };
             match txn.commit() {
                 Ok(_) => {
+                    crate::metrics::get().commits.inc();
                     if scheduled {
                         self.inner.jobs_changed.notify_one();
                     }

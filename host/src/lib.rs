@@ -6,7 +6,9 @@
 //! - [`calls`]: one engine call = one transaction; conflicts re-run, traps roll back.
 //! - [`jobs`]: the runner for scheduled jobs.
 //! - [`mail`]: delivery of queued mail through a transport (a folder by default).
-//! - [`server`]: hyper + rustls front.
+//! - [`server`]: hyper + rustls front; [`health`] its `/healthz` and `/readyz`.
+//! - [`metrics`]: the Prometheus page (`--metrics-listen`); [`logging`]: the log's
+//!   format and the redaction of secrets in paths.
 //! - [`passwords`]: argon2id for the engine's password imports.
 //! - [`webhooks`]: delivery of queued webhook events (signed, retried, dead-lettered).
 //! - [`work`]: host work for jobs (download, import, Word conversion, rendering), with
@@ -21,9 +23,12 @@ pub mod clock;
 pub mod eid;
 pub mod evidence;
 pub mod fs;
+pub mod health;
 pub mod ids;
 pub mod jobs;
+pub mod logging;
 pub mod mail;
+pub mod metrics;
 pub mod migrate;
 pub mod outbound;
 pub mod passwords;

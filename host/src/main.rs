@@ -62,15 +62,7 @@ enum EngineCommand {
 }
 
 fn main() {
-    let level = std::env::var("ESIGN_LOG")
-        .ok()
-        .and_then(|l| l.parse::<tracing::Level>().ok())
-        .unwrap_or(tracing::Level::INFO);
-    tracing_subscriber::fmt()
-        .with_max_level(level)
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+    esign::logging::init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve(*args),

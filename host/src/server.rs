@@ -51,6 +51,13 @@ pub struct FrontConfig {
     pub test_faults: bool,
     /// The built-in test eID provider, whose pages (`/eid/test/...`) this front serves.
     pub eid_test: Option<Arc<crate::eid::TestProvider>>,
+    /// A proxy in front adds the client's address to `X-Forwarded-For`: the last entry
+    /// is the address requests come from (login throttling counts per address).
+    pub behind_proxy: bool,
+    /// Serving HTTPS: answers carry `Strict-Transport-Security`.
+    pub tls: bool,
+    /// The workers `/readyz` watches.
+    pub health: Arc<crate::health::Health>,
 }
 
 /// Builds a rustls acceptor from PEM files, offering h2 and http/1.1.
@@ -191,6 +198,9 @@ pub async fn serve(
     Ok(())
 }
 
+/// HSTS for a year, on every answer over TLS.
+const HSTS: &str = "max-age=31536000";
+
 fn to_hyper(resp: Response) -> hyper::Response<Full<Bytes>> {
     let mut builder = hyper::Response::builder().status(resp.status);
     for (name, value) in &resp.headers {
@@ -214,6 +224,8 @@ fn too_large(max: usize) -> Response {
     )
 }
 
+/// Answers one request, and counts and logs it (by route template, with secrets in
+/// the path redacted).
 async fn respond(
     d: &Dispatcher,
     front: &FrontConfig,
@@ -221,6 +233,95 @@ async fn respond(
     req: hyper::Request<Incoming>,
 ) -> hyper::Response<Full<Bytes>> {
     let started = Instant::now();
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let mut resp = answer(d, front, peer, req).await;
+    let route = take_route(&mut resp, &path);
+    finish_headers(&mut resp, front.tls);
+    let took = started.elapsed();
+    crate::metrics::request(&route, method.as_str(), resp.status, took);
+    tracing::debug!(
+        trace_id = trace_id_of(&resp),
+        route,
+        method = method.as_str(),
+        path = %crate::logging::redact(&path),
+        status = resp.status,
+        duration_ms = took.as_secs_f64() * 1000.0,
+        "{} {} -> {} in {took:?}",
+        method,
+        crate::logging::redact(&path),
+        resp.status,
+    );
+    to_hyper(resp)
+}
+
+/// The route template the engine named (see the engine's `router::ROUTE_HEADER`),
+/// removed from the answer; the front's own paths by themselves, `unmatched` for the
+/// rest.
+fn take_route(resp: &mut Response, path: &str) -> String {
+    let at = resp.headers.iter().position(|(n, _)| n == "x-esign-route");
+    match at {
+        Some(i) => resp.headers.remove(i).1,
+        None if matches!(path, "/healthz" | "/readyz") => path.to_string(),
+        None if path.starts_with("/eid/test/") => "/eid/test/{session}".into(),
+        None => "unmatched".into(),
+    }
+}
+
+/// What every answer carries: `nosniff`, and HSTS over TLS.
+fn finish_headers(resp: &mut Response, tls: bool) {
+    let has = |resp: &Response, name: &str| {
+        resp.headers
+            .iter()
+            .any(|(n, _)| n.eq_ignore_ascii_case(name))
+    };
+    if !has(resp, "x-content-type-options") {
+        resp.headers
+            .push(("x-content-type-options".into(), "nosniff".into()));
+    }
+    if tls && !has(resp, "strict-transport-security") {
+        resp.headers
+            .push(("strict-transport-security".into(), HSTS.into()));
+    }
+}
+
+/// The `trace_id` of a 500's body (so the request's log line and the error's share
+/// it), or a fresh one.
+fn trace_id_of(resp: &Response) -> String {
+    let said = (resp.status == 500)
+        .then(|| serde_json::from_slice::<serde_json::Value>(&resp.body).ok())
+        .flatten()
+        .and_then(|v| v["trace_id"].as_str().map(str::to_string));
+    said.unwrap_or_else(crate::ids::random_id)
+}
+
+/// The address a request comes from: the peer, or behind a proxy the last entry of
+/// `X-Forwarded-For` (the one the proxy added; earlier entries are the client's say).
+fn source_of(front: &FrontConfig, peer: SocketAddr, headers: &hyper::HeaderMap) -> String {
+    let forwarded = front
+        .behind_proxy
+        .then(|| headers.get_all("x-forwarded-for").iter().next_back())
+        .flatten()
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.rsplit(',').next())
+        .map(str::trim)
+        .and_then(|v| v.parse::<std::net::IpAddr>().ok());
+    forwarded.unwrap_or(peer.ip()).to_string()
+}
+
+async fn answer(
+    d: &Dispatcher,
+    front: &FrontConfig,
+    peer: SocketAddr,
+    req: hyper::Request<Incoming>,
+) -> Response {
+    if req.method() == hyper::Method::GET {
+        match req.uri().path() {
+            "/healthz" => return crate::health::healthz(),
+            "/readyz" => return crate::health::readyz(d.store(), &front.health).await,
+            _ => {}
+        }
+    }
     let (parts, body) = req.into_parts();
     let declared = parts
         .headers
@@ -236,25 +337,22 @@ async fn respond(
     } else {
         None
     };
-    let resp = if declared.is_some_and(|n| n > front.max_body_bytes as u64) {
+    if declared.is_some_and(|n| n > front.max_body_bytes as u64) {
         too_large(front.max_body_bytes)
     } else {
         let read = Limited::new(body, front.max_body_bytes).collect();
         let read = match tokio::time::timeout(front.read_timeout, read).await {
             Ok(r) => r,
             Err(_) => {
-                let mut resp = to_hyper(error_response(
+                let mut resp = error_response(
                     408,
                     "request_timeout",
                     &format!(
                         "the body did not arrive within {} s",
                         front.read_timeout.as_secs()
                     ),
-                ));
-                resp.headers_mut().insert(
-                    hyper::header::CONNECTION,
-                    hyper::header::HeaderValue::from_static("close"),
                 );
+                resp.headers.push(("connection".into(), "close".into()));
                 return resp;
             }
         };
@@ -271,12 +369,12 @@ async fn respond(
                 if let (Some(provider), Some(session)) =
                     (&front.eid_test, parts.uri.path().strip_prefix("/eid/test/"))
                 {
-                    return to_hyper(test_eid(
+                    return test_eid(
                         provider,
                         parts.method.as_str(),
                         session,
                         &collected.to_bytes(),
-                    ));
+                    );
                 }
                 let faults = if front.test_faults {
                     test_faults(&parts.headers)
@@ -298,11 +396,11 @@ async fn respond(
                     match multipart_parts(&ctype, body) {
                         Ok(p) => form_parts = p,
                         Err(e) => {
-                            return to_hyper(error_response(
+                            return error_response(
                                 400,
                                 "invalid_multipart",
                                 &format!("the multipart/form-data body is malformed: {e}"),
-                            ));
+                            );
                         }
                     }
                     body = Bytes::new();
@@ -324,20 +422,12 @@ async fn respond(
                     body: body.to_vec(),
                     parts: form_parts,
                     origin: Origin::Http,
-                    remote_addr: peer.ip().to_string(),
+                    remote_addr: source_of(front, peer, &parts.headers),
                 };
                 d.handle(request, faults).await
             }
         }
-    };
-    tracing::debug!(
-        "{} {} -> {} in {:?}",
-        parts.method,
-        parts.uri.path(),
-        resp.status,
-        started.elapsed()
-    );
-    to_hyper(resp)
+    }
 }
 
 /// The test eID provider's page (GET) and its form (POST), outside the engine: it

@@ -404,6 +404,23 @@ fn move_legacy_rows(store: &Arc<crate::store::Store>) -> anyhow::Result<usize> {
 }
 
 async fn attempt(outbound: &Outbound, row: &StoredDelivery) -> Outcome {
+    let outcome = attempt_once(outbound, row).await;
+    let name = match &outcome {
+        Outcome::Delivered => "delivered",
+        Outcome::Gone => "gone",
+        Outcome::Failed(_) => "failed",
+        Outcome::Cancelled => "cancelled",
+    };
+    crate::metrics::get()
+        .webhook_attempts
+        .get_or_create(&crate::metrics::OutcomeLabel {
+            outcome: name.into(),
+        })
+        .inc();
+    outcome
+}
+
+async fn attempt_once(outbound: &Outbound, row: &StoredDelivery) -> Outcome {
     if let Err(why) = outbound.check_url(&row.target_url) {
         return Outcome::Failed(why);
     }

@@ -69,6 +69,13 @@ pub async fn perform(cx: &WorkContext, order: &WorkOrder) -> Prepared {
     let order = to_shared(order);
     let cx = cx.clone();
     let handle = tokio::runtime::Handle::current();
+    let timed = match &order {
+        shared::WorkOrder::ImportFiles(_) => "import",
+        shared::WorkOrder::Render(r) if r.seal.is_some() => "seal",
+        shared::WorkOrder::Render(_) => "render",
+        shared::WorkOrder::Fetch(_) => "fetch",
+    };
+    let started = std::time::Instant::now();
     let kind = match &order {
         shared::WorkOrder::ImportFiles(sources) => Err(sources.len()),
         shared::WorkOrder::Render(_) => Ok("render-failed"),
@@ -87,6 +94,10 @@ pub async fn perform(cx: &WorkContext, order: &WorkOrder) -> Prepared {
         }
     })
     .await;
+    crate::metrics::get()
+        .work_seconds
+        .get_or_create(&crate::metrics::KindLabel { kind: timed.into() })
+        .observe(started.elapsed().as_secs_f64());
     done.unwrap_or_else(|e| {
         let why = failure("render-failed", format!("the work failed: {e}"));
         let outcome = match kind {

@@ -24,7 +24,7 @@ pub fn esign_bin() -> &'static str {
 }
 
 /// Shared across test binaries of one target dir, so the engine is compiled once.
-fn compile_cache() -> PathBuf {
+pub fn compile_cache() -> PathBuf {
     PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("compile-cache")
 }
 

@@ -124,8 +124,16 @@ impl Request {
     /// fields and multipart text parts become strings (a text body), multipart parts sent
     /// as `application/json` become JSON values, and multipart parts with a file name
     /// are kept as files. An empty body is an empty object. Any other content type is a
-    /// 400.
+    /// 400, and so is a text member longer than its limit (`base::limits`).
     pub fn body_fields(&self) -> ApiResult<Fields> {
+        let fields = self.decode_fields()?;
+        match crate::base::limits::too_long(&fields.map) {
+            Some((path, max)) => Err(invalid(&path, &format!("at most {max} characters"))),
+            None => Ok(fields),
+        }
+    }
+
+    fn decode_fields(&self) -> ApiResult<Fields> {
         let ctype = self.content_type();
         let empty = self.body.iter().all(u8::is_ascii_whitespace) && self.parts.is_empty();
         if empty && (ctype.is_empty() || ctype == "application/json") {

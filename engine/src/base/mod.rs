@@ -7,6 +7,7 @@ pub mod cx;
 pub mod html;
 pub mod http;
 pub mod job_kinds;
+pub mod limits;
 #[allow(unused_imports)]
 pub mod prelude;
 pub mod records;

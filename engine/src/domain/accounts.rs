@@ -47,10 +47,12 @@ pub struct User {
     pub last_name: String,
     pub password_hash: String,
     pub active: bool,
-    /// Failed logins since the last success or lock.
+    /// No longer counted (failed logins are kept per email and source address:
+    /// `domain::logins`); kept for the record's layout.
     pub failed_logins: u32,
-    /// While `now < locked_until_ms` every login fails.
-    pub locked_until_ms: u64,
+    /// When the owner was last mailed that failed logins locked signing in from an
+    /// address (at most once a day).
+    pub lock_notice_ms: u64,
     /// When the last token was issued (for the 429 spacing rule).
     pub last_token_ms: u64,
     /// The entity a login without `entity_id` selects: the first membership.
@@ -199,7 +201,7 @@ pub(crate) fn new_user(
         password_hash: cx.p.hash_password(password),
         active: true,
         failed_logins: 0,
-        locked_until_ms: 0,
+        lock_notice_ms: 0,
         last_token_ms: 0,
         default_entity_id: None,
         created_ms,

@@ -1,5 +1,6 @@
-//! Who is calling: the bearer check every route uses, the login rules (lock, spacing)
-//! and the principal a token or an agent's grant acts as.
+//! Who is calling: the bearer check every route uses, the login rules (the password
+//! check with `domain::logins`' throttling, the spacing of tokens) and the principal a
+//! token or an agent's grant acts as.
 
 use crate::base::api::{self, Mail, Request};
 use crate::base::cx::Cx;
@@ -12,6 +13,7 @@ use crate::domain::accounts::{
     self, Entity, Membership, Token, User, entity_key, membership_key, memberships_of, token_key,
     user_email_key, user_key,
 };
+use crate::domain::logins;
 
 /// How long an expired token is remembered, so that its holder is told "expired"
 /// rather than "invalid".
@@ -30,58 +32,61 @@ fn invalid_credentials() -> ApiError {
     http::ApiError::bad_request("invalid_credentials", "wrong email or password")
 }
 
-/// Checks an email and password under the lockout rule (spec §8): an unknown email costs
-/// the same work as a wrong password, a locked account fails even with the right one,
-/// and `login_max_failures` failures in a row lock it (and mail its owner).
-pub(crate) fn check_password(cx: &mut Cx, email: &str, password: &str) -> ApiResult<User> {
+/// Checks an email and password under the login rules (spec §8, `domain::logins`): a
+/// login this email from this `source` may not try now is refused before the password
+/// is checked (400 `login_locked`, or 429 while the source or everyone is over the
+/// minute's failures); an unknown email costs the same work and gets the same answers
+/// as a wrong password; `login_max_failures` failures in a row lock the email from
+/// that source, and the account's owner is mailed (once a day at most).
+pub(crate) fn check_password(
+    cx: &mut Cx,
+    email: &str,
+    password: &str,
+    source: &str,
+) -> ApiResult<User> {
+    logins::refuse_early(cx, email, source)?;
     let user_id =
         cx.p.get(&user_email_key(&normalize_email(email)))
             .and_then(|v| String::from_utf8(v).ok());
-    let Some(mut user) = user_id.and_then(|id| cx.load::<User>(&user_key(&id))) else {
-        // Same work and same answer as a wrong password: no account enumeration.
-        cx.p.verify_password(password, "");
-        return Err(invalid_credentials());
-    };
-
-    let now = cx.now();
-    if user.locked_until_ms > now {
-        let secs = (user.locked_until_ms - now).div_ceil(1000);
-        return Err(http::ApiError::bad_request(
-            "login_locked",
-            format!("too many failed logins; this account is locked for {secs} more seconds"),
-        ));
-    }
-    if !cx.p.verify_password(password, &user.password_hash) {
-        let settings = cx.settings().clone();
-        user.failed_logins += 1;
-        if user.failed_logins >= settings.login_max_failures {
-            user.failed_logins = 0;
-            user.locked_until_ms = now + settings.login_lock_secs * 1000;
-            cx.p.send_mail(lock_notice(&user, &settings));
+    let user = user_id.and_then(|id| cx.load::<User>(&user_key(&id)));
+    let hash = user.as_ref().map_or("", |u| u.password_hash.as_str());
+    // An empty hash is checked against a dummy: the same work as a wrong password.
+    if !cx.p.verify_password(password, hash) || user.is_none() {
+        if logins::failed(cx, email, source)
+            && let Some(mut user) = user
+        {
+            let now = cx.now();
+            if now.saturating_sub(user.lock_notice_ms) >= LOCK_NOTICE_EVERY_MS {
+                let settings = cx.settings().clone();
+                cx.p.send_mail(lock_notice(&user, &settings, source));
+                user.lock_notice_ms = now;
+                cx.save(&user_key(&user.id), &user);
+            }
         }
-        cx.save(&user_key(&user.id), &user);
         return Err(invalid_credentials());
     }
-    if user.failed_logins != 0 || user.locked_until_ms != 0 {
-        user.failed_logins = 0;
-        user.locked_until_ms = 0;
-        cx.save(&user_key(&user.id), &user);
-    }
-    Ok(user)
+    logins::succeeded(cx, email, source);
+    Ok(user.expect("checked above"))
 }
 
-/// The email telling an account's owner that repeated failures locked it.
-fn lock_notice(user: &User, settings: &api::Settings) -> Mail {
+/// How often an account's owner is told of a lock, at most.
+const LOCK_NOTICE_EVERY_MS: u64 = 24 * 3600 * 1000;
+
+/// The email telling an account's owner that repeated failures from one address locked
+/// signing in from there.
+fn lock_notice(user: &User, settings: &api::Settings, source: &str) -> Mail {
     let minutes = settings.login_lock_secs.div_ceil(60);
     Mail {
         to: user.email.clone(),
         subject: "Your esign account is locked".into(),
         body: format!(
             "Hello {name},\n\n\
-             after {n} failed sign-in attempts in a row, sign-in to your esign account \
-             {email} is locked for {minutes} minutes.\n\n\
+             after {n} failed sign-in attempts in a row from the address {source}, sign-in \
+             to your esign account {email} from that address is locked for {minutes} \
+             minutes. Signing in from elsewhere still works.\n\n\
              If these attempts were not yours, someone may be guessing your password: \
-             change it once the lock ends, and tell your administrator.\n",
+             change it, and tell your administrator. (This notice is sent once a day at \
+             most.)\n",
             name = if user.first_name.is_empty() {
                 &user.email
             } else {

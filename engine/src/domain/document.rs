@@ -645,6 +645,10 @@ pub fn invariants(cx: &mut Cx) -> Vec<String> {
     problems
 }
 
+/// The most recipients a document has (so a document's answers, a page of the list
+/// included, stay bounded).
+pub const MAX_RECIPIENTS: usize = 100;
+
 pub fn load_doc(cx: &mut Cx, id: &str) -> Option<Document> {
     if !util::is_id(id) {
         return None;

@@ -16,6 +16,7 @@ pub mod fields;
 pub mod identity;
 pub mod links;
 pub mod list;
+pub mod logins;
 pub mod notify;
 pub mod oauth;
 pub mod pages;

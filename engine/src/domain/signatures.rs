@@ -90,6 +90,24 @@ fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
 }
 
 /// A `data:image/png;base64,...` URL (or bare base64) holding a PNG.
+/// The most pixels a drawn mark may have: what `formats` draws into the sealed PDF
+/// (`formats::stamp::MAX_PIXELS`), so nothing accepted here is missing from it.
+const MAX_IMAGE_PIXELS: u64 = 4_000_000;
+
+/// A PNG's width and height, from its signature and its first chunk, which the PNG
+/// specification fixes as `IHDR` (§5.2, §11.2.2: width and height as big-endian u32 at
+/// offsets 16 and 20); `None` for anything else.
+fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    let header = bytes.get(..24)?;
+    if &header[..8] != b"\x89PNG\r\n\x1a\n" || &header[12..16] != b"IHDR" {
+        return None;
+    }
+    let be = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    Some((be(16), be(20)))
+}
+
 fn png_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
     let s = match v {
         Value::Null => return Ok(None),
@@ -112,8 +130,16 @@ fn png_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
             format!("`{name}` is larger than {} KiB", MAX_IMAGE_BYTES / 1024),
         ));
     }
-    if !bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
+    let Some((w, h)) = png_size(&bytes) else {
         return Err(bad("invalid_image", format!("`{name}` is not a PNG image")));
+    };
+    if w == 0 || h == 0 || u64::from(w) * u64::from(h) > MAX_IMAGE_PIXELS {
+        return Err(bad(
+            "invalid_image",
+            format!(
+                "`{name}` is {w}×{h} pixels; a signature may have at most {MAX_IMAGE_PIXELS} pixels"
+            ),
+        ));
     }
     Ok(Some(bytes))
 }

@@ -104,7 +104,7 @@ pub fn blob_owner(id: &str) -> String {
     format!("template:{id}")
 }
 
-fn not_found(id: &str) -> ApiError {
+pub fn not_found(id: &str) -> ApiError {
     http::ApiError::not_found("template_not_found", format!("no template {id}"))
 }
 

@@ -24,7 +24,7 @@ pub fn login(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let password = fields.required_str("password")?;
     let requested_entity = fields.optional_str("entity_id")?.filter(|s| !s.is_empty());
 
-    let mut user = check_password(cx, &email, &password)?;
+    let mut user = check_password(cx, &email, &password, &req.remote_addr)?;
 
     let cannot_load = || {
         http::ApiError::not_found(
@@ -99,10 +99,14 @@ fn issue_token(cx: &mut Cx, user: &mut User, entity_id: &str) -> ApiResult<Respo
         work: None,
         scope: String::new(),
     });
-    Ok(json(
+    let mut resp = json(
         200,
         &json!({ "access_token": secret, "expires_in": settings.token_ttl_secs }),
-    ))
+    );
+    // The answer carries a token: no cache may keep it (RFC 6749 §5.1).
+    resp.headers
+        .push(("cache-control".into(), "no-store".into()));
+    Ok(resp)
 }
 
 /// `GET /v1/refresh`: a new token for the current entity.

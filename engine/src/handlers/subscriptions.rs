@@ -18,7 +18,7 @@ use crate::base::http::{self, ApiError, ApiResult, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{decode, prefix_range};
-use crate::base::util::{is_email, is_id, iso8601, new_id};
+use crate::base::util::{is_email, is_id, iso8601, new_id, normalize_email};
 use crate::domain::auth::{Principal, authenticate};
 use crate::domain::webhooks::{
     DeadLetter, EVENTS, Subscription, delivery_for, fanout_key, new_secret, sub_key,
@@ -55,6 +55,17 @@ fn sub_json(s: &Subscription) -> Value {
         "disabled_reason": s.disabled_reason,
         "dead_letters": s.dead_letters,
         "created_at": iso8601(s.created_ms),
+    })
+}
+
+/// Whether the user with (normalized) `email` is a member of entity `entity_id`.
+fn is_member(cx: &mut Cx, email: &str, entity_id: &str) -> bool {
+    let user_id =
+        cx.p.get(&accounts::user_email_key(email))
+            .and_then(|v| String::from_utf8(v).ok());
+    user_id.is_some_and(|id| {
+        cx.p.get(&accounts::membership_key(&id, entity_id))
+            .is_some()
     })
 }
 
@@ -153,11 +164,22 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
             "only an admin may subscribe to every user's documents (global)",
         ));
     }
-    let notification_email = f.optional_str("notification_email")?.unwrap_or_default();
+    let notification_email = f
+        .optional_str("notification_email")?
+        .map(|e| normalize_email(&e))
+        .unwrap_or_default();
     if !notification_email.is_empty() && !is_email(&notification_email) {
         return Err(http::ApiError::bad_request(
             "invalid_field",
             "notification_email must be an email address",
+        ));
+    }
+    // Dead-letter notices name the target URL and its errors: only a member of the
+    // entity may receive them.
+    if !notification_email.is_empty() && !is_member(cx, &notification_email, &pr.entity.id) {
+        return Err(http::ApiError::bad_request(
+            "invalid_field",
+            "notification_email must be the address of a user of this entity",
         ));
     }
     let s = Subscription {

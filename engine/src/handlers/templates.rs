@@ -15,7 +15,7 @@ use crate::domain::templates::{
     self, FieldKind, PageFields, Template, TemplateAttachment, TemplateField, TemplateRole,
     TemplateStatus, defaults, entity_index_key, find, page_fields, page_fields_key, template_key,
 };
-use crate::domain::{blobs, document, fields, uploads};
+use crate::domain::{accounts, blobs, document, fields, uploads};
 use serde_json::{Value, json};
 
 /// `/v1/templates/...`
@@ -31,14 +31,33 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
             out["page_fields"] = page_fields_json(&page_fields(cx, &t.id));
             Ok(json(200, &out))
         }
-        ("DELETE", [id]) => {
-            let mut t = find(cx, &pr, id)?;
-            t.trashed = true;
-            cx.save(&template_key(id), &t);
-            Ok(no_content())
-        }
+        ("DELETE", [id]) => delete(cx, &pr, id),
         _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
     }
+}
+
+/// `DELETE /v1/templates/{id}`: under the document delete rules (the owner or an admin;
+/// only an admin when the entity says so), and the template's files are released.
+fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    if pr.entity.delete_admin_only && pr.membership.role != accounts::Role::Admin {
+        return Err(http::ApiError::forbidden(
+            "deletion_restricted",
+            "this account lets only admins delete templates",
+        ));
+    }
+    let mut t = find(cx, pr, id)?;
+    if t.user_id != pr.user.id && pr.membership.role != accounts::Role::Admin {
+        return Err(templates::not_found(id));
+    }
+    t.trashed = true;
+    let owner = templates::blob_owner(id);
+    let held = [Some(&t.source_blob), t.file.as_ref().map(|f| &f.blob)];
+    let attachments = t.attachments.iter().map(|a| &a.blob);
+    for blob in held.into_iter().flatten().chain(attachments) {
+        blobs::release(cx, blob, &owner);
+    }
+    cx.save(&template_key(id), &t);
+    Ok(no_content())
 }
 
 fn template_json(t: &Template) -> Value {

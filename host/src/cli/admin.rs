@@ -4,6 +4,7 @@ use crate::bindings::{Origin, Request};
 use crate::calls::Dispatcher;
 use crate::cli::engine::{EngineArgs, open_on, open_store};
 use crate::runtime;
+use anyhow::Context;
 use clap::{Args, Subcommand};
 use runtime::Faults;
 use std::path::PathBuf;
@@ -80,14 +81,50 @@ pub enum EntityCommand {
     List,
 }
 
+/// Where a password comes from: standard input or a file keep it out of the process
+/// list, which every user of the machine can read.
+#[derive(Args)]
+#[group(multiple = false)]
+pub struct PasswordArgs {
+    /// The password on the command line: visible to other users of the machine (`ps`)
+    /// and kept in shell history; prefer --password-stdin or --password-file.
+    #[arg(long)]
+    password: Option<String>,
+    /// Read the password from standard input (its first line).
+    #[arg(long)]
+    password_stdin: bool,
+    /// Read the password from this file (its first line).
+    #[arg(long, value_name = "FILE")]
+    password_file: Option<std::path::PathBuf>,
+}
+
+impl PasswordArgs {
+    /// The password given, if any.
+    fn read(&self) -> anyhow::Result<Option<String>> {
+        let first_line = |text: String| text.lines().next().unwrap_or("").to_string();
+        if self.password_stdin {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .context("reading the password from standard input")?;
+            return Ok(Some(first_line(text)));
+        }
+        if let Some(path) = &self.password_file {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the password from {}", path.display()))?;
+            return Ok(Some(first_line(text)));
+        }
+        Ok(self.password.clone())
+    }
+}
+
 #[derive(Subcommand)]
 pub enum UserCommand {
     /// Add a user.
     Add {
         #[arg(long)]
         email: String,
-        #[arg(long)]
-        password: String,
+        #[command(flatten)]
+        password: PasswordArgs,
         #[arg(long, default_value = "")]
         first_name: String,
         #[arg(long, default_value = "")]
@@ -98,8 +135,8 @@ pub enum UserCommand {
     /// Change a user's password or activity.
     Set {
         id: String,
-        #[arg(long)]
-        password: Option<String>,
+        #[command(flatten)]
+        password: PasswordArgs,
         #[arg(long)]
         active: Option<bool>,
     },
@@ -208,12 +245,17 @@ pub fn admin(args: AdminArgs) -> anyhow::Result<()> {
             first_name,
             last_name,
             active,
-        }) => admin_request(
-            "POST",
-            "/admin/users",
-            json!({ "email": email, "password": password, "first_name": first_name,
-                    "last_name": last_name, "active": active }),
-        ),
+        }) => {
+            let password = password.read()?.context(
+                "give the password with --password-stdin, --password-file FILE or --password",
+            )?;
+            admin_request(
+                "POST",
+                "/admin/users",
+                json!({ "email": email, "password": password, "first_name": first_name,
+                        "last_name": last_name, "active": active }),
+            )
+        }
         AdminCommand::User(UserCommand::Set {
             id,
             password,
@@ -221,7 +263,7 @@ pub fn admin(args: AdminArgs) -> anyhow::Result<()> {
         }) => admin_request(
             "PATCH",
             &format!("/admin/users/{id}"),
-            json!({ "password": password, "active": active }),
+            json!({ "password": password.read()?, "active": active }),
         ),
         AdminCommand::User(UserCommand::List) => admin_request("GET", "/admin/users", json!({})),
         AdminCommand::Migrate { .. } => unreachable!("handled above"),

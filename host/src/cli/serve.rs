@@ -5,7 +5,9 @@ use crate::bindings::Settings;
 use crate::calls::Dispatcher;
 use crate::cli::admin::{admin_call, admin_request};
 use crate::cli::engine::{EngineArgs, open_on, open_store};
-use crate::{eid, evidence, jobs, mail, outbound, runtime, server, sms, webhooks, work};
+use crate::{
+    eid, evidence, health, jobs, mail, metrics, outbound, runtime, server, sms, webhooks, work,
+};
 use anyhow::Context;
 use clap::Args;
 use std::net::SocketAddr;
@@ -160,6 +162,10 @@ pub struct ServeArgs {
     /// Longest a time stamping request may take, in seconds.
     #[arg(long, env = "ESIGN_TSA_TIMEOUT_SECS", default_value_t = 10)]
     pub tsa_timeout_secs: u64,
+    /// Serve Prometheus metrics at `http://ADDR/metrics` (off by default; keep it on a
+    /// loopback or private address: it names routes, tenants' queues and targets).
+    #[arg(long, env = "ESIGN_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
     /// Honour `x-esign-test-fault` headers. For the test suite only.
     #[arg(long, env = "ESIGN_TEST_FAULTS", hide = true)]
     pub test_faults: bool,
@@ -356,6 +362,16 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
     };
     let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+    let health = std::sync::Arc::new(health::Health::default());
+    let metrics_listener = match args.metrics_listen {
+        Some(addr) => {
+            let _guard = rt.enter();
+            let l = server::listen(addr).context("--metrics-listen")?;
+            println!("metrics at http://{}/metrics", l.local_addr()?);
+            Some(l)
+        }
+        None => None,
+    };
     let front = server::FrontConfig {
         max_body_bytes: args.max_body_bytes,
         max_connections: args.max_connections.max(1),
@@ -365,6 +381,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         )),
         test_faults: args.test_faults,
         eid_test,
+        behind_proxy: args.behind_proxy,
+        tls: tls.is_some(),
+        health: health.clone(),
     };
     if args.test_faults {
         tracing::warn!("test faults are on: requests may ask for injected failures");
@@ -374,25 +393,34 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     println!("esign listening on {scheme}://{addr}");
     rt.block_on(async {
-        let jobs = tokio::spawn(jobs::run(dispatcher.clone(), work, stop_rx.clone()));
-        let mailer = tokio::spawn(mail::run(
-            dispatcher.clone(),
-            mail::Outbox::Mail,
-            transport,
-            stop_rx.clone(),
-        ));
-        let texter = tokio::spawn(mail::run(
-            dispatcher.clone(),
-            mail::Outbox::Sms,
-            sms_transport,
-            stop_rx.clone(),
-        ));
-        let deliverer = tokio::spawn(webhooks::run(
-            dispatcher.clone(),
-            webhook_client,
-            webhook_config,
-            stop_rx,
-        ));
+        if let Some(l) = metrics_listener {
+            let store = dispatcher.store().clone();
+            tokio::spawn(metrics::serve(l, store, stop_rx.clone()));
+        }
+        let jobs =
+            health.spawn_watched("jobs", jobs::run(dispatcher.clone(), work, stop_rx.clone()));
+        let mailer = health.spawn_watched(
+            "mail",
+            mail::run(
+                dispatcher.clone(),
+                mail::Outbox::Mail,
+                transport,
+                stop_rx.clone(),
+            ),
+        );
+        let texter = health.spawn_watched(
+            "sms",
+            mail::run(
+                dispatcher.clone(),
+                mail::Outbox::Sms,
+                sms_transport,
+                stop_rx.clone(),
+            ),
+        );
+        let deliverer = health.spawn_watched(
+            "webhooks",
+            webhooks::run(dispatcher.clone(), webhook_client, webhook_config, stop_rx),
+        );
         let shutdown = async {
             shutdown_signal().await;
             tracing::info!("shutdown requested");

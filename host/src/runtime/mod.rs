@@ -274,7 +274,12 @@ impl Runtime {
         };
         let mut store = Store::new(&self.engine, Slot(Some(state)));
         store.set_epoch_deadline(CALL_DEADLINE_TICKS);
+        let metrics = crate::metrics::get();
+        let started = Instant::now();
         let result = self.pre.instantiate(&mut store).and_then(|instance| {
+            metrics
+                .instantiate_seconds
+                .observe(started.elapsed().as_secs_f64());
             let exports = Exports {
                 instance,
                 handle: self.handle,
@@ -282,9 +287,14 @@ impl Runtime {
             };
             f(&exports, &mut store)
         });
+        metrics
+            .engine_call_seconds
+            .observe(started.elapsed().as_secs_f64());
         let state = store.data_mut().0.take().expect("taken once");
         if on_worker {
             self.retire(store);
+        } else {
+            teardown(store);
         }
         (result, state)
     }
@@ -299,18 +309,27 @@ impl Runtime {
     /// instances can hold megabytes to reset, which must not land on a worker.
     fn retire(&self, store: Store<Slot>) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
-            return drop(store);
+            return teardown(store);
         };
         if self.retiring.fetch_add(1, Ordering::AcqRel) >= self.max_retiring {
             self.retiring.fetch_sub(1, Ordering::AcqRel);
-            return drop(store);
+            return teardown(store);
         }
         let retiring = self.retiring.clone();
         runtime.spawn(async move {
-            drop(store);
+            teardown(store);
             retiring.fetch_sub(1, Ordering::AcqRel);
         });
     }
+}
+
+/// Ends a call's instance (its pool slot's memory is reset), timed.
+fn teardown(store: Store<Slot>) {
+    let started = Instant::now();
+    drop(store);
+    crate::metrics::get()
+        .teardown_seconds
+        .observe(started.elapsed().as_secs_f64());
 }
 
 /// An engine with the pooling allocator sized for `max_instances` concurrent calls.

@@ -62,6 +62,10 @@ pub trait Backend: Send + Sync + 'static {
     fn connections(&self) -> Option<usize> {
         None
     }
+    /// Connections in use and the pool's size, for a backend with a pool.
+    fn pool_use(&self) -> Option<(usize, usize)> {
+        None
+    }
     /// Takes the lease on the queue row at `key` for `lease`, unless another worker
     /// holds an unexpired one or the row is gone.
     fn lease(&self, _key: &[u8], _lease: Duration) -> anyhow::Result<Option<Lease>> {
@@ -228,6 +232,11 @@ impl Store {
     /// See [`Backend::shared`].
     pub fn shared(&self) -> bool {
         self.backend.shared()
+    }
+
+    /// See [`Backend::pool_use`].
+    pub fn pool_use(&self) -> Option<(usize, usize)> {
+        self.backend.pool_use()
     }
 
     /// See [`Backend::connections`].

@@ -523,6 +523,11 @@ impl Backend for PgBackend {
         Some(self.pool_size())
     }
 
+    fn pool_use(&self) -> Option<(usize, usize)> {
+        let s = self.pool.status();
+        Some((s.size.saturating_sub(s.available), s.max_size))
+    }
+
     fn lease(&self, key: &[u8], lease: Duration) -> anyhow::Result<Option<Lease>> {
         let table = Table::of(key);
         anyhow::ensure!(table.is_queue(), "{} rows are not leased", table.name());

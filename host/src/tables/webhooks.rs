@@ -39,7 +39,7 @@ pub fn target_hash(url: &str) -> Vec<u8> {
 }
 
 /// The key of a target's concurrency limit: scheme, host and port.
-fn target_of(url: &str) -> String {
+pub fn target_of(url: &str) -> String {
     match reqwest::Url::parse(url) {
         Ok(u) => format!(
             "{}://{}:{}",

@@ -61,10 +61,11 @@ async function readBounded(request, max) {
   return out;
 }
 
-/** The engine's response as a `Response`. */
+/** The engine's response as a `Response` (without `x-esign-route`, the route template
+ *  the engine names for a host's metrics). */
 export function toResponse(res) {
   const headers = new Headers();
-  for (const [k, v] of res.headers) headers.append(k, v);
+  for (const [k, v] of res.headers) if (k !== 'x-esign-route') headers.append(k, v);
   const empty = res.status === 204 || res.status === 304 || res.body.length === 0;
   return new Response(empty ? null : res.body, { status: res.status, headers });
 }

@@ -32,9 +32,13 @@ const HOST: Layers = Layers {
     krate: "host",
     lib_name: Some("esign"),
     layers: &[
-        ("leaves", &["bindings.rs", "clock.rs", "ids.rs", "fs.rs"]),
+        (
+            "leaves",
+            &["bindings.rs", "clock.rs", "ids.rs", "fs.rs", "logging.rs"],
+        ),
         ("store", &["store/", "queues.rs"]),
         ("tables", &["tables/"]),
+        ("metrics", &["metrics.rs"]),
         (
             "capabilities",
             &[
@@ -48,7 +52,10 @@ const HOST: Layers = Layers {
         ("runtime", &["runtime/"]),
         ("dispatcher", &["calls.rs"]),
         ("workers", &["jobs.rs", "mail/", "sms/", "webhooks.rs"]),
-        ("server and CLI", &["server.rs", "migrate.rs", "cli/"]),
+        (
+            "server and CLI",
+            &["health.rs", "server.rs", "migrate.rs", "cli/"],
+        ),
         ("crate roots", &["lib.rs", "main.rs"]),
     ],
 };

@@ -258,7 +258,7 @@ fn submit(cx: &mut Cx, req: &Request) -> Response {
     match field("action").as_str() {
         "signin" => {
             let email = field("email");
-            let checked = auth::check_password(cx, &email, &field("password"))
+            let checked = auth::check_password(cx, &email, &field("password"), &req.remote_addr)
                 .and_then(|mut user| auth::check_spacing(cx, &mut user).map(|_| user));
             let user = match checked {
                 Ok(u) => u,

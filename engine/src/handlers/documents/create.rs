@@ -28,7 +28,7 @@ use crate::domain::events::emit_and_log;
 use crate::domain::templates::{self, Template};
 use crate::domain::uploads::{self, Upload};
 use crate::domain::{blobs, fields, identity, pricing, sending, trail};
-use crate::handlers::documents::input::tags_text;
+use crate::handlers::documents::input::{self, tags_text};
 use crate::handlers::shapes::{self, DetailOptions, detail_json};
 use serde_json::{Map, Value, json};
 
@@ -43,7 +43,17 @@ pub fn parse_recipients(
     template: Option<&Template>,
 ) -> ApiResult<Vec<Recipient>> {
     let mut out = Vec::new();
-    for (i, (path, o)) in f.objects("recipients")?.into_iter().enumerate() {
+    let given = f.objects("recipients")?;
+    if given.len() > document::MAX_RECIPIENTS {
+        return Err(http::ApiError::bad_request(
+            "invalid_field",
+            format!(
+                "`recipients` may name at most {} recipients",
+                document::MAX_RECIPIENTS
+            ),
+        ));
+    }
+    for (i, (path, o)) in given.into_iter().enumerate() {
         out.push(parse_recipient(cx, o, &path, i, template)?);
     }
     Ok(out)
@@ -565,7 +575,7 @@ fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiRe
         expiration_days,
         block_recipient_invite: f.optional_bool("block_recipient_invite")?.unwrap_or(false),
         comment_settings: s("comment_settings")?,
-        sign_redirect: s("sign_redirect")?,
+        sign_redirect: input::sign_redirect(&f)?.unwrap_or_default(),
         sign_copy_emails: Vec::new(),
         recipients: Vec::new(),
         files: Vec::new(),

@@ -131,7 +131,10 @@ pub fn by_link(cx: &mut Cx, secret: &str) -> ApiResult<Response> {
     let link: Link = cx
         .load(&link_key(&sha256_hex(secret.as_bytes())))
         .ok_or_else(gone)?;
-    if link.expires_ms <= cx.now() || cx.p.get(&document::doc_key(&link.doc_id)).is_none() {
+    // A recalled document is no longer shared: its links stop with the recall.
+    let doc = document::load_doc(cx, &link.doc_id);
+    let live = doc.is_some_and(|d| d.status != document::Status::Recalled);
+    if link.expires_ms <= cx.now() || !live {
         return Err(gone());
     }
     let bytes = cx.p.get_blob(&link.blob).ok_or_else(gone)?;

@@ -48,6 +48,23 @@ pub fn recipient_ids(f: &Fields) -> ApiResult<Vec<String>> {
     Ok(ids)
 }
 
+/// `sign_redirect`, where the signing page sends a recipient after signing: empty, or an
+/// absolute `https` URL with a host (never `javascript:`, `data:` or plain `http`).
+pub fn sign_redirect(f: &Fields) -> ApiResult<Option<String>> {
+    let Some(v) = f.optional_str("sign_redirect")? else {
+        return Ok(None);
+    };
+    let v = v.trim().to_string();
+    let https = url::Url::parse(&v).is_ok_and(|u| u.scheme() == "https" && u.host().is_some());
+    if !v.is_empty() && !https {
+        return Err(bad(
+            "invalid_field",
+            "`sign_redirect` must be an https:// URL",
+        ));
+    }
+    Ok(Some(v))
+}
+
 fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
     ApiError::bad_request(code, text)
 }

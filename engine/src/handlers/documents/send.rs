@@ -297,6 +297,15 @@ pub fn forward(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
             "that person is already a recipient of this document",
         ));
     }
+    if doc.recipients.len() >= document::MAX_RECIPIENTS {
+        return Err(bad(
+            "invalid_field",
+            format!(
+                "a document has at most {} recipients",
+                document::MAX_RECIPIENTS
+            ),
+        ));
+    }
     let before = doc.clone();
     let now = cx.now();
     let new = Recipient {

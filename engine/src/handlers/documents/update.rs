@@ -162,13 +162,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
         Some(Value::Null) => doc.comment_settings.clear(),
         Some(v) => doc.comment_settings = v.to_string(),
     }
-    if let Some(v) = f.optional_str("sign_redirect")? {
-        if !v.is_empty() && !v.starts_with("https://") {
-            return Err(bad(
-                "invalid_field",
-                "`sign_redirect` must be an https:// URL",
-            ));
-        }
+    if let Some(v) = input::sign_redirect(&f)? {
         doc.sign_redirect = v;
     }
     if let Some(v) = f.optional_bool("block_recipient_invite")? {

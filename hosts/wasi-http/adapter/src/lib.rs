@@ -232,9 +232,11 @@ fn read_body(request: &IncomingRequest) -> Result<Vec<u8>, Response> {
 }
 
 fn send(out: ResponseOutparam, response: Response) {
+    // `x-esign-route` names the route template for a host's metrics; not for clients.
     let fields: Vec<(String, Vec<u8>)> = response
         .headers
         .into_iter()
+        .filter(|(k, _)| k != "x-esign-route")
         .map(|(k, v)| (k, v.into_bytes()))
         .chain([(
             "content-length".to_string(),
