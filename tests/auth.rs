@@ -476,17 +476,60 @@ fn first_run_without_a_password_prints_a_generated_one_once() {
 }
 
 #[test]
-fn the_admin_cli_refuses_while_the_server_holds_the_data_dir() {
-    let s = Server::start(&[]);
-    let (ok, stdout, stderr) = s.admin_raw(&["entity", "list"]);
-    if common::on_postgres() {
-        // No exclusive lock on PostgreSQL: the CLI works beside running servers.
-        assert!(ok, "{stderr}");
-        assert!(stdout.contains("\"id\""), "{stdout}");
-    } else {
-        assert!(!ok);
-        assert!(stderr.contains("in use"), "{stderr}");
+fn the_admin_cli_works_while_the_server_runs_through_its_private_channel() {
+    let mut s = Server::start(&[]);
+    // A running server answers admin commands on a socket only its user may open.
+    let socket = s.data_dir.join("admin.sock");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{socket:?}");
     }
+    let (ok, stdout, stderr) = s.admin_raw(&["entity", "list"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("\"id\""), "{stdout}");
+    let user = s.add_member("live@example.com", &[]);
+    assert!(!user.is_empty());
+    assert_eq!(
+        s.login("live@example.com", PW, None).status(),
+        200,
+        "usable at once"
+    );
+    // Its errors are the engine's, as offline.
+    let (ok, _, stderr) = s.admin_raw(&[
+        "user",
+        "add",
+        "--email",
+        "live@example.com",
+        "--password",
+        PW,
+    ]);
+    assert!(!ok);
+    assert!(!stderr.trim().is_empty());
+    // The admin routes stay unreachable over HTTP.
+    let t = s.admin_token();
+    let (status, _) = call(
+        s.post("/admin/users")
+            .bearer_auth(&t)
+            .json(&json!({"email": "web@example.com", "password": PW})),
+    );
+    assert_eq!(status, 404);
+    // Stopped, the socket is gone and the CLI opens the store itself.
+    s.stop();
+    assert!(!socket.exists(), "the socket goes with the server");
+    let (ok, stdout, stderr) = s.admin_raw(&["user", "list"]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("live@example.com"), "{stdout}");
+    // After a SIGKILL the socket stays behind, unanswered: the CLI still works and the
+    // next server takes the path over.
+    s.launch();
+    s.kill();
+    let (ok, _, stderr) = s.admin_raw(&["user", "list"]);
+    assert!(ok, "{stderr}");
+    s.launch();
+    let (ok, _, stderr) = s.admin_raw(&["entity", "list"]);
+    assert!(ok, "{stderr}");
 }
 
 #[test]

@@ -6,6 +6,8 @@
 //! - [`calls`]: one engine call = one transaction; conflicts re-run, traps roll back.
 //! - [`jobs`]: the runner for scheduled jobs.
 //! - [`mail`]: delivery of queued mail through a transport (a folder by default).
+//! - [`admin_channel`]: the Unix socket `esign admin` reaches a running server by;
+//!   [`backup`]: online backups and restores of the embedded store.
 //! - [`server`]: hyper + rustls front; [`health`] its `/healthz` and `/readyz`.
 //! - [`metrics`]: the Prometheus page (`--metrics-listen`); [`logging`]: the log's
 //!   format and the redaction of secrets in paths.
@@ -16,6 +18,8 @@
 //!
 //! The `esign` binary (`main.rs`) wires these together behind its CLI.
 
+pub mod admin_channel;
+pub mod backup;
 pub mod bindings;
 pub mod calls;
 pub mod cli;

@@ -236,7 +236,8 @@ impl Server {
         call(self.get(path).bearer_auth(token))
     }
 
-    /// Runs `esign admin ...` on this server's data dir (the server must be stopped).
+    /// Runs `esign admin ...` on this server's data dir (through the running server's
+    /// channel, or on the store itself when it is stopped).
     pub fn admin(&self, args: &[&str]) -> Value {
         let (ok, stdout, stderr) = self.admin_raw(args);
         assert!(ok, "esign admin {args:?} failed: {stderr}");

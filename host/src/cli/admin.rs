@@ -1,12 +1,10 @@
 //! `esign admin`: entities, users and memberships, through the engine's admin routes.
 
-use crate::bindings::{Origin, Request};
-use crate::calls::Dispatcher;
+use crate::admin_channel::{self, AdminRequest, admin_call, admin_request};
 use crate::cli::engine::{EngineArgs, open_on, open_store};
 use crate::runtime;
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use runtime::Faults;
 use std::path::PathBuf;
 
 #[derive(Args)]
@@ -37,6 +35,19 @@ pub enum AdminCommand {
         /// postgres://user:password@host/database (empty, or created when missing).
         #[arg(long)]
         to: String,
+    },
+    /// Writes a consistent copy of the store (records, files, queues, the generated
+    /// signing key) into a new directory, while the server keeps serving.
+    Backup {
+        /// The directory to create (it must not exist).
+        #[arg(long)]
+        to: PathBuf,
+    },
+    /// Restores a backup into --data-dir, which must be new or empty.
+    Restore {
+        /// The backup directory (written by `esign admin backup`).
+        #[arg(long)]
+        from: PathBuf,
     },
 }
 
@@ -163,34 +174,6 @@ pub enum MemberCommand {
     },
 }
 
-/// A request from the local administrator.
-pub fn admin_request(method: &str, path: &str, body: serde_json::Value) -> Request {
-    Request {
-        method: method.into(),
-        path: path.into(),
-        query: String::new(),
-        headers: vec![("content-type".into(), "application/json".into())],
-        body: body.to_string().into_bytes(),
-        parts: Vec::new(),
-        origin: Origin::Admin,
-        remote_addr: "local".into(),
-    }
-}
-
-/// Runs an admin request; the JSON body on success, the engine's error otherwise.
-pub fn admin_call(d: &Dispatcher, req: Request) -> anyhow::Result<serde_json::Value> {
-    let resp = d.handle_blocking(&req, Faults::default());
-    let body: serde_json::Value = serde_json::from_slice(&resp.body).unwrap_or_default();
-    if resp.status >= 400 {
-        anyhow::bail!(
-            "{} ({})",
-            body["description"].as_str().unwrap_or("failed"),
-            resp.status
-        );
-    }
-    Ok(body)
-}
-
 pub fn entity_flags(body: &mut serde_json::Value, f: &EntityFlags) {
     let pairs = [
         ("saml", f.saml),
@@ -207,21 +190,79 @@ pub fn entity_flags(body: &mut serde_json::Value, f: &EntityFlags) {
     }
 }
 
+/// Runs an admin command: through the running server's channel when one answers
+/// (`admin_channel`), else on the store opened here.
 pub fn admin(args: AdminArgs) -> anyhow::Result<()> {
-    if let AdminCommand::Migrate { from, to } = &args.command {
-        return crate::migrate::sled_to_postgres(from, to);
+    match &args.command {
+        AdminCommand::Migrate { from, to } => return crate::migrate::sled_to_postgres(from, to),
+        AdminCommand::Backup { to } => return backup(&args.engine, to),
+        AdminCommand::Restore { from } => {
+            let m = crate::backup::restore(from, &args.engine.data_dir)?;
+            println!("{}", serde_json::to_string_pretty(&m)?);
+            eprintln!(
+                "restored {} into {}: start esign serve --data-dir on it",
+                from.display(),
+                args.engine.data_dir.display()
+            );
+            return Ok(());
+        }
+        _ => {}
     }
-    let (d, _) = open_on(
-        &args.engine,
-        open_store(&args.engine)?,
-        runtime::default_settings(),
-        None,
-        String::new(),
-        4,
-        None,
-    )?;
+    let req = request_of(args.command)?;
+    let body = match admin_channel::call(&args.engine.data_dir, &req)? {
+        Some(answer) => admin_channel::body_of(answer.status, answer.body)?,
+        None => {
+            let (d, _) = open_on(
+                &args.engine,
+                open_store(&args.engine)?,
+                runtime::default_settings(),
+                None,
+                String::new(),
+                4,
+                None,
+            )?;
+            let body = admin_call(&d, admin_request(&req.method, &req.path, req.body))?;
+            d.store().flush()?;
+            body
+        }
+    };
+    println!("{}", serde_json::to_string_pretty(&body)?);
+    Ok(())
+}
+
+/// `esign admin backup`: by the running server (which holds the store), or on the
+/// store opened here.
+fn backup(engine: &EngineArgs, to: &std::path::Path) -> anyhow::Result<()> {
+    // The server may run elsewhere: it gets an absolute path.
+    let to = std::path::absolute(to)?;
+    let started = std::time::Instant::now();
+    let manifest = match admin_channel::backup(&engine.data_dir, &to)? {
+        Some(answer) => admin_channel::body_of(answer.status, answer.body)?,
+        None => {
+            let store = open_store(engine)?;
+            let m = crate::backup::write(&store, &engine.data_dir, &to)?;
+            serde_json::to_value(m)?
+        }
+    };
+    println!("{}", serde_json::to_string_pretty(&manifest)?);
+    eprintln!(
+        "backed up into {} in {:.1} s (writes waited {} ms)",
+        to.display(),
+        started.elapsed().as_secs_f64(),
+        manifest["write_pause_ms"]
+    );
+    Ok(())
+}
+
+/// The engine request an admin command makes.
+fn request_of(command: AdminCommand) -> anyhow::Result<AdminRequest> {
     use serde_json::json;
-    let req = match args.command {
+    let admin_request = |method: &str, path: &str, body: serde_json::Value| AdminRequest {
+        method: method.into(),
+        path: path.into(),
+        body,
+    };
+    Ok(match command {
         AdminCommand::Entity(EntityCommand::Add {
             name,
             parent,
@@ -266,7 +307,11 @@ pub fn admin(args: AdminArgs) -> anyhow::Result<()> {
             json!({ "password": password.read()?, "active": active }),
         ),
         AdminCommand::User(UserCommand::List) => admin_request("GET", "/admin/users", json!({})),
-        AdminCommand::Migrate { .. } => unreachable!("handled above"),
+        AdminCommand::Migrate { .. }
+        | AdminCommand::Backup { .. }
+        | AdminCommand::Restore { .. } => {
+            unreachable!("handled above")
+        }
         AdminCommand::Member(MemberCommand::Add {
             user,
             entity,
@@ -279,9 +324,5 @@ pub fn admin(args: AdminArgs) -> anyhow::Result<()> {
             json!({ "user_id": user, "entity_id": entity, "role": role,
                     "profile": profile, "team_id": team }),
         ),
-    };
-    let body = admin_call(&d, req)?;
-    println!("{}", serde_json::to_string_pretty(&body)?);
-    d.store().flush()?;
-    Ok(())
+    })
 }

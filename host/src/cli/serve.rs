@@ -1,9 +1,9 @@
 //! `esign serve`: the options, and the process that serves: store, engine, workers,
 //! the HTTP front, and the first-run bootstrap.
 
+use crate::admin_channel::{self, admin_call, admin_request};
 use crate::bindings::Settings;
 use crate::calls::Dispatcher;
-use crate::cli::admin::{admin_call, admin_request};
 use crate::cli::engine::{EngineArgs, open_on, open_store};
 use crate::{
     eid, evidence, health, jobs, mail, metrics, outbound, runtime, server, sms, webhooks, work,
@@ -393,6 +393,18 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     println!("esign listening on {scheme}://{addr}");
     rt.block_on(async {
+        #[cfg(unix)]
+        {
+            let path = admin_channel::socket_path(&args.engine.data_dir);
+            let dir = args.engine.data_dir.clone();
+            let d = dispatcher.clone();
+            let stop = stop_rx.clone();
+            tokio::spawn(async move {
+                if let Err(e) = admin_channel::serve(path, dir, d, stop).await {
+                    tracing::warn!("no admin channel: {e:#}");
+                }
+            });
+        }
         if let Some(l) = metrics_listener {
             let store = dispatcher.store().clone();
             tokio::spawn(metrics::serve(l, store, stop_rx.clone()));

@@ -41,6 +41,9 @@ pub type Writes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
 
 /// A storage backend: [`sled::SledBackend`] (the embedded default) or
 /// [`postgres::PgBackend`].
+/// What [`Backend::snapshot`] hands each entry (key, value) to.
+pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> anyhow::Result<()> + 'a;
+
 pub trait Backend: Send + Sync + 'static {
     /// Starts a transaction.
     fn begin(&self) -> anyhow::Result<Box<dyn BackendTxn>>;
@@ -61,6 +64,17 @@ pub trait Backend: Send + Sync + 'static {
     /// when there is no such bound.
     fn connections(&self) -> Option<usize> {
         None
+    }
+    /// Visits every entry of one point in time, in key order, with writes paused
+    /// (reads go on); returns how long writes waited. A backend whose data another
+    /// system keeps (PostgreSQL) refuses: that system's tools back it up.
+    fn snapshot(
+        &self,
+        _visit: &mut Visitor<'_>,
+    ) -> anyhow::Result<Duration> {
+        anyhow::bail!(
+            "this store lives in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump, or base backups with WAL archiving); everything esign needs is in the database (records, files, queues and the generated signing key), so nothing outside it needs a backup"
+        )
     }
     /// Connections in use and the pool's size, for a backend with a pool.
     fn pool_use(&self) -> Option<(usize, usize)> {
@@ -232,6 +246,14 @@ impl Store {
     /// See [`Backend::shared`].
     pub fn shared(&self) -> bool {
         self.backend.shared()
+    }
+
+    /// See [`Backend::snapshot`].
+    pub fn snapshot(
+        &self,
+        visit: &mut Visitor<'_>,
+    ) -> anyhow::Result<Duration> {
+        self.backend.snapshot(visit)
     }
 
     /// See [`Backend::pool_use`].

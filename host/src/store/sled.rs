@@ -97,6 +97,24 @@ impl Backend for SledBackend {
         self.shared.get(key)
     }
 
+    fn snapshot(
+        &self,
+        visit: &mut super::Visitor<'_>,
+    ) -> anyhow::Result<std::time::Duration> {
+        // No commit applies while the lock is held: the tree is one committed state.
+        let _writes_wait = self
+            .shared
+            .commit_lock
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let started = std::time::Instant::now();
+        for entry in self.shared.db.iter() {
+            let (k, v) = entry?;
+            visit(&k, &v)?;
+        }
+        Ok(started.elapsed())
+    }
+
     fn flush(&self) -> anyhow::Result<()> {
         self.shared.db.flush()?;
         Ok(())

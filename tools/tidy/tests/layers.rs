@@ -54,7 +54,14 @@ const HOST: Layers = Layers {
         ("workers", &["jobs.rs", "mail/", "sms/", "webhooks.rs"]),
         (
             "server and CLI",
-            &["health.rs", "server.rs", "migrate.rs", "cli/"],
+            &[
+                "admin_channel.rs",
+                "backup.rs",
+                "health.rs",
+                "server.rs",
+                "migrate.rs",
+                "cli/",
+            ],
         ),
         ("crate roots", &["lib.rs", "main.rs"]),
     ],

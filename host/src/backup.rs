@@ -1,0 +1,240 @@
+//! Online backups and restores of the embedded store (`esign admin backup|restore`).
+//!
+//! A backup is a directory: `db/` (a sled database holding every entry of the store at
+//! one point in time: records, blobs, events, jobs, mail, text messages and webhook
+//! deliveries), `signing/` (the key generated into the data directory, when there is
+//! one) and `manifest.json` (counts and SHA-256 per table, the esign version and the
+//! backup format). It is written under `<to>.partial-<random>` and renamed to `<to>`
+//! only once complete, manifest last: an interrupted backup leaves nothing named `<to>`.
+//!
+//! One point in time: the copy runs under the store's commit lock, so writes wait
+//! (reads go on) and every write acknowledged before the backup began is in it, none
+//! half. The pause is the copy's time (see the README for the figure per GB).
+//! PostgreSQL keeps its data in the database: its own tools back it up.
+
+use crate::store::Store;
+use crate::store::postgres::Table;
+use anyhow::Context;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The layout of a backup directory this esign writes and reads.
+pub const FORMAT: u32 = 1;
+
+/// Entries applied to the copy at once.
+const BATCH: usize = 1000;
+
+/// What a backup holds, written last.
+#[derive(Serialize, Deserialize, Debug, PartialEq)]
+pub struct Manifest {
+    pub format: u32,
+    /// The esign that wrote it (a newer one's backup is refused).
+    pub esign_version: String,
+    pub created_at: String,
+    /// Per table: entries and the SHA-256 of their keys and values in key order.
+    pub tables: BTreeMap<String, TableSum>,
+    pub signing_key: bool,
+    /// How long writes waited, in milliseconds.
+    pub write_pause_ms: u64,
+}
+
+#[derive(Serialize, Deserialize, Debug, PartialEq, Default, Clone)]
+pub struct TableSum {
+    pub entries: u64,
+    pub bytes: u64,
+    pub sha256: String,
+}
+
+/// Running sums per table.
+#[derive(Default)]
+struct Sums(BTreeMap<&'static str, (u64, u64, Sha256)>);
+
+impl Sums {
+    fn add(&mut self, key: &[u8], value: &[u8]) {
+        let e = self.0.entry(Table::of(key).name()).or_default();
+        e.0 += 1;
+        e.1 += (key.len() + value.len()) as u64;
+        e.2.update((key.len() as u64).to_be_bytes());
+        e.2.update(key);
+        e.2.update((value.len() as u64).to_be_bytes());
+        e.2.update(value);
+    }
+
+    fn finish(self) -> BTreeMap<String, TableSum> {
+        self.0
+            .into_iter()
+            .map(|(name, (entries, bytes, h))| {
+                let sha256 = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+                (
+                    name.to_string(),
+                    TableSum {
+                        entries,
+                        bytes,
+                        sha256,
+                    },
+                )
+            })
+            .collect()
+    }
+}
+
+/// Writes a backup of `store` (whose data directory is `data_dir`) to `to`, which must
+/// not exist yet.
+pub fn write(store: &Store, data_dir: &Path, to: &Path) -> anyhow::Result<Manifest> {
+    if to.exists() {
+        anyhow::bail!(
+            "{} exists already: back up into a new directory",
+            to.display()
+        );
+    }
+    let parent = to
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    let partial = partial_path(to);
+    let result = write_into(store, data_dir, &partial);
+    let manifest = match result {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&partial);
+            return Err(e);
+        }
+    };
+    std::fs::rename(&partial, to)
+        .with_context(|| format!("renaming {} to {}", partial.display(), to.display()))?;
+    Ok(manifest)
+}
+
+fn partial_path(to: &Path) -> PathBuf {
+    let name = to
+        .file_name()
+        .map_or("backup".into(), |n| n.to_string_lossy().into_owned());
+    to.with_file_name(format!("{name}.partial-{}", crate::ids::random_id()))
+}
+
+fn write_into(store: &Store, data_dir: &Path, dir: &Path) -> anyhow::Result<Manifest> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let copy = sled::Config::new()
+        .path(dir.join("db"))
+        .open()
+        .context("creating the backup's database")?;
+    let mut sums = Sums::default();
+    let mut batch = sled::Batch::default();
+    let mut pending = 0;
+    let pause = store.snapshot(&mut |key: &[u8], value: &[u8]| {
+        sums.add(key, value);
+        batch.insert(key, value);
+        pending += 1;
+        if pending >= BATCH {
+            copy.apply_batch(std::mem::take(&mut batch))?;
+            pending = 0;
+        }
+        Ok(())
+    })?;
+    copy.apply_batch(batch)?;
+    copy.flush()?;
+    drop(copy);
+    let signing = data_dir.join("signing");
+    let has_key = signing.join("key.pem").exists();
+    if has_key {
+        copy_dir(&signing, &dir.join("signing"))?;
+    }
+    let manifest = Manifest {
+        format: FORMAT,
+        esign_version: env!("CARGO_PKG_VERSION").into(),
+        created_at: chrono::Utc::now().to_rfc3339(),
+        tables: sums.finish(),
+        signing_key: has_key,
+        write_pause_ms: pause.as_millis() as u64,
+    };
+    crate::fs::write_whole(
+        &dir.join("manifest.json"),
+        &serde_json::to_vec_pretty(&manifest)?,
+    )?;
+    Ok(manifest)
+}
+
+fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name()))
+                .with_context(|| format!("copying {}", entry.path().display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `a` (a version `x.y.z`) is newer than `b`.
+fn newer(a: &str, b: &str) -> bool {
+    let parts = |v: &str| -> Vec<u64> { v.split('.').map(|p| p.parse().unwrap_or(0)).collect() };
+    parts(a) > parts(b)
+}
+
+/// Restores the backup in `from` into the data directory `to` (missing or empty): the
+/// manifest checked against the copy, then every entry and the signing key.
+pub fn restore(from: &Path, to: &Path) -> anyhow::Result<Manifest> {
+    let text = std::fs::read(from.join("manifest.json")).with_context(|| {
+        format!(
+            "{} is not a complete esign backup (no manifest.json)",
+            from.display()
+        )
+    })?;
+    let manifest: Manifest = serde_json::from_slice(&text).context("reading manifest.json")?;
+    if manifest.format > FORMAT || newer(&manifest.esign_version, env!("CARGO_PKG_VERSION")) {
+        anyhow::bail!(
+            "the backup was written by esign {} (format {}); this esign {} cannot read it: restore with that version or newer",
+            manifest.esign_version,
+            manifest.format,
+            env!("CARGO_PKG_VERSION")
+        );
+    }
+    let non_empty = std::fs::read_dir(to).is_ok_and(|mut d| d.next().is_some());
+    if non_empty {
+        anyhow::bail!(
+            "{} is not empty: restore into a new data directory",
+            to.display()
+        );
+    }
+    let copy = sled::Config::new()
+        .path(from.join("db"))
+        .open()
+        .context("opening the backup's database")?;
+    let mut sums = Sums::default();
+    for entry in copy.iter() {
+        let (k, v) = entry?;
+        sums.add(&k, &v);
+    }
+    let found = sums.finish();
+    if found != manifest.tables {
+        let wrong: Vec<&String> = manifest
+            .tables
+            .keys()
+            .chain(found.keys())
+            .filter(|t| manifest.tables.get(*t) != found.get(*t))
+            .collect();
+        anyhow::bail!("the backup does not match its manifest (tables {wrong:?}): it is damaged");
+    }
+    let target = crate::store::sled::SledBackend::open(to)?;
+    let mut batch = sled::Batch::default();
+    let mut pending = 0;
+    for entry in copy.iter() {
+        let (k, v) = entry?;
+        batch.insert(k, v);
+        pending += 1;
+        if pending >= BATCH {
+            target.db().apply_batch(std::mem::take(&mut batch))?;
+            pending = 0;
+        }
+    }
+    target.db().apply_batch(batch)?;
+    target.db().flush()?;
+    if manifest.signing_key {
+        copy_dir(&from.join("signing"), &to.join("signing"))?;
+    }
+    Ok(manifest)
+}
