@@ -17,6 +17,17 @@ fn assert_locked(s: &Server) {
     assert_eq!(assert_error(status, &body, 400), "login_locked");
 }
 
+/// The `Retry-After` of a 429, in seconds, asserted to be within a minute.
+fn retry_after(resp: &reqwest::blocking::Response) -> u64 {
+    let retry: u64 = resp.headers()["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1..=60).contains(&retry), "Retry-After {retry}");
+    retry
+}
+
 #[test]
 fn login_with_json_or_form_gives_a_working_token() {
     let s = Server::start(&[]);
@@ -125,12 +136,7 @@ fn token_requests_too_close_together_get_429_with_retry_after() {
         s.get("/v1/refresh").bearer_auth(&token).send().unwrap(),
     ] {
         assert_eq!(resp.status(), 429);
-        let retry: u64 = resp.headers()["retry-after"]
-            .to_str()
-            .unwrap()
-            .parse()
-            .unwrap();
-        assert!((1..=60).contains(&retry), "Retry-After {retry}");
+        retry_after(&resp);
         let body: Value = resp.json().unwrap();
         assert_eq!(assert_error(429, &body, 429), "too_many_requests");
     }
@@ -734,12 +740,7 @@ fn failed_logins_from_one_address_are_throttled_with_429() {
         .send()
         .unwrap();
     assert_eq!(resp.status(), 429, "refused before the password is checked");
-    let retry: u64 = resp.headers()["retry-after"]
-        .to_str()
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!((1..=60).contains(&retry), "Retry-After {retry}");
+    retry_after(&resp);
     // Another address is not slowed down.
     let (status, body) = login_from(&s, &client_from("127.0.0.4"), ADMIN_EMAIL, ADMIN_PASSWORD);
     assert_eq!(status, 200, "{body}");

@@ -24,6 +24,15 @@ fn png(w: u32, h: u32) -> String {
     format!("data:image/png;base64,{}", b64(&out))
 }
 
+/// A sent one-signer document: its id and the signer's link secret.
+fn sent(s: &Server, t: &str, name: &str) -> (String, String) {
+    let id = pdf_draft(s, t, name, json!([signer("r@example.com")]), json!({}));
+    s.act_ok(t, &id, "send");
+    s.wait_status(t, &id, "sent");
+    let (_, d) = s.get_as(t, &format!("/v1/documents/{id}"));
+    (id, link(&d, 0))
+}
+
 #[test]
 fn every_text_member_has_a_limit_and_one_member_cannot_swell_the_list() {
     let s = Server::start(&[]);
@@ -128,17 +137,7 @@ fn a_reject_reason_and_a_subscriptions_mail_are_bounded_and_go_to_members_only()
     assert_eq!(body["notification_email"], "member@example.com");
 
     // A reject reason over 4000 characters is refused.
-    let id = pdf_draft(
-        &s,
-        &t,
-        "To reject",
-        json!([signer("r@example.com")]),
-        json!({}),
-    );
-    s.act_ok(&t, &id, "send");
-    s.wait_status(&t, &id, "sent");
-    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
-    let secret = link(&d, 0);
+    let (_, secret) = sent(&s, &t, "To reject");
     let (status, body) = call(
         s.post(&format!("/v1/recipient/{secret}/reject"))
             .json(&json!({"reason": "x".repeat(900_000)})),
@@ -221,15 +220,7 @@ fn sign_redirect_is_https_only_and_a_recall_stops_download_links() {
     assert_eq!(doc["status"], "draft", "{doc}");
 
     // A download link stops serving when its document is recalled.
-    let id = pdf_draft(
-        &s,
-        &t,
-        "Recalled",
-        json!([signer("r@example.com")]),
-        json!({}),
-    );
-    s.act_ok(&t, &id, "send");
-    s.wait_status(&t, &id, "sent");
+    let (id, _) = sent(&s, &t, "Recalled");
     let (status, body) = s.get_as(&t, &format!("/v1/documents/{id}/download"));
     assert_eq!(status, 200, "{body}");
     let url = body["document_url"].as_str().unwrap().to_string();
@@ -244,11 +235,7 @@ fn sign_redirect_is_https_only_and_a_recall_stops_download_links() {
 fn a_signature_too_large_to_draw_is_refused_when_signing() {
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let id = pdf_draft(&s, &t, "Drawn", json!([signer("r@example.com")]), json!({}));
-    s.act_ok(&t, &id, "send");
-    s.wait_status(&t, &id, "sent");
-    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
-    let secret = link(&d, 0);
+    let (_, secret) = sent(&s, &t, "Drawn");
     let huge = png(4000, 4000);
     assert!(
         huge.len() < 200_000,

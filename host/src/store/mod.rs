@@ -68,10 +68,7 @@ pub trait Backend: Send + Sync + 'static {
     /// Visits every entry of one point in time, in key order, with writes paused
     /// (reads go on); returns how long writes waited. A backend whose data another
     /// system keeps (PostgreSQL) refuses: that system's tools back it up.
-    fn snapshot(
-        &self,
-        _visit: &mut Visitor<'_>,
-    ) -> anyhow::Result<Duration> {
+    fn snapshot(&self, _visit: &mut Visitor<'_>) -> anyhow::Result<Duration> {
         anyhow::bail!(
             "this store lives in PostgreSQL: back it up with PostgreSQL's own tools (pg_dump, or base backups with WAL archiving); everything esign needs is in the database (records, files, queues and the generated signing key), so nothing outside it needs a backup"
         )
@@ -249,10 +246,7 @@ impl Store {
     }
 
     /// See [`Backend::snapshot`].
-    pub fn snapshot(
-        &self,
-        visit: &mut Visitor<'_>,
-    ) -> anyhow::Result<Duration> {
+    pub fn snapshot(&self, visit: &mut Visitor<'_>) -> anyhow::Result<Duration> {
         self.backend.snapshot(visit)
     }
 

@@ -97,10 +97,7 @@ impl Backend for SledBackend {
         self.shared.get(key)
     }
 
-    fn snapshot(
-        &self,
-        visit: &mut super::Visitor<'_>,
-    ) -> anyhow::Result<std::time::Duration> {
+    fn snapshot(&self, visit: &mut super::Visitor<'_>) -> anyhow::Result<std::time::Duration> {
         // No commit applies while the lock is held: the tree is one committed state.
         let _writes_wait = self
             .shared
