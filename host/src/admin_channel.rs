@@ -80,26 +80,36 @@ pub fn socket_path(data_dir: &Path) -> PathBuf {
     data_dir.join("admin.sock")
 }
 
-/// Serves the channel until `stop` turns true; the socket file goes with it.
+/// Binds the channel at `path` (0600), taking over a socket a dead server left. Done
+/// before the server says it listens, so a client that saw that finds the channel.
+/// Needs a tokio runtime context.
 #[cfg(unix)]
-pub async fn serve(
-    path: PathBuf,
-    data_dir: PathBuf,
-    dispatcher: Dispatcher,
-    mut stop: tokio::sync::watch::Receiver<bool>,
-) -> anyhow::Result<()> {
+pub fn bind(path: &Path) -> anyhow::Result<tokio::net::UnixListener> {
     use std::os::unix::fs::PermissionsExt;
     // A socket left by a server that died: nobody answers on it.
-    if path.exists() && std::os::unix::net::UnixStream::connect(&path).is_err() {
-        let _ = std::fs::remove_file(&path);
+    if path.exists() && std::os::unix::net::UnixStream::connect(path).is_err() {
+        let _ = std::fs::remove_file(path);
     }
-    let listener = tokio::net::UnixListener::bind(&path)
+    let listener = tokio::net::UnixListener::bind(path)
         .with_context(|| format!("listening on {}", path.display()))?;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
     tracing::info!(
         "admin commands reach this server through {}",
         path.display()
     );
+    Ok(listener)
+}
+
+/// Serves the channel on `listener` (bound at `path`) until `stop` turns true; the
+/// socket file goes with it.
+#[cfg(unix)]
+pub async fn serve(
+    listener: tokio::net::UnixListener,
+    path: PathBuf,
+    data_dir: PathBuf,
+    dispatcher: Dispatcher,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
     loop {
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -121,7 +131,6 @@ pub async fn serve(
         });
     }
     let _ = std::fs::remove_file(&path);
-    Ok(())
 }
 
 #[cfg(unix)]

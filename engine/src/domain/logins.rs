@@ -8,9 +8,10 @@
 //!   source* for `login_lock_secs`: 400 `login_locked`, even with the right password
 //!   (spec §8). The right password from another source still signs in, so a stranger
 //!   cannot keep the owner out.
-//! - **Per source**: at most [`SOURCE_FAILURES_PER_MINUTE`] failed logins a minute,
-//!   whatever the email, then 429 with `Retry-After`.
-//! - **In total**: at most [`TOTAL_FAILURES_PER_MINUTE`] a minute, then 429.
+//! - **Per source**: at most [`SOURCE_FAILURES_PER_MINUTE`] failed logins in the minute
+//!   from the first of them, whatever the email, then 429 with `Retry-After` (the rest
+//!   of that minute).
+//! - **In total**: at most [`TOTAL_FAILURES_PER_MINUTE`] likewise, then 429.
 //!
 //! | key | value |
 //! |---|---|
@@ -47,13 +48,16 @@ struct Failures {
     expires_ms: u64,
 }
 
-/// A fixed one-minute window's count.
+/// Failures counted in the minute from the first of them (not a clock minute: a burst
+/// across a minute's turn is counted whole).
 #[derive(Serialize, Deserialize, Default)]
 struct Window {
-    minute: u64,
+    start_ms: u64,
     count: u32,
     expires_ms: u64,
 }
+
+const WINDOW_MS: u64 = 60_000;
 
 fn email_key(email: &str, source: &str) -> Vec<u8> {
     key(&[
@@ -91,12 +95,18 @@ pub fn refuse_early(cx: &mut Cx, email: &str, source: &str) -> ApiResult<()> {
             ),
         ));
     }
-    let minute = now / 60_000;
-    let wait = ((minute + 1) * 60_000 - now).div_ceil(1000);
-    let over = |w: Window, max: u32| w.minute == minute && w.count >= max;
+    // Over the limit: the seconds until that window ends.
+    let over = |w: Window, max: u32| {
+        let end = w.start_ms + WINDOW_MS;
+        (end > now && w.count >= max).then(|| (end - now).div_ceil(1000))
+    };
     let source_window: Window = cx.load(&source_key(source)).unwrap_or_default();
     let total: Window = cx.load(TOTAL_KEY.as_bytes()).unwrap_or_default();
-    if over(source_window, SOURCE_FAILURES_PER_MINUTE) || over(total, TOTAL_FAILURES_PER_MINUTE) {
+    let waits = [
+        over(source_window, SOURCE_FAILURES_PER_MINUTE),
+        over(total, TOTAL_FAILURES_PER_MINUTE),
+    ];
+    if let Some(wait) = waits.into_iter().flatten().max() {
         return Err(http::ApiError::new(
             429,
             "too_many_requests",
@@ -145,14 +155,13 @@ pub fn succeeded(cx: &mut Cx, email: &str, source: &str) {
 }
 
 fn count_minute(cx: &mut Cx, k: &[u8], now: u64) {
-    let minute = now / 60_000;
     let mut w: Window = cx.load(k).unwrap_or_default();
-    if w.minute != minute {
-        w.minute = minute;
+    if w.start_ms + WINDOW_MS <= now {
+        w.start_ms = now;
         w.count = 0;
     }
     w.count += 1;
-    let expires = (minute + 1) * 60_000;
+    let expires = w.start_ms + WINDOW_MS;
     reindex(cx, k, w.expires_ms, expires);
     w.expires_ms = expires;
     cx.save(k, &w);

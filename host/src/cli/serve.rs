@@ -391,19 +391,29 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let Some(user) = &args.test_mcp_user {
         tracing::warn!("/mcp without a token acts as {user}: tests only, never on a real server");
     }
+    // Bound before the server says it listens: admin commands find it from then on.
+    #[cfg(unix)]
+    let admin_listener = {
+        let _guard = rt.enter();
+        match admin_channel::bind(&admin_channel::socket_path(&args.engine.data_dir)) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                tracing::warn!("no admin channel: {e:#}");
+                None
+            }
+        }
+    };
     println!("esign listening on {scheme}://{addr}");
     rt.block_on(async {
         #[cfg(unix)]
-        {
-            let path = admin_channel::socket_path(&args.engine.data_dir);
-            let dir = args.engine.data_dir.clone();
-            let d = dispatcher.clone();
-            let stop = stop_rx.clone();
-            tokio::spawn(async move {
-                if let Err(e) = admin_channel::serve(path, dir, d, stop).await {
-                    tracing::warn!("no admin channel: {e:#}");
-                }
-            });
+        if let Some(listener) = admin_listener {
+            tokio::spawn(admin_channel::serve(
+                listener,
+                admin_channel::socket_path(&args.engine.data_dir),
+                args.engine.data_dir.clone(),
+                dispatcher.clone(),
+                stop_rx.clone(),
+            ));
         }
         if let Some(l) = metrics_listener {
             let store = dispatcher.store().clone();
@@ -454,6 +464,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         anyhow::Ok(())
     })?;
     dispatcher.store().flush()?;
+    // The channel's task may not have run its last turn before the runtime ended.
+    let _ = std::fs::remove_file(admin_channel::socket_path(&args.engine.data_dir));
     tracing::info!("stopped");
     Ok(())
 }
