@@ -422,7 +422,8 @@ async fn create_database(
 /// Applies the migrations this database lacks, under the `esign_schema` row lock.
 async fn migrate(client: &Object) -> anyhow::Result<()> {
     // Hosts starting together may race to create the table: the loser sees a
-    // unique violation on the catalog and tries again.
+    // unique violation on the catalog, or (when it lost on the table's row type)
+    // `type "esign_schema" already exists` (42710), and tries again.
     for attempt in 0.. {
         match client
             .batch_execute(
@@ -432,9 +433,10 @@ async fn migrate(client: &Object) -> anyhow::Result<()> {
         {
             Ok(()) => break,
             Err(e)
-                if attempt < 5
+                if attempt < 20
                     && (e.code() == Some(&SqlState::UNIQUE_VIOLATION)
-                        || e.code() == Some(&SqlState::DUPLICATE_TABLE)) =>
+                        || e.code() == Some(&SqlState::DUPLICATE_TABLE)
+                        || e.code() == Some(&SqlState::DUPLICATE_OBJECT)) =>
             {
                 tokio::time::sleep(Duration::from_millis(50)).await
             }
