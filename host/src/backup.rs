@@ -66,7 +66,7 @@ impl Sums {
         self.0
             .into_iter()
             .map(|(name, (entries, bytes, h))| {
-                let sha256 = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+                let sha256 = crate::ids::hex(&h.finalize());
                 (
                     name.to_string(),
                     TableSum {

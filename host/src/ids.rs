@@ -6,13 +6,15 @@ use sha2::{Digest, Sha256};
 pub fn random_id() -> String {
     let mut b = [0u8; 12];
     getrandom::fill(&mut b).expect("OS randomness");
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    hex(&b)
+}
+
+/// Lower-case hex of `bytes`.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Lower-case hex SHA-256.
 pub fn sha256_hex(data: &[u8]) -> String {
-    Sha256::digest(data)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    hex(&Sha256::digest(data))
 }

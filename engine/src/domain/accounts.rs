@@ -148,6 +148,12 @@ pub fn user_email_key(normalized_email: &str) -> Vec<u8> {
     util::key(&["usr-email", normalized_email])
 }
 
+/// The id of the user whose email is `email` (normalized here), if any.
+pub fn user_id_by_email(cx: &mut Cx, email: &str) -> Option<String> {
+    cx.p.get(&user_email_key(&normalize_email(email)))
+        .and_then(|v| String::from_utf8(v).ok())
+}
+
 pub fn membership_key(user_id: &str, entity_id: &str) -> Vec<u8> {
     util::key(&["mem", user_id, entity_id])
 }

@@ -8,10 +8,10 @@ use crate::base::http::{self, ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records;
-use crate::base::util::{normalize_email, sha256_hex};
+use crate::base::util::sha256_hex;
 use crate::domain::accounts::{
     self, Entity, Membership, Token, User, entity_key, membership_key, memberships_of, token_key,
-    user_email_key, user_key,
+    user_key,
 };
 use crate::domain::logins;
 
@@ -45,10 +45,7 @@ pub(crate) fn check_password(
     source: &str,
 ) -> ApiResult<User> {
     logins::refuse_early(cx, email, source)?;
-    let user_id =
-        cx.p.get(&user_email_key(&normalize_email(email)))
-            .and_then(|v| String::from_utf8(v).ok());
-    let user = user_id.and_then(|id| cx.load::<User>(&user_key(&id)));
+    let user = accounts::user_id_by_email(cx, email).and_then(|id| cx.load::<User>(&user_key(&id)));
     let hash = user.as_ref().map_or("", |u| u.password_hash.as_str());
     // An empty hash is checked against a dummy: the same work as a wrong password.
     if !cx.p.verify_password(password, hash) || user.is_none() {

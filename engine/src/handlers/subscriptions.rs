@@ -58,12 +58,9 @@ fn sub_json(s: &Subscription) -> Value {
     })
 }
 
-/// Whether the user with (normalized) `email` is a member of entity `entity_id`.
+/// Whether the user with `email` is a member of entity `entity_id`.
 fn is_member(cx: &mut Cx, email: &str, entity_id: &str) -> bool {
-    let user_id =
-        cx.p.get(&accounts::user_email_key(email))
-            .and_then(|v| String::from_utf8(v).ok());
-    user_id.is_some_and(|id| {
+    accounts::user_id_by_email(cx, email).is_some_and(|id| {
         cx.p.get(&accounts::membership_key(&id, entity_id))
             .is_some()
     })

@@ -257,7 +257,7 @@ fn backup(engine: &EngineArgs, to: &std::path::Path) -> anyhow::Result<()> {
 /// The engine request an admin command makes.
 fn request_of(command: AdminCommand) -> anyhow::Result<AdminRequest> {
     use serde_json::json;
-    let admin_request = |method: &str, path: &str, body: serde_json::Value| AdminRequest {
+    let request = |method: &str, path: &str, body: serde_json::Value| AdminRequest {
         method: method.into(),
         path: path.into(),
         body,
@@ -270,16 +270,14 @@ fn request_of(command: AdminCommand) -> anyhow::Result<AdminRequest> {
         }) => {
             let mut body = json!({ "name": name, "parent_id": parent });
             entity_flags(&mut body, &flags);
-            admin_request("POST", "/admin/entities", body)
+            request("POST", "/admin/entities", body)
         }
         AdminCommand::Entity(EntityCommand::Set { id, name, flags }) => {
             let mut body = json!({ "name": name });
             entity_flags(&mut body, &flags);
-            admin_request("PATCH", &format!("/admin/entities/{id}"), body)
+            request("PATCH", &format!("/admin/entities/{id}"), body)
         }
-        AdminCommand::Entity(EntityCommand::List) => {
-            admin_request("GET", "/admin/entities", json!({}))
-        }
+        AdminCommand::Entity(EntityCommand::List) => request("GET", "/admin/entities", json!({})),
         AdminCommand::User(UserCommand::Add {
             email,
             password,
@@ -290,7 +288,7 @@ fn request_of(command: AdminCommand) -> anyhow::Result<AdminRequest> {
             let password = password.read()?.context(
                 "give the password with --password-stdin, --password-file FILE or --password",
             )?;
-            admin_request(
+            request(
                 "POST",
                 "/admin/users",
                 json!({ "email": email, "password": password, "first_name": first_name,
@@ -301,12 +299,12 @@ fn request_of(command: AdminCommand) -> anyhow::Result<AdminRequest> {
             id,
             password,
             active,
-        }) => admin_request(
+        }) => request(
             "PATCH",
             &format!("/admin/users/{id}"),
             json!({ "password": password.read()?, "active": active }),
         ),
-        AdminCommand::User(UserCommand::List) => admin_request("GET", "/admin/users", json!({})),
+        AdminCommand::User(UserCommand::List) => request("GET", "/admin/users", json!({})),
         AdminCommand::Migrate { .. }
         | AdminCommand::Backup { .. }
         | AdminCommand::Restore { .. } => {
@@ -318,7 +316,7 @@ fn request_of(command: AdminCommand) -> anyhow::Result<AdminRequest> {
             role,
             profile,
             team,
-        }) => admin_request(
+        }) => request(
             "POST",
             "/admin/memberships",
             json!({ "user_id": user, "entity_id": entity, "role": role,

@@ -17,7 +17,7 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, Router, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::{self, new_secret, sha256_hex};
+use crate::base::util::{new_secret, sha256_hex};
 use crate::domain::oauth::{
     self, Family, Grant, SCOPE, access_key, base, family_key, is_our_origin, resource_metadata_url,
 };
@@ -180,9 +180,8 @@ fn host_is_ours(base: &str, host: &str) -> bool {
 
 /// The grant a test server (`mcp_test_user`) gives requests without a token.
 fn test_grant(cx: &mut Cx, email: &str) -> Option<Family> {
-    let id =
-        cx.p.get(&accounts::user_email_key(&util::normalize_email(email)))?;
-    let user = cx.load::<accounts::User>(&accounts::user_key(core::str::from_utf8(&id).ok()?))?;
+    let id = accounts::user_id_by_email(cx, email)?;
+    let user = cx.load::<accounts::User>(&accounts::user_key(&id))?;
     Some(Family {
         id: "test".into(),
         client_id: "test".into(),

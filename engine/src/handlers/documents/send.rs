@@ -8,9 +8,7 @@ use crate::base::http::{self, ApiError, ApiResult, Fields, json, no_content};
 use crate::base::prelude::*;
 use crate::base::util::{self, is_email, new_id, normalize_email};
 use crate::domain::access::writable;
-use crate::domain::accounts::{
-    self, Membership, User, membership_key, user_email_key, user_key, user_name,
-};
+use crate::domain::accounts::{self, Membership, User, membership_key, user_key, user_name};
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, Document, Pending, Recipient, Sender, store_doc};
 use crate::domain::events::emit_and_log;
@@ -33,11 +31,8 @@ fn resolve_sender(cx: &mut Cx, doc: &Document, req: &Request, f: &Fields) -> Api
     let by_email = f.optional_str("sender_email")?.filter(|s| !s.is_empty());
     let user_id = match (by_id, by_email) {
         (Some(id), _) => id,
-        (None, Some(email)) => {
-            cx.p.get(&user_email_key(&normalize_email(&email)))
-                .and_then(|v| String::from_utf8(v).ok())
-                .ok_or_else(|| invalid(format!("no user has the email {email}")))?
-        }
+        (None, Some(email)) => accounts::user_id_by_email(cx, &email)
+            .ok_or_else(|| invalid(format!("no user has the email {email}")))?,
         (None, None) => doc.user_id.clone(),
     };
     let user = cx
