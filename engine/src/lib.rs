@@ -41,7 +41,7 @@ pub use base::http::ApiError;
 /// test that keeps `openapi.json`'s `maxLength`s equal to it.
 pub use base::limits::max_chars;
 /// RFC 3339 formatting and parsing of milliseconds since the epoch, as the API uses them.
-pub use base::util::{iso8601, parse_time};
+pub use base::util::{iso8601, parse_time, sha256_hex};
 pub use base::work;
 pub use base::work::*;
 /// The audit trail's hash chain (RFC 8785 canonical JSON, entry encoding), for tests and tools.
@@ -67,13 +67,13 @@ pub fn handle(p: &mut dyn Platform, req: &Request) -> Response {
     resp
 }
 
-/// Checks the store's derived data against its records, for tests and simulations:
-/// each document's index keys are exactly the ones its record gives, no index key is
-/// left without its document, and every blob reference names a stored blob. Returns
-/// what is wrong (empty when all holds).
+/// Checks the store against its records, for tests and simulations: what `esign admin
+/// check` checks (`domain/check.rs`: each document's trail chain, index keys and seal,
+/// no index key without its document, every blob reference names a stored blob).
+/// Returns what is wrong (empty when all holds).
 #[doc(hidden)]
 pub fn check_invariants(p: &mut dyn Platform) -> Vec<String> {
-    domain::document::invariants(&mut Cx::new(p))
+    domain::check::invariants(&mut Cx::new(p))
 }
 
 /// Runs one due job (see `jobs::JOBS`, the job table).

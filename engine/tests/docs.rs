@@ -633,6 +633,22 @@ fn the_invariant_check_reports_what_breaks_it() {
         problems.contains("a reference to a blob that is gone"),
         "{problems}"
     );
+    // An audit trail entry edited in place breaks the chain, and the check names the
+    // document.
+    let entry = p
+        .data
+        .keys()
+        .find(|k| k.starts_with(format!("dlog/{id}/").as_bytes()))
+        .cloned()
+        .unwrap();
+    let value = p.data.get_mut(&entry).unwrap();
+    let at = value.iter().position(|b| b.is_ascii_lowercase()).unwrap();
+    value[at] = value[at].to_ascii_uppercase();
+    let problems = esign_engine::check_invariants(&mut p).join("\n");
+    assert!(
+        problems.contains(&format!("document {id}: audit trail entry 1")),
+        "{problems}"
+    );
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! `<data-dir>/admin.sock`, that only the service's own user can open (mode 0600 in the
 //! data directory). One JSON request per connection, `{"method", "path", "body"}`,
 //! answered with `{"status", "body"}`; the server runs it as an engine call of the
-//! admin origin, so the admin routes stay unreachable over HTTP. Without a server on
+//! admin origin, so the admin routes stay unreachable over HTTP. A backup or a store
+//! check runs in the server the same way. Without a server on
 //! the other end, the CLI opens the store itself.
 
 use crate::bindings::{Origin, Request};
@@ -24,6 +25,7 @@ const TIMEOUT: Duration = Duration::from_secs(60);
 pub enum AdminMessage {
     Engine(AdminRequest),
     Backup { to: PathBuf },
+    Check { repair: bool },
 }
 
 /// An admin request as it travels.
@@ -73,6 +75,13 @@ pub fn body_of(status: u16, body: serde_json::Value) -> anyhow::Result<serde_jso
         );
     }
     Ok(body)
+}
+
+/// `esign admin check` on the store `d` runs on, its engine pages as admin calls.
+pub fn check(d: &Dispatcher, repair: bool) -> anyhow::Result<crate::check::Report> {
+    let mut call =
+        |path: &str, body: serde_json::Value| admin_call(d, admin_request("POST", path, body));
+    crate::check::run(d.store(), &mut call, repair)
 }
 
 /// The channel of the server that uses `data_dir`.
@@ -171,6 +180,16 @@ async fn answer(
                 Err(e) => failed(500, "backup_failed", format!("{e:#}")),
             }
         }
+        Ok(AdminMessage::Check { repair }) => {
+            let report = tokio::task::spawn_blocking(move || check(&d, repair)).await?;
+            match report {
+                Ok(r) => AdminAnswer {
+                    status: 200,
+                    body: serde_json::to_value(r)?,
+                },
+                Err(e) => failed(500, "check_failed", format!("{e:#}")),
+            }
+        }
         Err(e) => failed(400, "invalid_request", format!("not an admin request: {e}")),
     };
     write.write_all(&serde_json::to_vec(&answer)?).await?;
@@ -199,6 +218,16 @@ pub fn backup(data_dir: &Path, to: &Path) -> anyhow::Result<Option<AdminAnswer>>
         to: to.to_path_buf(),
     };
     send(data_dir, &message, Duration::from_secs(24 * 3600))
+}
+
+/// Asks the server that uses `data_dir` to check its store; `None` when no server
+/// answers there.
+pub fn check_remote(data_dir: &Path, repair: bool) -> anyhow::Result<Option<AdminAnswer>> {
+    send(
+        data_dir,
+        &AdminMessage::Check { repair },
+        Duration::from_secs(24 * 3600),
+    )
 }
 
 #[cfg(unix)]

@@ -22,6 +22,7 @@ pub mod admin_channel;
 pub mod backup;
 pub mod bindings;
 pub mod calls;
+pub mod check;
 pub mod cli;
 pub mod clock;
 pub mod eid;

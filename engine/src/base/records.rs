@@ -26,11 +26,19 @@ pub fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 /// or a bug, never a client error: it panics, which traps the component, so the host
 /// rolls the call back and answers 500 with a `trace_id`.
 pub fn decode<T: DeserializeOwned>(bytes: &[u8]) -> T {
+    match try_decode(bytes) {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// [`decode`] for the store check, which reports an unreadable record instead of
+/// trapping.
+pub fn try_decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
     match bytes.split_first() {
-        Some((&SCHEMA_V1, rest)) => match postcard::from_bytes(rest) {
-            Ok(v) => v,
-            Err(e) => panic!("a stored record is unreadable: {e}"),
-        },
-        _ => panic!("a stored record has an unknown schema version"),
+        Some((&SCHEMA_V1, rest)) => {
+            postcard::from_bytes(rest).map_err(|e| format!("a stored record is unreadable: {e}"))
+        }
+        _ => Err("a stored record has an unknown schema version".into()),
     }
 }

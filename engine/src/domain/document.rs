@@ -19,7 +19,7 @@
 use crate::base::cx::Cx;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::{self, prefix_range};
+use crate::base::records::prefix_range;
 use crate::base::util::{self, key_text, sortable_f64};
 use crate::domain::pricing;
 use serde::{Deserialize, Serialize};
@@ -602,47 +602,6 @@ pub fn index_keys(doc: &Document) -> Vec<Vec<u8>> {
 pub fn id_of_index_key(key: &[u8]) -> String {
     let s = core::str::from_utf8(key).unwrap_or("");
     s.rsplit('/').next().unwrap_or("").to_string()
-}
-
-/// See [`crate::check_invariants`].
-pub fn invariants(cx: &mut Cx) -> Vec<String> {
-    use alloc::collections::BTreeSet;
-    let mut problems = Vec::new();
-    let (start, end) = records::prefix_range("doc/");
-    let mut expected = BTreeSet::new();
-    for (_, value) in cx.p.scan(&start, &end, u32::MAX, false) {
-        let doc: Document = records::decode(&value);
-        expected.extend(index_keys(&doc));
-    }
-    let mut actual = BTreeSet::new();
-    for prefix in ["dx/", "dext/", "dcli/", "drcp/", "dexp/"] {
-        let (start, end) = records::prefix_range(prefix);
-        actual.extend(
-            cx.p.scan(&start, &end, u32::MAX, false)
-                .into_iter()
-                .map(|(k, _)| k),
-        );
-    }
-    let text = |k: &Vec<u8>| String::from_utf8_lossy(k).into_owned();
-    for k in expected.difference(&actual).take(5) {
-        problems.push(format!("index key missing: {}", text(k)));
-    }
-    for k in actual.difference(&expected).take(5) {
-        problems.push(format!("index key without its document: {}", text(k)));
-    }
-    let (start, end) = records::prefix_range("bref/");
-    for (key, _) in cx.p.scan(&start, &end, u32::MAX, false) {
-        let key = text(&key);
-        let blob = key["bref/".len()..]
-            .split('/')
-            .next()
-            .unwrap_or_default()
-            .to_string();
-        if cx.p.get_blob(&blob).is_none() {
-            problems.push(format!("a reference to a blob that is gone: {key}"));
-        }
-    }
-    problems
 }
 
 /// The most recipients a document has (so a document's answers, a page of the list

@@ -32,7 +32,7 @@ pub struct Seal {
     pub log_head: String,
 }
 
-fn seal_key(doc_id: &str) -> Vec<u8> {
+pub fn seal_key(doc_id: &str) -> Vec<u8> {
     util::key(&["dseal", doc_id])
 }
 

@@ -6,6 +6,7 @@ pub mod access;
 pub mod accounts;
 pub mod auth;
 pub mod blobs;
+pub mod check;
 pub mod custom_data;
 pub mod deletion;
 pub mod document;

@@ -39,16 +39,23 @@ pub fn encode(c: &Chained) -> Vec<u8> {
 /// Decodes a stored entry; like [`crate::base::records::decode`], an unreadable one is
 /// corruption and traps.
 pub fn decode(bytes: &[u8]) -> Chained {
+    match try_decode(bytes) {
+        Ok(c) => c,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// [`decode`] for the store check, which reports an unreadable entry.
+pub fn try_decode(bytes: &[u8]) -> Result<Chained, String> {
     match bytes.split_first() {
-        Some((&CHAINED, rest)) => match postcard::from_bytes(rest) {
-            Ok(c) => c,
-            Err(e) => panic!("a stored log entry is unreadable: {e}"),
-        },
-        _ => Chained {
-            entry: records::decode(bytes),
+        Some((&CHAINED, rest)) => {
+            postcard::from_bytes(rest).map_err(|e| format!("a stored log entry is unreadable: {e}"))
+        }
+        _ => Ok(Chained {
+            entry: records::try_decode(bytes)?,
             prev_hash: String::new(),
             hash: String::new(),
-        },
+        }),
     }
 }
 

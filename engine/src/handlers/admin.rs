@@ -1,6 +1,6 @@
 //! Routes of the local administrator (origin `admin`, never reachable over HTTP):
 //! first-run bootstrap and the management of entities, users and memberships that the
-//! `esign admin` CLI drives.
+//! `esign admin` CLI drives, and the pages of `esign admin check` (`domain/check.rs`).
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
@@ -12,6 +12,7 @@ use crate::base::util::{new_id, new_secret};
 use crate::domain::accounts::{
     self, Entity, Membership, User, add_membership, entity_key, new_user, user_key,
 };
+use crate::domain::check;
 use serde_json::{Value, json};
 
 pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
@@ -25,7 +26,10 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         ("POST", ["users"]) => create_user(cx, req),
         ("PATCH", ["users", id]) => update_user(cx, req, id),
         ("POST", ["memberships"]) => put_membership(cx, req),
-        (_, ["bootstrap" | "memberships"]) => Err(method_not_allowed(method, &["POST"])),
+        ("POST", ["check", phase]) => check(cx, req, phase),
+        (_, ["bootstrap" | "memberships"] | ["check", _]) => {
+            Err(method_not_allowed(method, &["POST"]))
+        }
         (_, ["entities" | "users"]) => Err(method_not_allowed(method, &["GET", "POST"])),
         (_, ["entities" | "users", _]) => Err(method_not_allowed(method, &["PATCH"])),
         _ => Err(http::ApiError::not_found(
@@ -235,6 +239,54 @@ fn bootstrap(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             "entity": entity_json(entity),
             "user": user_json(user),
             "generated_password": if generated { Some(password) } else { None },
+        }),
+    ))
+}
+
+/// One page of the store check: `POST /admin/check/{documents,index,references,blobs}`
+/// with `{after, limit, repair}` (`blobs`: `{blobs, repair}`; `references` with `refs`:
+/// which of those reference keys still exist).
+fn check(cx: &mut Cx, req: &Request, phase: &str) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let after = f.optional_str("after")?.unwrap_or_default();
+    let limit = f
+        .optional_number("limit")?
+        .unwrap_or(100.0)
+        .clamp(1.0, 10_000.0) as u32;
+    let repair = f.optional_bool("repair")?.unwrap_or(false);
+    let strings = |name: &str| -> ApiResult<Vec<String>> {
+        Ok(f.optional_json(name)?
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default())
+    };
+    let page = match phase {
+        "documents" => check::documents(cx, &after, limit, repair),
+        "index" => check::index(cx, &after, limit, repair),
+        "blobs" => check::unreferenced(cx, &strings("blobs")?, repair),
+        "references" if f.has("refs") => {
+            let live = check::still_referenced(cx, &strings("refs")?);
+            return Ok(json(200, &json!({ "refs": live })));
+        }
+        "references" => {
+            let (refs, next) = check::references(cx, &after, limit);
+            let refs: Vec<Value> = refs
+                .into_iter()
+                .map(|r| json!({"key": r.key, "blob": r.blob, "owner": r.owner}))
+                .collect();
+            return Ok(json(200, &json!({ "refs": refs, "next": next })));
+        }
+        _ => return Err(http::ApiError::not_found("not_found", "no such check")),
+    };
+    Ok(json(
+        200,
+        &json!({
+            "checked": page.checked, "next": page.next,
+            "problems": page.problems, "repaired": page.repaired,
         }),
     ))
 }

@@ -219,7 +219,14 @@ pub fn render_outcome(
     static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let pdf = format!("pdf-{n}");
-    p.blobs.insert(pdf.clone(), b"%PDF-fake".to_vec());
+    // A sealed file reads as sealed to `MemoryPlatform::verify_pdf`.
+    let seal = order.and_then(|o| o.seal.as_ref());
+    let bytes = match seal {
+        Some(s) => format!("%PDF-sealed:{}:{}", s.document_id, s.log_head).into_bytes(),
+        None => b"%PDF-fake".to_vec(),
+    };
+    let sha256 = esign_engine::sha256_hex(&bytes);
+    p.blobs.insert(pdf.clone(), bytes);
     let images: Vec<PageImage> = (1..=pages)
         .map(|i| {
             let id = format!("img-{n}-{i}");
@@ -235,18 +242,16 @@ pub fn render_outcome(
     WorkOutcome::Render(Ok(RenderedFile {
         blob: pdf,
         size: 9,
-        sha256: "00".repeat(32),
+        sha256,
         content_sha256: content_sha256.into(),
         page_count: pages,
         page_images: images,
-        seal: order
-            .and_then(|o| o.seal.as_ref())
-            .map(|_| esign_engine::SealInfo {
-                signer: "CN=esign test".into(),
-                certificate_sha256: "22".repeat(32),
-                signed_at_ms: p.now_ms,
-                timestamp_ms: None,
-            }),
+        seal: seal.map(|_| esign_engine::SealInfo {
+            signer: "CN=esign test".into(),
+            certificate_sha256: String::new(),
+            signed_at_ms: p.now_ms,
+            timestamp_ms: None,
+        }),
     }))
 }
 

@@ -43,6 +43,14 @@ pub enum AdminCommand {
         #[arg(long)]
         to: PathBuf,
     },
+    /// Verifies the store (trails, index keys, sealed files, file references, queue
+    /// rows) and lists what is wrong; exits non-zero when something is.
+    Check {
+        /// Fix what the records determine (index keys; files nothing uses). Evidence
+        /// is never touched.
+        #[arg(long)]
+        repair: bool,
+    },
     /// Restores a backup into --data-dir, which must be new or empty.
     Restore {
         /// The backup directory (written by `esign admin backup`).
@@ -196,6 +204,7 @@ pub fn admin(args: AdminArgs) -> anyhow::Result<()> {
     match &args.command {
         AdminCommand::Migrate { from, to } => return crate::migrate::sled_to_postgres(from, to),
         AdminCommand::Backup { to } => return backup(&args.engine, to),
+        AdminCommand::Check { repair } => return check(&args.engine, *repair),
         AdminCommand::Restore { from } => {
             let m = crate::backup::restore(from, &args.engine.data_dir)?;
             println!("{}", serde_json::to_string_pretty(&m)?);
@@ -254,6 +263,67 @@ fn backup(engine: &EngineArgs, to: &std::path::Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `esign admin check`: by the running server, or on the store opened here. Prints
+/// what it looked at and every problem; fails when one remains.
+fn check(engine: &EngineArgs, repair: bool) -> anyhow::Result<()> {
+    let report = match admin_channel::check_remote(&engine.data_dir, repair)? {
+        Some(answer) => {
+            let body = admin_channel::body_of(answer.status, answer.body)?;
+            serde_json::from_value(body)?
+        }
+        None => {
+            // A mistyped directory is not an empty store that checks clean.
+            if engine.store.is_none() && !engine.data_dir.join("db").exists() {
+                anyhow::bail!("no esign store in {}", engine.data_dir.display());
+            }
+            let (d, _) = open_on(
+                engine,
+                open_store(engine)?,
+                runtime::default_settings(),
+                None,
+                String::new(),
+                4,
+                None,
+            )?;
+            let report = admin_channel::check(&d, repair)?;
+            d.store().flush()?;
+            report
+        }
+    };
+    print_report(&report);
+    if !report.clean() {
+        std::process::exit(1);
+    }
+    Ok(())
+}
+
+fn print_report(r: &crate::check::Report) {
+    for fixed in &r.repaired {
+        println!("repaired: {fixed}");
+    }
+    for problem in &r.problems {
+        println!("problem: {problem}");
+    }
+    if r.more_problems > 0 {
+        println!("... and {} more problems", r.more_problems);
+    }
+    let found = r.problems.len() as u64 + r.more_problems;
+    println!(
+        "checked {} documents, {} index keys, {} file references, {} files and {} queue rows in {:.1} s: {}",
+        r.documents,
+        r.index_keys,
+        r.blob_references,
+        r.blobs,
+        r.queue_rows,
+        r.seconds,
+        match (found, r.repaired.len()) {
+            (0, 0) => "no problems".to_string(),
+            (0, n) => format!("{n} repaired, no problems left"),
+            (p, n) => format!("{p} problems ({n} repaired)"),
+        }
+    );
+}
+
 /// The engine request an admin command makes.
 fn request_of(command: AdminCommand) -> anyhow::Result<AdminRequest> {
     use serde_json::json;
@@ -307,6 +377,7 @@ fn request_of(command: AdminCommand) -> anyhow::Result<AdminRequest> {
         AdminCommand::User(UserCommand::List) => request("GET", "/admin/users", json!({})),
         AdminCommand::Migrate { .. }
         | AdminCommand::Backup { .. }
+        | AdminCommand::Check { .. }
         | AdminCommand::Restore { .. } => {
             unreachable!("handled above")
         }

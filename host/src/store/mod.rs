@@ -52,6 +52,20 @@ pub trait Backend: Send + Sync + 'static {
     fn scan_committed(&self, start: &[u8], end: &[u8], limit: usize) -> anyhow::Result<Vec<Entry>>;
     /// A committed value, outside any transaction.
     fn get_committed(&self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>>;
+    /// The keys of [`Backend::scan_committed`], where a backend can skip the values.
+    fn scan_keys_committed(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+    ) -> anyhow::Result<Vec<Vec<u8>>> {
+        let rows = self.scan_committed(start, end, limit)?;
+        Ok(rows.into_iter().map(|(k, _)| k).collect())
+    }
+    /// Whether a committed key exists, where a backend can tell without its value.
+    fn contains_committed(&self, key: &[u8]) -> anyhow::Result<bool> {
+        Ok(self.get_committed(key)?.is_some())
+    }
     /// Makes every committed write durable (a no-op where commits are durable).
     fn flush(&self) -> anyhow::Result<()>;
     /// Whether other processes may use the same data: reads wait on the network (calls
@@ -232,6 +246,19 @@ impl Store {
     }
 
     /// A committed-state read outside any transaction (for host workers).
+    pub fn scan_keys_committed(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+    ) -> anyhow::Result<Vec<Vec<u8>>> {
+        self.backend.scan_keys_committed(start, end, limit)
+    }
+
+    pub fn contains_committed(&self, key: &[u8]) -> anyhow::Result<bool> {
+        self.backend.contains_committed(key)
+    }
+
     pub fn get_committed(&self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
         self.backend.get_committed(key)
     }

@@ -97,6 +97,23 @@ impl Backend for SledBackend {
         self.shared.get(key)
     }
 
+    fn scan_keys_committed(
+        &self,
+        start: &[u8],
+        end: &[u8],
+        limit: usize,
+    ) -> anyhow::Result<Vec<Vec<u8>>> {
+        if start >= end {
+            return Ok(Vec::new());
+        }
+        let range = self.shared.db.range(start.to_vec()..end.to_vec());
+        range.keys().take(limit).map(|k| Ok(k?.to_vec())).collect()
+    }
+
+    fn contains_committed(&self, key: &[u8]) -> anyhow::Result<bool> {
+        Ok(self.shared.db.contains_key(key)?)
+    }
+
     fn snapshot(&self, visit: &mut super::Visitor<'_>) -> anyhow::Result<std::time::Duration> {
         // No commit applies while the lock is held: the tree is one committed state.
         let _writes_wait = self

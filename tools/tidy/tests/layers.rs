@@ -57,6 +57,7 @@ const HOST: Layers = Layers {
             &[
                 "admin_channel.rs",
                 "backup.rs",
+                "check.rs",
                 "health.rs",
                 "server.rs",
                 "migrate.rs",
