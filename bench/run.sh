@@ -4,13 +4,16 @@
 # engine-call micro-benchmark (natively, then through jco), then the file work of a
 # 20-page document through jco, natively and in wasmtime (hosts/js/bench.mjs,
 # formats_bench), then esign on miniflare (hosts/workers): GET /v1/test beside this host,
-# a 20-page document's life, one engine call's CPU time inside the Durable Object; then the document benchmarks (list at 1 000 and 100 000 documents;
-# create from a 20-page PDF and send), then webhook deliveries per second and
-# commit-to-first-attempt latency, then the signing page in headless Chromium (bytes
-# before the first page is visible, opening a link to signed), then sealing (a 20-page
-# document's render, page images and seal; seals per second), then PostgreSQL (a
-# throwaway cluster, tools/pg-cluster): the list at 100 000 documents there, and create
-# + send throughput on sled and on 1, 2 and 3 hosts sharing one database. Release
+# a 20-page document's life, one engine call's CPU time inside the Durable Object; then
+# the document benchmarks (list at 1 000 and 100 000 documents; create from a 20-page PDF
+# and send), then backups (bench/backup.sh: backup time and the longest write pause,
+# restore, esign admin check, at 10 000 and 100 000 documents), then webhook deliveries
+# per second and commit-to-first-attempt latency, then the signing page in headless
+# Chromium (bytes before the first page is visible, opening a link to signed), then
+# sealing (a 20-page document's render, page images and seal; seals per second), then
+# PostgreSQL (a throwaway cluster, tools/pg-cluster): the list at 100 000 documents
+# there, and create + send throughput on sled and on 1, 2 and 3 hosts sharing one
+# database. Release
 # build. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -160,6 +163,21 @@ if command -v node >/dev/null; then
     echo
 fi
 target/release/examples/docs_bench "$ESIGN" bench@example.com bench-password
+echo
+echo "== backups (bench/backup.sh): online backup while wrk writes, restore, esign admin check"
+ESIGN_ADMIN_EMAIL=bench@example.com ESIGN_ADMIN_PASSWORD=bench-password ESIGN_LOG=warn \
+    target/release/esign serve --listen 127.0.0.1:0 --data-dir "$WORK/small" \
+    --token-min-interval-ms 0 >"$WORK/small.out" 2>&1 &
+SMALL_PID=$!
+SMALL=$(wait_url "$WORK/small.out")
+DOCS_BENCH_SEED_ONLY=10000 target/release/examples/docs_bench "$SMALL" bench@example.com bench-password
+echo " 10 000 documents:"
+bash bench/backup.sh "$SMALL" "$(curl -s -X POST "$SMALL/v1/auth" -H 'content-type: application/json' \
+    -d '{"email":"bench@example.com","password":"bench-password"}' \
+    | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')" "$WORK/small" "$WORK"
+kill "$SMALL_PID"; wait "$SMALL_PID" 2>/dev/null || true
+echo " ${DOCS_BENCH_LARGE:-100000} documents (docs_bench's store):"
+bash bench/backup.sh "$ESIGN" "$TOKEN" "$WORK/data" "$WORK"
 echo
 ESIGN_BIN=target/release/esign target/release/examples/webhook_bench
 echo

@@ -2,7 +2,9 @@
 //! clients keep writing holds every document acknowledged before it began, restores
 //! into a new data directory that a server answers from as the original did (details,
 //! tokens, sealed files byte for byte, the signing certificate), and a damaged,
-//! partial or newer backup is refused.
+//! partial or newer backup is refused. `esign admin check` passes on a running server
+//! and on the restored store, names the document whose file or trail was damaged, and
+//! `--repair` fixes what the records determine.
 
 mod common;
 
@@ -83,7 +85,9 @@ fn a_backup_taken_under_load_restores_to_the_same_answers() {
         assert!(!ok && err.contains("pg_dump"), "{err}");
         return;
     }
-    let s = Server::start(&[]);
+    // Mail cannot leave this server (nothing listens on port 1): it stays queued, and
+    // the restored server delivers it.
+    let s = Server::start(&["--smtp-url", "smtp://127.0.0.1:1"]);
     let t = s.admin_token();
     let (sealed_id, sealed_pdf) = sealed(&s, &t);
     let certificate = s
@@ -102,8 +106,8 @@ fn a_backup_taken_under_load_restores_to_the_same_answers() {
             let (base, token) = (s.url(""), t.clone());
             std::thread::spawn(move || {
                 let c = client();
-                let mut i = 0;
-                while !stop.load(Ordering::SeqCst) && i < 2000 {
+                let (mut i, began) = (0, std::time::Instant::now());
+                while !stop.load(Ordering::SeqCst) && began.elapsed().as_secs() < 120 {
                     let resp = c
                         .post(format!("{base}/v1/documents"))
                         .bearer_auth(&token)
@@ -127,6 +131,15 @@ fn a_backup_taken_under_load_restores_to_the_same_answers() {
     wait_until(60, "writes before the backup", || {
         (acked() >= 8).then_some(())
     });
+    // An invitation queued just before the backup.
+    let queued = pdf_draft(
+        &s,
+        &t,
+        "Queued",
+        json!([signer("queued@example.com")]),
+        json!({}),
+    );
+    s.act_ok(&t, &queued, "send");
     let backups = fresh_dir("backups");
     let to = backups.join("b1");
     let began = std::time::Instant::now();
@@ -144,7 +157,25 @@ fn a_backup_taken_under_load_restores_to_the_same_answers() {
             .any(|(_, at)| *at > began);
         late.then_some(())
     });
+    // The store check runs online while the clients write (for a few seconds: under
+    // this load on a small machine it would chase new documents for long).
+    let checking = {
+        let dir = s.data_dir.to_path_buf();
+        std::thread::spawn(move || admin_ok(&dir, &["check"]))
+    };
+    let check_began = std::time::Instant::now();
+    wait_until(60, "writes while the check runs", || {
+        let late = acknowledged
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, at)| *at > check_began)
+            .count();
+        (late >= 8 || checking.is_finished()).then_some(())
+    });
     stop.store(true, Ordering::SeqCst);
+    let checked = checking.join().unwrap();
+    assert!(checked.contains("no problems"), "{checked}");
     for w in writers {
         w.join().unwrap();
     }
@@ -227,9 +258,144 @@ fn a_backup_taken_under_load_restores_to_the_same_answers() {
         .text()
         .unwrap();
     assert_eq!(restored_cert, certificate);
+    // The mail queued when the backup was taken is delivered by the restored server.
+    r.wait_mails(1, |m| m.contains("queued@example.com"));
     // And it works on: a new document is created and listed.
     let doc = r.create_doc(&t, &json!({"name": "after the restore"}));
     assert_eq!(doc["status"], "draft");
+    let checked = admin_ok(&r.data_dir, &["check"]);
+    assert!(checked.contains("no problems"), "{checked}");
+    eprintln!("{checked}");
+    r.stop();
+    let (ok, _, err) = run_admin(&backups.join("nothing-here"), &["check"]);
+    assert!(!ok && err.contains("no esign store"), "{err}");
+    damaged_stores_fail_the_check(&to, &backups, &sealed_id);
+    an_interrupted_backup_is_never_restored(&r.data_dir, &backups);
+}
+
+/// A backup killed half-way (its data copied, its manifest not yet written) leaves
+/// nothing a restore accepts; a restore killed half-way leaves a directory no server
+/// starts on.
+fn an_interrupted_backup_is_never_restored(data_dir: &Path, backups: &Path) {
+    use std::io::BufRead;
+    let to = backups.join("killed");
+    let mut child = std::process::Command::new(esign_bin())
+        .arg("admin")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(["backup", "--to", to.to_str().unwrap()])
+        .env("ESIGN_TEST_BACKUP_PAUSE_MS", "60000")
+        .env("ESIGN_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.contains("backup paused for a test") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    let paused = rx.recv_timeout(std::time::Duration::from_secs(120));
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    paused.expect("the backup reached its pause");
+    assert!(!to.exists(), "a killed backup leaves no finished directory");
+    let partials: Vec<_> = std::fs::read_dir(backups)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_string_lossy().contains("killed.partial-"))
+        .collect();
+    assert_eq!(partials.len(), 1, "{partials:?}");
+    assert!(partials[0].join("db").exists(), "the data was copied");
+    for from in [&to, &partials[0]] {
+        let into = backups.join("from-killed");
+        let (ok, _, err) = run_admin(&into, &["restore", "--from", from.to_str().unwrap()]);
+        assert!(!ok && err.contains("not a complete esign backup"), "{err}");
+    }
+    // A restore that did not finish (its marker left) is refused by the server and
+    // by every admin command.
+    let half = backups.join("half-restored");
+    std::fs::create_dir_all(&half).unwrap();
+    std::fs::write(half.join("restore-unfinished"), "").unwrap();
+    let (ok, _, err) = run_admin(&half, &["user", "list"]);
+    assert!(!ok && err.contains("did not finish"), "{err}");
+}
+
+/// A copy of the restored store with a file removed and an audit trail entry edited
+/// fails the check naming the document; stray index keys and an unused file are
+/// repaired.
+fn damaged_stores_fail_the_check(backup: &Path, backups: &Path, sealed_id: &str) {
+    let dir = backups.join("damaged-store");
+    admin_ok(&dir, &["restore", "--from", backup.to_str().unwrap()]);
+    {
+        let store = esign::store::Store::new(esign::store::sled::SledBackend::open(&dir).unwrap());
+        let mut txn = store.begin();
+        let refs = txn.scan(b"d/bref/", b"d/bref0", usize::MAX, false).unwrap();
+        let owner = format!("/doc:{sealed_id}");
+        let (key, _) = refs
+            .iter()
+            .find(|(k, _)| String::from_utf8_lossy(k).ends_with(&owner))
+            .expect("the sealed document uses files");
+        let key = String::from_utf8_lossy(key).into_owned();
+        let blob = key["d/bref/".len()..]
+            .split('/')
+            .next()
+            .unwrap()
+            .to_string();
+        txn.delete(format!("b/{blob}").as_bytes());
+        let log = format!("d/dlog/{sealed_id}/");
+        let (key, mut value) = txn
+            .scan(
+                log.as_bytes(),
+                format!("d/dlog/{sealed_id}0").as_bytes(),
+                1,
+                false,
+            )
+            .unwrap()
+            .remove(0);
+        let at = value.iter().rposition(|b| b.is_ascii_lowercase()).unwrap();
+        value[at] = value[at].to_ascii_uppercase();
+        txn.put(&key, &value);
+        txn.put(b"d/dx/stray-entity/a/draft/c/0000-nobody", b"");
+        txn.put(b"b/unused-file", b"%PDF-1.4 nobody's");
+        txn.commit().map_err(|e| e.into_error()).unwrap();
+        store.flush().unwrap();
+    }
+    let (ok, out, err) = run_admin(&dir, &["check"]);
+    assert!(!ok, "a damaged store fails the check: {out} {err}");
+    eprintln!("{out}");
+    for expected in [
+        format!("document {sealed_id}: audit trail entry 1"),
+        format!("document {sealed_id}: the file"),
+        "index key without its document: dx/stray-entity".to_string(),
+        "blob unused-file is used by no record".to_string(),
+    ] {
+        assert!(out.contains(&expected), "{expected}: {out}");
+    }
+    // --repair removes the stray key and the unused file, never the evidence.
+    let (ok, out, _) = run_admin(&dir, &["check", "--repair"]);
+    assert!(!ok, "evidence is not repaired: {out}");
+    assert!(out.contains("repaired: blob unused-file"), "{out}");
+    assert!(
+        out.contains("repaired: index key without its document"),
+        "{out}"
+    );
+    let (_, out, _) = run_admin(&dir, &["check"]);
+    assert!(
+        !out.contains("stray-entity") && !out.contains("unused-file"),
+        "{out}"
+    );
+    assert!(
+        out.contains(&format!("document {sealed_id}: audit trail entry 1")),
+        "{out}"
+    );
 }
 
 fn copy_tree(from: &Path, to: &Path) {

@@ -188,6 +188,15 @@ fn main() {
         );
         return;
     }
+    // `DOCS_BENCH_SEED_ONLY=N`: seed N documents and stop (the backup benchmark's
+    // smaller store).
+    if let Some(n) = std::env::var("DOCS_BENCH_SEED_ONLY")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        seed(&api, 0, n);
+        return;
+    }
     println!("GET /v1/documents?filter=sent&limit=100, one client, 500 requests per row");
     seed(&api, 0, 1000);
     let (p50_small, p99_small) = measure_list(&api, 500);

@@ -124,7 +124,7 @@ fn write_into(store: &Store, data_dir: &Path, dir: &Path) -> anyhow::Result<Mani
     let mut sums = Sums::default();
     let mut batch = sled::Batch::default();
     let mut pending = 0;
-    let pause = store.snapshot(&mut |key: &[u8], value: &[u8]| {
+    let mut add = |key: &[u8], value: &[u8]| -> anyhow::Result<()> {
         sums.add(key, value);
         batch.insert(key, value);
         pending += 1;
@@ -133,10 +133,26 @@ fn write_into(store: &Store, data_dir: &Path, dir: &Path) -> anyhow::Result<Mani
             pending = 0;
         }
         Ok(())
+    };
+    // While writes wait, files (few rows, most of the bytes) go into the copy, and the
+    // records and queues (many small rows) only into memory: they are written after.
+    // Each table's rows still go in key order (the manifest hashes them in that order).
+    let mut records: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+    let pause = store.snapshot(&mut |key: &[u8], value: &[u8]| {
+        if key.starts_with(crate::tables::keys::BLOBS) {
+            add(key, value)
+        } else {
+            records.push((key.to_vec(), value.to_vec()));
+            Ok(())
+        }
     })?;
+    for (key, value) in records {
+        add(&key, &value)?;
+    }
     copy.apply_batch(batch)?;
     copy.flush()?;
     drop(copy);
+    test_pause();
     let signing = data_dir.join("signing");
     let has_key = signing.join("key.pem").exists();
     if has_key {
@@ -155,6 +171,18 @@ fn write_into(store: &Store, data_dir: &Path, dir: &Path) -> anyhow::Result<Mani
         &serde_json::to_vec_pretty(&manifest)?,
     )?;
     Ok(manifest)
+}
+
+/// Tests only: `ESIGN_TEST_BACKUP_PAUSE_MS` holds a backup after its data is copied and
+/// before its manifest, so a test can kill it half-way at a known point.
+fn test_pause() {
+    if let Some(ms) = std::env::var("ESIGN_TEST_BACKUP_PAUSE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        eprintln!("backup paused for a test");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 fn copy_dir(from: &Path, to: &Path) -> anyhow::Result<()> {
@@ -178,6 +206,13 @@ fn newer(a: &str, b: &str) -> bool {
 /// Restores the backup in `from` into the data directory `to` (missing or empty): the
 /// manifest checked against the copy, then every entry and the signing key.
 pub fn restore(from: &Path, to: &Path) -> anyhow::Result<Manifest> {
+    let name = from.file_name().unwrap_or_default().to_string_lossy();
+    if name.contains(".partial-") {
+        anyhow::bail!(
+            "{} is what an interrupted backup left, not a complete esign backup",
+            from.display()
+        );
+    }
     let text = std::fs::read(from.join("manifest.json")).with_context(|| {
         format!(
             "{} is not a complete esign backup (no manifest.json)",
@@ -219,6 +254,11 @@ pub fn restore(from: &Path, to: &Path) -> anyhow::Result<Manifest> {
             .collect();
         anyhow::bail!("the backup does not match its manifest (tables {wrong:?}): it is damaged");
     }
+    // Until the last entry is in, the directory says so: no server starts on half a
+    // restore (see `unfinished_restore`).
+    std::fs::create_dir_all(to).with_context(|| format!("creating {}", to.display()))?;
+    let marker = to.join(RESTORING);
+    crate::fs::write_whole(&marker, b"esign admin restore has not finished\n")?;
     let target = crate::store::sled::SledBackend::open(to)?;
     let mut batch = sled::Batch::default();
     let mut pending = 0;
@@ -236,5 +276,21 @@ pub fn restore(from: &Path, to: &Path) -> anyhow::Result<Manifest> {
     if manifest.signing_key {
         copy_dir(&from.join("signing"), &to.join("signing"))?;
     }
+    drop(target);
+    std::fs::remove_file(&marker)?;
     Ok(manifest)
+}
+
+/// The file a restore keeps in the data directory until it is done.
+const RESTORING: &str = "restore-unfinished";
+
+/// Refuses a data directory a restore did not finish.
+pub fn unfinished_restore(data_dir: &Path) -> anyhow::Result<()> {
+    if data_dir.join(RESTORING).exists() {
+        anyhow::bail!(
+            "a restore into {} did not finish: remove the directory and restore again",
+            data_dir.display()
+        );
+    }
+    Ok(())
 }

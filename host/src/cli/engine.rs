@@ -56,7 +56,10 @@ pub fn open_store(args: &EngineArgs) -> anyhow::Result<std::sync::Arc<store::Sto
             tracing::info!("data in PostgreSQL at {}", backend.describe);
             store::Store::new(backend)
         }
-        None => store::Store::new(store::sled::SledBackend::open(&args.data_dir)?),
+        None => {
+            crate::backup::unfinished_restore(&args.data_dir)?;
+            store::Store::new(store::sled::SledBackend::open(&args.data_dir)?)
+        }
     };
     if let Some(ms) = std::env::var("ESIGN_WORKER_LEASE_MS")
         .ok()
