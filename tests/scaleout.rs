@@ -6,7 +6,9 @@
 //! sled store copied by `esign admin migrate` answers the same on PostgreSQL. The
 //! schema is migrated once by hosts that start together, again over existing tables
 //! from the previous version, and refused when a newer esign wrote it. TLS to the
-//! database verifies the server.
+//! database verifies the server. Work queued on a host that runs no workers starts on
+//! another host that (almost) never polls, because the database wakes it, also after
+//! its wake-up connection was cut.
 //!
 //! They need `ESIGN_TEST_STORE` (a `postgres://.../` URL, see `.ci/run`); without it
 //! they are skipped, or fail with `ESIGN_REQUIRE_POSTGRES=1`.
@@ -597,4 +599,56 @@ fn tls_to_the_database_verifies_the_server() {
         err.contains("certificate") || err.contains("Certificate"),
         "{err}"
     );
+}
+
+/// The database's wake-up listeners of this test's database.
+fn listeners(url: &str) -> usize {
+    sql(
+        url,
+        "SELECT pid::text FROM pg_stat_activity
+         WHERE datname = current_database() AND query = 'LISTEN esign_wake'",
+    )
+    .len()
+}
+
+#[test]
+fn work_queued_on_one_host_is_started_by_another_woken_by_the_database() {
+    let Some(url) = database() else { return };
+    // Host A serves requests and runs no workers; host B polls every ten minutes. Only
+    // a wake-up from the database makes B import and send what A queued within the
+    // tests' waits.
+    let a = Server::start_with(
+        &["--token-min-interval-ms", "0"],
+        &[("ESIGN_STORE", &url), ("ESIGN_TEST_NO_WORKERS", "true")],
+    );
+    let b = Server::start_with(
+        &["--token-min-interval-ms", "0"],
+        &[("ESIGN_STORE", &url), ("ESIGN_SHARED_POLL_MS", "600000")],
+    );
+    let t = a.admin_token();
+    wait_until(30, "B listening", || (listeners(&url) == 1).then_some(()));
+    let send = |name: &str| {
+        let id = pdf_draft(
+            &a,
+            &t,
+            name,
+            json!([signer("woken@example.com")]),
+            json!({}),
+        );
+        a.act_ok(&t, &id, "send");
+        a.wait_status(&t, &id, "sent");
+    };
+    send("Woken");
+    // The wake-up connection is cut: B opens it again and is woken as before.
+    let cut = sql(
+        &url,
+        "SELECT pg_terminate_backend(pid)::text FROM pg_stat_activity
+         WHERE datname = current_database() AND query = 'LISTEN esign_wake'",
+    );
+    assert_eq!(cut, ["true"]);
+    wait_until(30, "B listening again", || {
+        (listeners(&url) == 1).then_some(())
+    });
+    send("Woken again");
+    drop(b);
 }

@@ -105,6 +105,32 @@ impl Dispatcher {
         &self.inner.store
     }
 
+    /// Wakes this host's workers when another host sharing the store queues work
+    /// (`Store::listen`), and counts the wake-ups and their delay.
+    pub fn listen_for_wakeups(&self) {
+        let inner = Arc::downgrade(&self.inner);
+        self.inner.store.listen(Arc::new(move |notice: &str| {
+            let Some(inner) = inner.upgrade() else { return };
+            let m = crate::metrics::get();
+            m.queue_wakeups.inc();
+            for word in notice.split(' ') {
+                match word {
+                    "jobs" => inner.jobs_changed.notify_one(),
+                    "mail" => inner.mail_queued.notify_one(),
+                    "sms" => inner.sms_queued.notify_one(),
+                    "deliveries" => inner.deliveries_queued.notify_one(),
+                    _ => {
+                        let sent = word.strip_prefix("t=").and_then(|t| t.parse::<u64>().ok());
+                        if let Some(ms) = sent.filter(|ms| *ms > 0) {
+                            let delay = crate::clock::now_ms().saturating_sub(ms);
+                            m.queue_wakeup_seconds.observe(delay as f64 / 1000.0);
+                        }
+                    }
+                }
+            }
+        }));
+    }
+
     /// Resolves when a committed call scheduled a job.
     pub async fn jobs_changed(&self) {
         self.inner.jobs_changed.notified().await

@@ -67,6 +67,8 @@ pub struct Metrics {
     pub store_unavailable: Counter,
     pub webhook_attempts: Family<OutcomeLabel, Counter>,
     pub work_seconds: Histograms<KindLabel>,
+    pub queue_wakeups: Counter,
+    pub queue_wakeup_seconds: Histogram,
 }
 
 fn latency() -> Histogram {
@@ -90,6 +92,8 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| Metrics {
     store_unavailable: Counter::default(),
     webhook_attempts: Family::default(),
     work_seconds: Family::new_with_constructor(slow),
+    queue_wakeups: Counter::default(),
+    queue_wakeup_seconds: latency(),
 });
 
 /// The process's metrics.
@@ -162,6 +166,17 @@ pub fn render(store: &Store) -> String {
         "store_unavailable",
         "Calls answered 503 because the store could not be reached",
         m.store_unavailable.clone(),
+    );
+    r.register(
+        "queue_wakeups",
+        "Wake-ups from the database: another host sharing the store queued work",
+        m.queue_wakeups.clone(),
+    );
+    r.register_with_unit(
+        "queue_wakeup_delay",
+        "From another host's commit of new queue rows to this host's wake-up (by the hosts' clocks)",
+        Unit::Seconds,
+        m.queue_wakeup_seconds.clone(),
     );
     r.register(
         "webhook_attempts",

@@ -169,6 +169,15 @@ pub struct ServeArgs {
     /// Honour `x-esign-test-fault` headers. For the test suite only.
     #[arg(long, env = "ESIGN_TEST_FAULTS", hide = true)]
     pub test_faults: bool,
+    /// Serve requests only: no jobs, mail, SMS or webhook workers (the other hosts of
+    /// a shared store do the work). For the test suite only.
+    #[arg(long, env = "ESIGN_TEST_NO_WORKERS", hide = true)]
+    pub test_no_workers: bool,
+    /// On a shared store (--store): how often, in milliseconds, workers look for work
+    /// other hosts queued. Wake-ups from the database start it at once; this is the
+    /// fallback.
+    #[arg(long, env = "ESIGN_SHARED_POLL_MS", default_value_t = 1000)]
+    pub shared_poll_ms: u64,
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
@@ -225,6 +234,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         _ => evidence::keys::Given::None,
     };
     let store = open_store(&args.engine)?;
+    store.set_shared_poll(Duration::from_millis(args.shared_poll_ms));
     let identity = match given {
         // Every host of a shared store seals with the same generated key.
         evidence::keys::Given::None if store.shared() => {
@@ -419,30 +429,35 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             let store = dispatcher.store().clone();
             tokio::spawn(metrics::serve(l, store, stop_rx.clone()));
         }
-        let jobs =
-            health.spawn_watched("jobs", jobs::run(dispatcher.clone(), work, stop_rx.clone()));
-        let mailer = health.spawn_watched(
-            "mail",
-            mail::run(
-                dispatcher.clone(),
-                mail::Outbox::Mail,
-                transport,
-                stop_rx.clone(),
-            ),
-        );
-        let texter = health.spawn_watched(
-            "sms",
-            mail::run(
-                dispatcher.clone(),
-                mail::Outbox::Sms,
-                sms_transport,
-                stop_rx.clone(),
-            ),
-        );
-        let deliverer = health.spawn_watched(
-            "webhooks",
-            webhooks::run(dispatcher.clone(), webhook_client, webhook_config, stop_rx),
-        );
+        let mut workers = Vec::new();
+        if !args.test_no_workers {
+            dispatcher.listen_for_wakeups();
+            workers.push(
+                health.spawn_watched("jobs", jobs::run(dispatcher.clone(), work, stop_rx.clone())),
+            );
+            workers.push(health.spawn_watched(
+                "mail",
+                mail::run(
+                    dispatcher.clone(),
+                    mail::Outbox::Mail,
+                    transport,
+                    stop_rx.clone(),
+                ),
+            ));
+            workers.push(health.spawn_watched(
+                "sms",
+                mail::run(
+                    dispatcher.clone(),
+                    mail::Outbox::Sms,
+                    sms_transport,
+                    stop_rx.clone(),
+                ),
+            ));
+            workers.push(health.spawn_watched(
+                "webhooks",
+                webhooks::run(dispatcher.clone(), webhook_client, webhook_config, stop_rx),
+            ));
+        }
         let shutdown = async {
             shutdown_signal().await;
             tracing::info!("shutdown requested");
@@ -457,10 +472,9 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         )
         .await?;
         let _ = stop_tx.send(true);
-        let _ = jobs.await;
-        let _ = mailer.await;
-        let _ = texter.await;
-        let _ = deliverer.await;
+        for worker in workers {
+            let _ = worker.await;
+        }
         anyhow::Ok(())
     })?;
     dispatcher.store().flush()?;

@@ -102,6 +102,13 @@ pub trait Backend: Send + Sync + 'static {
     }
     /// How long to wait before re-running a transaction after its `attempt`-th
     /// conflict (sled: not at all).
+    /// Calls `wake` with the kinds of work (`jobs`, `mail`, `sms`, `deliveries`,
+    /// space-separated, then `t=` and the commit's Unix milliseconds) whenever another
+    /// process sharing the store commits new queue rows, until the process ends. A
+    /// backend without such notices does nothing: its workers poll.
+    fn listen(&self, _wake: Wake) {}
+    /// How long to wait before re-running a transaction after its `attempt`-th
+    /// conflict (sled: not at all).
     fn retry_delay(&self, _attempt: u32) -> Duration {
         Duration::ZERO
     }
@@ -172,14 +179,21 @@ pub struct Store {
     backend: Box<dyn Backend>,
     /// How long a worker's lease on a queue row lasts, in milliseconds.
     lease_ms: std::sync::atomic::AtomicU64,
+    /// How long workers on a shared store sleep at most, in milliseconds.
+    shared_poll_ms: std::sync::atomic::AtomicU64,
 }
+
+/// What [`Backend::listen`] calls with the kinds of work another process queued.
+pub type Wake = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// How long a lease lasts unless [`Store::set_lease`] says otherwise: longer than any
 /// single attempt of a worker (work renews its lease meanwhile), short enough that a
 /// crashed host's rows are taken over within a minute.
 pub const DEFAULT_LEASE: Duration = Duration::from_secs(60);
 
-/// How often workers on a shared store look for work that other hosts queued.
+/// How often workers on a shared store look for work that other hosts queued, unless
+/// [`Store::set_shared_poll`] says otherwise: the fallback behind the database's wake-ups
+/// ([`Backend::listen`]), for a lost notice or a database without them.
 pub const SHARED_POLL: Duration = Duration::from_secs(1);
 
 /// Why a commit did not happen.
@@ -220,6 +234,7 @@ impl Store {
         Arc::new(Store {
             backend: Box::new(backend),
             lease_ms: (DEFAULT_LEASE.as_millis() as u64).into(),
+            shared_poll_ms: (SHARED_POLL.as_millis() as u64).into(),
         })
     }
 
@@ -315,10 +330,25 @@ impl Store {
     /// store queue work without waking this one.
     pub fn poll_cap(&self, wait: Duration) -> Duration {
         if self.shared() {
-            wait.min(SHARED_POLL)
+            let poll = self
+                .shared_poll_ms
+                .load(std::sync::atomic::Ordering::Relaxed);
+            wait.min(Duration::from_millis(poll))
         } else {
             wait
         }
+    }
+
+    /// Sets how long workers on a shared store sleep at most between looks.
+    pub fn set_shared_poll(&self, poll: Duration) {
+        let ms = poll.as_millis().max(1) as u64;
+        self.shared_poll_ms
+            .store(ms, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// See [`Backend::listen`].
+    pub fn listen(&self, wake: Wake) {
+        self.backend.listen(wake)
     }
 
     /// See [`Backend::retry_delay`]; sleeps it.

@@ -27,9 +27,17 @@
 //!   calls for a shared backend on blocking threads); a caller that is still on a
 //!   worker leaves it through `block_in_place`.
 //!
+//! - **Wake-ups.** A commit that queues rows (jobs, mail, text messages, deliveries)
+//!   sends `NOTIFY esign_wake` with their kinds in its pipeline, delivered by the
+//!   database only if it commits; each host holds one more connection that `LISTEN`s
+//!   and wakes its workers ([`Backend::listen`]), so work queued on one host starts on
+//!   any host at once. That connection is re-opened a second after it is lost (and
+//!   the workers woken then, for what came meanwhile); polling every
+//!   [`super::SHARED_POLL`] stays as the fallback.
+//!
 //! The SQL is plain tables, B-tree primary keys, `ON CONFLICT`, `unnest` and
 //! `SKIP LOCKED`, so it stays portable to PostgreSQL-compatible distributed databases;
-//! nothing depends on `LISTEN/NOTIFY` (hosts poll for work other hosts queued).
+//! where `LISTEN` is not supported, no `NOTIFY` is sent and hosts only poll.
 
 use super::{Backend, BackendTxn, CommitError, Conflict, Entry, Lease, Unavailable, Writes};
 use anyhow::Context;
@@ -129,6 +137,12 @@ const DB_NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint"
 pub struct PgBackend {
     rt: Option<tokio::runtime::Runtime>,
     pool: Pool,
+    /// Where the wake-up listener connects, and how.
+    config: tokio_postgres::Config,
+    tls: Option<tokio_postgres_rustls::MakeRustlsConnect>,
+    /// Whether the database takes `LISTEN`/`NOTIFY` (probed at connect); commits send
+    /// `NOTIFY` only then.
+    notify: Arc<std::sync::atomic::AtomicBool>,
     /// Where it connects, without the password (for logs).
     pub describe: String,
 }
@@ -278,12 +292,15 @@ impl PgBackend {
         let manager_config = ManagerConfig {
             recycling_method: RecyclingMethod::Fast,
         };
-        let manager = if tls {
-            let tls =
-                tokio_postgres_rustls::MakeRustlsConnect::new(rustls_config(root.as_deref())?);
-            Manager::from_config(config.clone(), tls, manager_config)
-        } else {
-            Manager::from_config(config.clone(), tokio_postgres::NoTls, manager_config)
+        let tls_connect = match tls {
+            true => Some(tokio_postgres_rustls::MakeRustlsConnect::new(
+                rustls_config(root.as_deref())?,
+            )),
+            false => None,
+        };
+        let manager = match &tls_connect {
+            Some(tls) => Manager::from_config(config.clone(), tls.clone(), manager_config),
+            None => Manager::from_config(config.clone(), tokio_postgres::NoTls, manager_config),
         };
         let pool = Pool::builder(manager)
             .max_size(pool_size)
@@ -296,6 +313,9 @@ impl PgBackend {
         let backend = PgBackend {
             rt: Some(rt),
             pool,
+            config: config.clone(),
+            tls: tls_connect,
+            notify: Arc::default(),
             describe,
         };
         backend.block(async {
@@ -316,7 +336,19 @@ impl PgBackend {
                         .context(format!("connecting to {}", backend.describe)));
                 }
             };
-            migrate(&client).await
+            migrate(&client).await?;
+            // Whether commits may send NOTIFY (a database that takes no LISTEN would
+            // fail them).
+            let probe = format!("LISTEN {WAKE_CHANNEL}; UNLISTEN {WAKE_CHANNEL}");
+            match client.batch_execute(&probe).await {
+                Ok(()) => backend
+                    .notify
+                    .store(true, std::sync::atomic::Ordering::Relaxed),
+                Err(e) => tracing::info!(
+                    "the database takes no LISTEN ({e}): hosts look for each other's work every second"
+                ),
+            }
+            anyhow::Ok(())
         })?;
         Ok(backend)
     }
@@ -493,6 +525,7 @@ impl Backend for PgBackend {
             rt: self.handle(),
             conn: Some(conn),
             begun: false,
+            notify: self.notify.clone(),
         }))
     }
 
@@ -568,12 +601,111 @@ impl Backend for PgBackend {
 
     /// 1 ms, then doubling to at most 64 ms, each ± half (hosts that conflicted with
     /// each other should not retry in lockstep).
+    fn listen(&self, wake: super::Wake) {
+        let mut config = self.config.clone();
+        // A connection that died silently is noticed within a minute or so.
+        config.keepalives_idle(Duration::from_secs(30));
+        if !self.notify.load(std::sync::atomic::Ordering::Relaxed) {
+            return; // the database takes no LISTEN: workers poll
+        }
+        let tls = self.tls.clone();
+        self.handle().spawn(async move {
+            loop {
+                let listened = match &tls {
+                    Some(tls) => listen_once(&config, tls.clone(), &wake).await,
+                    None => listen_once(&config, tokio_postgres::NoTls, &wake).await,
+                };
+                match listened {
+                    Err(e) if e.code() == Some(&SqlState::FEATURE_NOT_SUPPORTED) => {
+                        tracing::info!(
+                            "the database takes no LISTEN ({e}): hosts look for each other's work every second"
+                        );
+                        return;
+                    }
+                    Err(e) => tracing::warn!(
+                        "wake-ups from the database stopped ({e}); reconnecting in 1 s, polling meanwhile"
+                    ),
+                    Ok(()) => tracing::warn!(
+                        "the database closed the wake-up connection; reconnecting in 1 s, polling meanwhile"
+                    ),
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
+    }
+
     fn retry_delay(&self, attempt: u32) -> Duration {
         let base = 1u64 << attempt.min(6);
         let mut b = [0u8; 8];
         let _ = getrandom::fill(&mut b);
         Duration::from_micros(base * 500 + u64::from_le_bytes(b) % (base * 1000))
     }
+}
+
+/// The channel of wake-ups.
+const WAKE_CHANNEL: &str = "esign_wake";
+
+/// One life of the wake-up connection: `LISTEN`, wake everything once (work may have
+/// been queued while nobody listened), then pass on each notice until the connection
+/// fails or closes.
+async fn listen_once<T>(
+    config: &tokio_postgres::Config,
+    tls: T,
+    wake: &super::Wake,
+) -> Result<(), tokio_postgres::Error>
+where
+    T: tokio_postgres::tls::MakeTlsConnect<tokio_postgres::Socket>,
+    T::Stream: Send + 'static,
+{
+    let (client, mut connection) = config.connect(tls).await?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    // The connection is driven here (its notices come out of it); requests of
+    // `client` go through it as well.
+    tokio::spawn(async move {
+        loop {
+            let message = std::future::poll_fn(|cx| connection.poll_message(cx)).await;
+            let forwarded = match message {
+                Some(Ok(tokio_postgres::AsyncMessage::Notification(n))) => {
+                    tx.send(Ok(n.payload().to_string()))
+                }
+                Some(Ok(_)) => Ok(()),
+                Some(Err(e)) => tx.send(Err(e)),
+                None => return,
+            };
+            if forwarded.is_err() {
+                return;
+            }
+        }
+    });
+    client
+        .batch_execute(&format!("LISTEN {WAKE_CHANNEL}"))
+        .await?;
+    wake(&format!("{} t=0", WAKE_KINDS.join(" ")));
+    while let Some(notice) = rx.recv().await {
+        wake(&notice?);
+    }
+    Ok(())
+}
+
+/// Every kind of work a wake-up names.
+const WAKE_KINDS: [&str; 4] = ["jobs", "mail", "sms", "deliveries"];
+
+/// The kinds of work a commit's upserts queue.
+fn queued_kinds(keys: &[&[u8]]) -> Vec<&'static str> {
+    let mut kinds = Vec::new();
+    for key in keys {
+        let kind = match Table::of(key) {
+            Table::Jobs => "jobs",
+            Table::Mail if key.starts_with(b"sms/") => "sms",
+            Table::Mail => "mail",
+            Table::Deliveries => "deliveries",
+            _ => continue,
+        };
+        if !kinds.contains(&kind) {
+            kinds.push(kind);
+        }
+    }
+    kinds
 }
 
 fn random_token() -> i64 {
@@ -616,6 +748,8 @@ pub struct PgTxn {
     conn: Option<Object>,
     /// Whether `BEGIN` was sent.
     begun: bool,
+    /// Whether commits that queue rows send `NOTIFY` (see [`PgBackend::notify`]).
+    notify: Arc<std::sync::atomic::AtomicBool>,
 }
 
 const BEGIN: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE";
@@ -725,6 +859,18 @@ impl BackendTxn for PgTxn {
                 None => deletes.entry(t).or_default().push(k),
             }
         }
+        // Other hosts' workers learn of new queue rows when this commits.
+        let queued: Vec<&[u8]> = upserts
+            .iter()
+            .filter(|(t, _)| t.is_queue())
+            .flat_map(|(_, (keys, _))| keys.iter().copied())
+            .collect();
+        let kinds = queued_kinds(&queued);
+        let notice = (!kinds.is_empty() && self.notify.load(std::sync::atomic::Ordering::Relaxed))
+            .then(|| {
+                let now = crate::clock::now_ms();
+                format!("NOTIFY {WAKE_CHANNEL}, '{} t={now}'", kinds.join(" "))
+            });
         let conn = self.conn.as_ref().expect("not committed");
         let result = self.block(async {
             // Statements are prepared first: a prepare waits for its own round trip,
@@ -774,6 +920,9 @@ impl BackendTxn for PgTxn {
                 steps.push(Box::pin(async move {
                     noted(conn.execute(st, &[keys, values]).await)
                 }));
+            }
+            if let Some(notice) = &notice {
+                steps.push(Box::pin(conn.batch_execute(notice)));
             }
             steps.push(Box::pin(async move {
                 if failed_early.load(std::sync::atomic::Ordering::SeqCst) {
