@@ -12,8 +12,8 @@
 # Chromium (bytes before the first page is visible, opening a link to signed), then
 # sealing (a 20-page document's render, page images and seal; seals per second), then
 # PostgreSQL (a throwaway cluster, tools/pg-cluster): the list at 100 000 documents
-# there, and create + send throughput on sled and on 1, 2 and 3 hosts sharing one
-# database. Release
+# there, create + send throughput on sled and on 1, 2 and 3 hosts sharing one database,
+# and how soon a host is woken for work another host queued (bench/wakeup.py). Release
 # build. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -233,3 +233,10 @@ for h in 1 2 3; do
     target/release/examples/scale_bench "$SCALE_TOKEN" "$SECS" "${URLS[@]}" | sed 's/^/  PostgreSQL: /'
 done
 echo "  (all hosts, the database and the clients share this machine's cores)"
+echo
+echo "wake-ups: work queued on host A (no workers) started by host B (polling every 10 min)"
+ESIGN_TEST_NO_WORKERS=true start_host wake-a --store "${PG}esign_wake"
+WAKE_A=$(wait_url "$WORK/wake-a.out")
+start_host wake-b --store "${PG}esign_wake" --shared-poll-ms 600000 --metrics-listen 127.0.0.1:9465
+wait_url "$WORK/wake-b.out" >/dev/null
+"${ESIGN_PYTHON:-python3}" bench/wakeup.py "$WAKE_A" "$(login "$WAKE_A")" http://127.0.0.1:9465/metrics 200
