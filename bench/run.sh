@@ -226,11 +226,15 @@ target/release/examples/scale_bench "$(login "$SLED")" "$SECS" "$SLED" | sed 's/
 kill "$SLED_PID"; wait "$SLED_PID" 2>/dev/null || true
 # Hosts join one at a time: each row runs with exactly the hosts it uses.
 URLS=()
+METRICS=()
 for h in 1 2 3; do
-    start_host "pg-h$h" --store "${PG}esign_scale"
+    start_host "pg-h$h" --store "${PG}esign_scale" --metrics-listen "127.0.0.1:$((9470 + h))"
     URLS+=("$(wait_url "$WORK/pg-h$h.out")")
+    METRICS+=("http://127.0.0.1:$((9470 + h))/metrics")
     [ "$h" = 1 ] && SCALE_TOKEN=$(login "${URLS[0]}")
+    "${ESIGN_PYTHON:-python3}" bench/store_counters.py "$WORK/counters.json" "${METRICS[@]}" >/dev/null
     target/release/examples/scale_bench "$SCALE_TOKEN" "$SECS" "${URLS[@]}" | sed 's/^/  PostgreSQL: /'
+    "${ESIGN_PYTHON:-python3}" bench/store_counters.py "$WORK/counters.json" "${METRICS[@]}" | sed 's/^/              /'
 done
 echo "  (all hosts, the database and the clients share this machine's cores)"
 echo

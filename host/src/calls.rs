@@ -206,7 +206,6 @@ impl Dispatcher {
         let what = || format!("{} {}", req.method, crate::logging::redact(&req.path));
         for attempt in 0..MAX_ATTEMPTS {
             if attempt > 0 {
-                crate::metrics::get().conflicts.inc();
                 self.inner.store.pause_after_conflict(attempt);
             }
             let txn = self.inner.store.begin();
@@ -225,7 +224,10 @@ impl Dispatcher {
                 Ok(resp) if resp.status == 503 => return Some(resp),
                 Ok(resp) => resp,
                 // A read found the transaction in conflict: re-run, like a failed commit.
-                Err(_) if state.txn.conflicted() => continue,
+                Err(_) if state.txn.conflicted() => {
+                    crate::metrics::conflict("read");
+                    continue;
+                }
                 Err(trap) if state.txn.unavailable() => {
                     return Some(unavailable(&trap, &what(), false));
                 }
@@ -238,6 +240,7 @@ impl Dispatcher {
                 }
             };
             let txn = state.txn;
+            let trips = txn.round_trips() + 1;
             let committed = if txn.is_read_only() {
                 txn.commit()
             } else {
@@ -245,7 +248,11 @@ impl Dispatcher {
             };
             match committed {
                 Ok(_) => {
-                    crate::metrics::get().commits.inc();
+                    let m = crate::metrics::get();
+                    m.commits.inc();
+                    if self.inner.store.shared() {
+                        m.round_trips.observe(trips as f64);
+                    }
                     if state.scheduled_jobs {
                         self.inner.jobs_changed.notify_one();
                     }
@@ -260,7 +267,10 @@ impl Dispatcher {
                     }
                     return Some(resp);
                 }
-                Err(CommitError::Conflict) => continue,
+                Err(CommitError::Conflict) => {
+                    crate::metrics::conflict("commit");
+                    continue;
+                }
                 Err(CommitError::Unavailable(e)) => {
                     return Some(unavailable(&e, &format!("committing {}", what()), true));
                 }
@@ -291,14 +301,16 @@ impl Dispatcher {
         let store = &self.inner.store;
         for attempt in 0..MAX_ATTEMPTS {
             if attempt > 0 {
-                crate::metrics::get().conflicts.inc();
                 store.pause_after_conflict(attempt);
             }
             let mut txn = store.begin();
             let bytes = match read_leased(&mut txn, key, lease) {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => return Ok(false),
-                Err(_) if txn.conflicted() => continue,
+                Err(_) if txn.conflicted() => {
+                    crate::metrics::conflict("read");
+                    continue;
+                }
                 Err(e) => return Err(e),
             };
             if let Some(p) = prepared {
@@ -331,7 +343,10 @@ impl Dispatcher {
                     self.record_outcome(&mut txn, stored, outcome)?;
                     txn
                 }
-                Err(_) if state.txn.conflicted() => continue,
+                Err(_) if state.txn.conflicted() => {
+                    crate::metrics::conflict("read");
+                    continue;
+                }
                 Err(trap) => {
                     // Roll the run back; keep the job, retried later.
                     let trace_id = random_id();
@@ -347,7 +362,10 @@ impl Dispatcher {
                     match txn.holds(key, lease) {
                         Ok(true) => {}
                         Ok(false) => return Ok(false),
-                        Err(_) if txn.conflicted() => continue,
+                        Err(_) if txn.conflicted() => {
+                            crate::metrics::conflict("read");
+                            continue;
+                        }
                         Err(e) => return Err(e),
                     }
                     txn.delete(key);
@@ -356,9 +374,14 @@ impl Dispatcher {
                     txn
                 }
             };
+            let trips = txn.round_trips() + 1;
             match txn.commit() {
                 Ok(_) => {
-                    crate::metrics::get().commits.inc();
+                    let m = crate::metrics::get();
+                    m.commits.inc();
+                    if store.shared() {
+                        m.round_trips.observe(trips as f64);
+                    }
                     if scheduled {
                         self.inner.jobs_changed.notify_one();
                     }
@@ -373,7 +396,10 @@ impl Dispatcher {
                     }
                     return Ok(true);
                 }
-                Err(CommitError::Conflict) => continue,
+                Err(CommitError::Conflict) => {
+                    crate::metrics::conflict("commit");
+                    continue;
+                }
                 Err(e) => return Err(e.into_error()),
             }
         }

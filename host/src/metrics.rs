@@ -33,6 +33,12 @@ pub struct RouteLabel {
     pub route: String,
 }
 
+/// Where a conflict showed: `read` (a read found the transaction doomed) or `commit`.
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct AtLabel {
+    pub at: String,
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 pub struct OutcomeLabel {
     pub outcome: String,
@@ -63,7 +69,8 @@ pub struct Metrics {
     pub instantiate_seconds: Histogram,
     pub teardown_seconds: Histogram,
     pub commits: Counter,
-    pub conflicts: Counter,
+    pub conflicts: Family<AtLabel, Counter>,
+    pub round_trips: Histogram,
     pub store_unavailable: Counter,
     pub webhook_attempts: Family<OutcomeLabel, Counter>,
     pub work_seconds: Histograms<KindLabel>,
@@ -88,7 +95,9 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| Metrics {
     instantiate_seconds: latency(),
     teardown_seconds: latency(),
     commits: Counter::default(),
-    conflicts: Counter::default(),
+    conflicts: Family::default(),
+    // 1 to 1024 round trips.
+    round_trips: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
     store_unavailable: Counter::default(),
     webhook_attempts: Family::default(),
     work_seconds: Family::new_with_constructor(slow),
@@ -159,8 +168,13 @@ pub fn render(store: &Store) -> String {
     r.register("store_commits", "Transactions committed", m.commits.clone());
     r.register(
         "store_conflicts",
-        "Calls re-run because a concurrent transaction conflicted",
+        "Calls and jobs re-run because a concurrent transaction conflicted, by where it showed (read, commit)",
         m.conflicts.clone(),
+    );
+    r.register(
+        "store_round_trips",
+        "Round trips to the database of each committed call or job (shared stores only)",
+        m.round_trips.clone(),
     );
     r.register(
         "store_unavailable",
@@ -360,4 +374,12 @@ pub async fn serve(
             let _ = tokio::time::timeout(Duration::from_secs(60), conn).await;
         });
     }
+}
+
+/// Counts a re-run after a conflict that showed `at` a read or the commit.
+pub fn conflict(at: &str) {
+    get()
+        .conflicts
+        .get_or_create(&AtLabel { at: at.to_string() })
+        .inc();
 }

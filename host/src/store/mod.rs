@@ -134,6 +134,10 @@ pub trait BackendTxn: Send {
     fn holds(&mut self, key: &[u8], lease: &Lease) -> anyhow::Result<bool>;
     /// Applies `writes` atomically, or nothing.
     fn commit(self: Box<Self>, writes: &Writes) -> Result<(), CommitError>;
+    /// Round trips to the database so far (none for an embedded store).
+    fn round_trips(&self) -> u32 {
+        0
+    }
 }
 
 /// A worker's claim on a queue row (see [`Backend::lease`]).
@@ -426,6 +430,12 @@ impl Txn {
         }
         let r = self.inner()?.holds(key, lease);
         self.noted(r)
+    }
+
+    /// Round trips to the database so far; the commit adds one where there is a
+    /// database.
+    pub fn round_trips(&self) -> u32 {
+        self.inner.as_ref().map_or(0, |t| t.round_trips())
     }
 
     /// Whether the transaction wrote nothing.

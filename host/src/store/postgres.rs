@@ -526,6 +526,7 @@ impl Backend for PgBackend {
             conn: Some(conn),
             begun: false,
             notify: self.notify.clone(),
+            trips: 0,
         }))
     }
 
@@ -750,6 +751,8 @@ pub struct PgTxn {
     begun: bool,
     /// Whether commits that queue rows send `NOTIFY` (see [`PgBackend::notify`]).
     notify: Arc<std::sync::atomic::AtomicBool>,
+    /// Statements awaited so far (`BEGIN` goes with the first).
+    trips: u32,
 }
 
 const BEGIN: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE";
@@ -775,6 +778,7 @@ impl PgTxn {
     ) -> anyhow::Result<T> {
         let first = !self.begun;
         self.begun = true;
+        self.trips += 1;
         let conn = self.conn.as_ref().expect("not committed");
         self.block(async {
             if first {
@@ -839,6 +843,10 @@ impl BackendTxn for PgTxn {
             })
         })?;
         Ok(token == Some(lease.token))
+    }
+
+    fn round_trips(&self) -> u32 {
+        self.trips
     }
 
     fn commit(mut self: Box<Self>, writes: &Writes) -> Result<(), CommitError> {
