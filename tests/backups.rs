@@ -265,7 +265,24 @@ fn a_backup_taken_under_load_restores_to_the_same_answers() {
     assert_eq!(doc["status"], "draft");
     let checked = admin_ok(&r.data_dir, &["check"]);
     assert!(checked.contains("no problems"), "{checked}");
-    eprintln!("{checked}");
+    // The same as one tar file, through the running server; restored and checked.
+    let tar = backups.join("online.tar");
+    admin_ok(&r.data_dir, &["backup", "--to", tar.to_str().unwrap()]);
+    assert!(tar.is_file());
+    let from_tar = backups.join("from-tar");
+    admin_ok(&from_tar, &["restore", "--from", tar.to_str().unwrap()]);
+    let checked_tar = admin_ok(&from_tar, &["check"]);
+    let documents = |out: &str| {
+        out.split("checked ")
+            .nth(1)
+            .map(|s| s.split(' ').next().unwrap().to_string())
+    };
+    assert_eq!(
+        documents(&checked_tar),
+        documents(&checked),
+        "{checked_tar}"
+    );
+    assert!(checked_tar.contains("no problems"), "{checked_tar}");
     r.stop();
     let (ok, _, err) = run_admin(&backups.join("nothing-here"), &["check"]);
     assert!(!ok && err.contains("no esign store"), "{err}");
@@ -277,8 +294,21 @@ fn a_backup_taken_under_load_restores_to_the_same_answers() {
 /// nothing a restore accepts; a restore killed half-way leaves a directory no server
 /// starts on.
 fn an_interrupted_backup_is_never_restored(data_dir: &Path, backups: &Path) {
+    for name in ["killed", "killed.tar"] {
+        killed_backup_is_never_restored(data_dir, backups, name);
+    }
+    // A restore that did not finish (its marker left) is refused by the server and
+    // by every admin command.
+    let half = backups.join("half-restored");
+    std::fs::create_dir_all(&half).unwrap();
+    std::fs::write(half.join("restore-unfinished"), "").unwrap();
+    let (ok, _, err) = run_admin(&half, &["user", "list"]);
+    assert!(!ok && err.contains("did not finish"), "{err}");
+}
+
+fn killed_backup_is_never_restored(data_dir: &Path, backups: &Path, name: &str) {
     use std::io::BufRead;
-    let to = backups.join("killed");
+    let to = backups.join(name);
     let mut child = std::process::Command::new(esign_bin())
         .arg("admin")
         .arg("--data-dir")
@@ -310,22 +340,16 @@ fn an_interrupted_backup_is_never_restored(data_dir: &Path, backups: &Path) {
     let partials: Vec<_> = std::fs::read_dir(backups)
         .unwrap()
         .map(|e| e.unwrap().path())
-        .filter(|p| p.to_string_lossy().contains("killed.partial-"))
+        .filter(|p| p.to_string_lossy().contains(&format!("{name}.partial-")))
         .collect();
     assert_eq!(partials.len(), 1, "{partials:?}");
     assert!(partials[0].join("db").exists(), "the data was copied");
     for from in [&to, &partials[0]] {
-        let into = backups.join("from-killed");
+        let into = backups.join(format!("from-{name}"));
         let (ok, _, err) = run_admin(&into, &["restore", "--from", from.to_str().unwrap()]);
-        assert!(!ok && err.contains("not a complete esign backup"), "{err}");
+        let refused = err.contains("not a complete esign backup") || err.contains("opening");
+        assert!(!ok && refused, "{err}");
     }
-    // A restore that did not finish (its marker left) is refused by the server and
-    // by every admin command.
-    let half = backups.join("half-restored");
-    std::fs::create_dir_all(&half).unwrap();
-    std::fs::write(half.join("restore-unfinished"), "").unwrap();
-    let (ok, _, err) = run_admin(&half, &["user", "list"]);
-    assert!(!ok && err.contains("did not finish"), "{err}");
 }
 
 /// A copy of the restored store with a file removed and an audit trail entry edited

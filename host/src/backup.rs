@@ -6,10 +6,14 @@
 //! one) and `manifest.json` (counts and SHA-256 per table, the esign version and the
 //! backup format). It is written under `<to>.partial-<random>` and renamed to `<to>`
 //! only once complete, manifest last: an interrupted backup leaves nothing named `<to>`.
+//! A `<to>` ending in `.tar` gets the same directory packed into one tar file (the
+//! `tar` crate), written as `<to>.partial-<random>` and renamed the same way; restore
+//! unpacks it next to the target first.
 //!
-//! One point in time: the copy runs under the store's commit lock, so writes wait
+//! One point in time: the rows are read under the store's commit lock, so writes wait
 //! (reads go on) and every write acknowledged before the backup began is in it, none
-//! half. The pause is the copy's time (see the README for the figure per GB).
+//! half. The pause is the time to read the rows and copy the files (figures in the
+//! README).
 //! PostgreSQL keeps its data in the database: its own tools back it up.
 
 use crate::store::Store;
@@ -94,6 +98,12 @@ pub fn write(store: &Store, data_dir: &Path, to: &Path) -> anyhow::Result<Manife
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(parent).with_context(|| format!("creating {}", parent.display()))?;
+    if is_tar(to) {
+        let dir = partial_path(to);
+        let packed = write_into(store, data_dir, &dir).and_then(|m| pack(&dir, to).map(|()| m));
+        let _ = std::fs::remove_dir_all(&dir);
+        return packed;
+    }
     let partial = partial_path(to);
     let result = write_into(store, data_dir, &partial);
     let manifest = match result {
@@ -106,6 +116,32 @@ pub fn write(store: &Store, data_dir: &Path, to: &Path) -> anyhow::Result<Manife
     std::fs::rename(&partial, to)
         .with_context(|| format!("renaming {} to {}", partial.display(), to.display()))?;
     Ok(manifest)
+}
+
+/// Whether `path` names a tar file rather than a directory.
+fn is_tar(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "tar")
+}
+
+/// Packs the backup directory `dir` into the tar file `to` (written aside, then renamed).
+fn pack(dir: &Path, to: &Path) -> anyhow::Result<()> {
+    let partial = partial_path(to);
+    let written = (|| -> anyhow::Result<()> {
+        let file = std::fs::File::create(&partial)
+            .with_context(|| format!("creating {}", partial.display()))?;
+        let mut tar = tar::Builder::new(std::io::BufWriter::new(file));
+        tar.follow_symlinks(false);
+        tar.append_dir_all(".", dir)?;
+        let file = tar.into_inner()?.into_inner().map_err(|e| e.into_error())?;
+        file.sync_all()?;
+        Ok(())
+    })();
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&partial);
+        return Err(e);
+    }
+    std::fs::rename(&partial, to)
+        .with_context(|| format!("renaming {} to {}", partial.display(), to.display()))
 }
 
 fn partial_path(to: &Path) -> PathBuf {
@@ -213,10 +249,34 @@ pub fn restore(from: &Path, to: &Path) -> anyhow::Result<Manifest> {
             from.display()
         );
     }
+    if !is_tar(from) {
+        return restore_dir(from, from, to);
+    }
+    // Unpacked beside the target (same disk), then restored from there.
+    let target = std::path::absolute(to)?;
+    let dir = target.with_file_name(format!(
+        "{}.unpacked-{}",
+        target.file_name().unwrap_or_default().to_string_lossy(),
+        crate::ids::random_id()
+    ));
+    let unpacked = std::fs::File::open(from)
+        .with_context(|| format!("opening {}", from.display()))
+        .and_then(|file| {
+            tar::Archive::new(std::io::BufReader::new(file))
+                .unpack(&dir)
+                .with_context(|| format!("{} is not a readable tar file", from.display()))
+        });
+    let restored = unpacked.and_then(|()| restore_dir(&dir, from, to));
+    let _ = std::fs::remove_dir_all(&dir);
+    restored
+}
+
+/// Restores the backup directory `from` (`shown` in messages) into `to`.
+fn restore_dir(from: &Path, shown: &Path, to: &Path) -> anyhow::Result<Manifest> {
     let text = std::fs::read(from.join("manifest.json")).with_context(|| {
         format!(
             "{} is not a complete esign backup (no manifest.json)",
-            from.display()
+            shown.display()
         )
     })?;
     let manifest: Manifest = serde_json::from_slice(&text).context("reading manifest.json")?;

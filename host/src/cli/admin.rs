@@ -39,7 +39,8 @@ pub enum AdminCommand {
     /// Writes a consistent copy of the store (records, files, queues, the generated
     /// signing key) into a new directory, while the server keeps serving.
     Backup {
-        /// The directory to create (it must not exist).
+        /// The directory to create, or a tar file (a name ending in .tar) to write;
+        /// it must not exist.
         #[arg(long)]
         to: PathBuf,
     },
@@ -53,7 +54,7 @@ pub enum AdminCommand {
     },
     /// Restores a backup into --data-dir, which must be new or empty.
     Restore {
-        /// The backup directory (written by `esign admin backup`).
+        /// The backup directory or .tar file (written by `esign admin backup`).
         #[arg(long)]
         from: PathBuf,
     },
