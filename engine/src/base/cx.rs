@@ -19,6 +19,10 @@ pub(crate) struct Cx<'a> {
     /// token. Its type (`domain::auth::Principal`) belongs to the domain layer above this
     /// one, so it is kept here as `Any` and only `domain::auth` sets and reads it.
     pub agent: Option<Box<dyn Any>>,
+    /// The audit trail heads this call wrote, per document id: the hash and time of the
+    /// last entry (`domain::trail` reads its own head here instead of the store, so a
+    /// call does not read the trail range other calls append to).
+    pub trail_heads: alloc::collections::BTreeMap<String, (String, u64)>,
 }
 
 impl<'a> Cx<'a> {
@@ -28,6 +32,7 @@ impl<'a> Cx<'a> {
             now: None,
             settings: None,
             agent: None,
+            trail_heads: Default::default(),
         }
     }
 

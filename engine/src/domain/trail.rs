@@ -139,15 +139,32 @@ fn last(cx: &mut Cx, doc_id: &str) -> Option<Chained> {
         .map(|(_, v)| decode(&v))
 }
 
+/// The hash and time of the trail's head before entry number `seq`: none before the
+/// first, the one this call wrote if it wrote one, else the last stored entry's. (Not
+/// reading the store when the call knows the answer keeps the trail range, which every
+/// call that logs appends to, out of the call's reads: on PostgreSQL such a read is a
+/// predicate lock that concurrent appends to other documents conflict with.)
+fn head(cx: &mut Cx, doc_id: &str, seq: u32) -> Option<(String, u64)> {
+    if let Some(head) = cx.trail_heads.get(doc_id) {
+        return Some(head.clone());
+    }
+    if seq <= 1 {
+        return None;
+    }
+    last(cx, doc_id).map(|c| (c.hash, c.entry.at_ms))
+}
+
 /// Appends `entry` after the current head, as entry number `seq`. Its time is never
 /// before the previous entry's, so key order stays chain order.
 pub(crate) fn append(cx: &mut Cx, doc_id: &str, seq: u32, mut entry: LogEntry) {
-    let prev = last(cx, doc_id);
-    if let Some(p) = &prev {
-        entry.at_ms = entry.at_ms.max(p.entry.at_ms);
+    let prev = head(cx, doc_id, seq);
+    if let Some((_, at)) = &prev {
+        entry.at_ms = entry.at_ms.max(*at);
     }
-    let prev_hash = prev.map(|p| p.hash).unwrap_or_default();
+    let prev_hash = prev.map(|(hash, _)| hash).unwrap_or_default();
     let hash = hash_of(&entry, &prev_hash);
+    cx.trail_heads
+        .insert(doc_id.to_string(), (hash.clone(), entry.at_ms));
     let key = log_key(doc_id, entry.at_ms, seq);
     cx.p.put(
         &key,
