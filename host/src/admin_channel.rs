@@ -18,6 +18,8 @@ use std::time::Duration;
 const MAX_MESSAGE: u64 = 16 << 20;
 /// What a peer has to send its request or read its answer.
 const TIMEOUT: Duration = Duration::from_secs(60);
+/// How long the CLI waits for work that may take long (a backup, a check).
+const LONG_WAIT: Duration = Duration::from_secs(24 * 3600);
 
 /// What travels to the server: an engine request, or a backup the server writes.
 #[derive(Serialize, Deserialize)]
@@ -152,10 +154,6 @@ async fn answer(
     let (read, mut write) = stream.into_split();
     let mut text = Vec::new();
     tokio::time::timeout(TIMEOUT, read.take(MAX_MESSAGE).read_to_end(&mut text)).await??;
-    let failed = |status: u16, error: &str, description: String| AdminAnswer {
-        status,
-        body: serde_json::json!({"error": error, "status": status, "description": description}),
-    };
     let answer = match serde_json::from_slice::<AdminMessage>(&text) {
         Ok(AdminMessage::Engine(req)) => {
             let request = admin_request(&req.method, &req.path, req.body);
@@ -172,29 +170,39 @@ async fn answer(
             let written =
                 tokio::task::spawn_blocking(move || crate::backup::write(&store, &data_dir, &to))
                     .await?;
-            match written {
-                Ok(m) => AdminAnswer {
-                    status: 200,
-                    body: serde_json::to_value(m)?,
-                },
-                Err(e) => failed(500, "backup_failed", format!("{e:#}")),
-            }
+            answered(written, "backup_failed")?
         }
         Ok(AdminMessage::Check { repair }) => {
             let report = tokio::task::spawn_blocking(move || check(&d, repair)).await?;
-            match report {
-                Ok(r) => AdminAnswer {
-                    status: 200,
-                    body: serde_json::to_value(r)?,
-                },
-                Err(e) => failed(500, "check_failed", format!("{e:#}")),
-            }
+            answered(report, "check_failed")?
         }
         Err(e) => failed(400, "invalid_request", format!("not an admin request: {e}")),
     };
     write.write_all(&serde_json::to_vec(&answer)?).await?;
     write.shutdown().await?;
     Ok(())
+}
+
+/// An error answer in the API's error shape.
+#[cfg(unix)]
+fn failed(status: u16, error: &str, description: String) -> AdminAnswer {
+    AdminAnswer {
+        status,
+        body: serde_json::json!({"error": error, "status": status, "description": description}),
+    }
+}
+
+/// The answer to work the server did itself (a backup, a check): its result as JSON,
+/// or a 500 named `error`.
+#[cfg(unix)]
+fn answered<T: Serialize>(result: anyhow::Result<T>, error: &str) -> anyhow::Result<AdminAnswer> {
+    Ok(match result {
+        Ok(value) => AdminAnswer {
+            status: 200,
+            body: serde_json::to_value(value)?,
+        },
+        Err(e) => failed(500, error, format!("{e:#}")),
+    })
 }
 
 /// Sends `req` to the server that uses `data_dir`; `None` when no server answers
@@ -212,22 +220,18 @@ pub fn call(data_dir: &Path, req: &AdminRequest) -> anyhow::Result<Option<AdminA
 }
 
 /// Asks the server that uses `data_dir` to write a backup to `to`; `None` when no
-/// server answers there. A backup may take long: no read deadline.
+/// server answers there.
 pub fn backup(data_dir: &Path, to: &Path) -> anyhow::Result<Option<AdminAnswer>> {
     let message = AdminMessage::Backup {
         to: to.to_path_buf(),
     };
-    send(data_dir, &message, Duration::from_secs(24 * 3600))
+    send(data_dir, &message, LONG_WAIT)
 }
 
 /// Asks the server that uses `data_dir` to check its store; `None` when no server
 /// answers there.
 pub fn check_remote(data_dir: &Path, repair: bool) -> anyhow::Result<Option<AdminAnswer>> {
-    send(
-        data_dir,
-        &AdminMessage::Check { repair },
-        Duration::from_secs(24 * 3600),
-    )
+    send(data_dir, &AdminMessage::Check { repair }, LONG_WAIT)
 }
 
 #[cfg(unix)]

@@ -109,26 +109,21 @@ impl Dispatcher {
     /// (`Store::listen`), and counts the wake-ups and their delay.
     pub fn listen_for_wakeups(&self) {
         let inner = Arc::downgrade(&self.inner);
-        self.inner.store.listen(Arc::new(move |notice: &str| {
-            let Some(inner) = inner.upgrade() else { return };
-            let m = crate::metrics::get();
-            m.queue_wakeups.inc();
-            for word in notice.split(' ') {
-                match word {
-                    "jobs" => inner.jobs_changed.notify_one(),
-                    "mail" => inner.mail_queued.notify_one(),
-                    "sms" => inner.sms_queued.notify_one(),
-                    "deliveries" => inner.deliveries_queued.notify_one(),
-                    _ => {
-                        let sent = word.strip_prefix("t=").and_then(|t| t.parse::<u64>().ok());
-                        if let Some(ms) = sent.filter(|ms| *ms > 0) {
-                            let delay = crate::clock::now_ms().saturating_sub(ms);
-                            m.queue_wakeup_seconds.observe(delay as f64 / 1000.0);
-                        }
+        self.inner
+            .store
+            .listen(Arc::new(move |kinds: &[&str], sent_ms: Option<u64>| {
+                let Some(inner) = inner.upgrade() else { return };
+                crate::metrics::woken(sent_ms);
+                for kind in kinds {
+                    match *kind {
+                        "jobs" => inner.jobs_changed.notify_one(),
+                        "mail" => inner.mail_queued.notify_one(),
+                        "sms" => inner.sms_queued.notify_one(),
+                        "deliveries" => inner.deliveries_queued.notify_one(),
+                        _ => {}
                     }
                 }
-            }
-        }));
+            }));
     }
 
     /// Resolves when a committed call scheduled a job.
@@ -240,7 +235,7 @@ impl Dispatcher {
                 }
             };
             let txn = state.txn;
-            let trips = txn.round_trips() + 1;
+            let trips = txn.round_trips();
             let committed = if txn.is_read_only() {
                 txn.commit()
             } else {
@@ -248,11 +243,7 @@ impl Dispatcher {
             };
             match committed {
                 Ok(_) => {
-                    let m = crate::metrics::get();
-                    m.commits.inc();
-                    if self.inner.store.shared() {
-                        m.round_trips.observe(trips as f64);
-                    }
+                    crate::metrics::committed(trips);
                     if state.scheduled_jobs {
                         self.inner.jobs_changed.notify_one();
                     }
@@ -374,14 +365,10 @@ impl Dispatcher {
                     txn
                 }
             };
-            let trips = txn.round_trips() + 1;
+            let trips = txn.round_trips();
             match txn.commit() {
                 Ok(_) => {
-                    let m = crate::metrics::get();
-                    m.commits.inc();
-                    if store.shared() {
-                        m.round_trips.observe(trips as f64);
-                    }
+                    crate::metrics::committed(trips);
                     if scheduled {
                         self.inner.jobs_changed.notify_one();
                     }

@@ -376,6 +376,26 @@ pub async fn serve(
     }
 }
 
+/// Counts a commit; `trips`: the transaction's round trips before the commit (`None`
+/// on an embedded store).
+pub fn committed(trips: Option<u32>) {
+    let m = get();
+    m.commits.inc();
+    if let Some(trips) = trips {
+        m.round_trips.observe(f64::from(trips + 1));
+    }
+}
+
+/// Counts a wake-up from the database; `sent_ms`: when the other host committed.
+pub fn woken(sent_ms: Option<u64>) {
+    let m = get();
+    m.queue_wakeups.inc();
+    if let Some(ms) = sent_ms {
+        let delay = crate::clock::now_ms().saturating_sub(ms);
+        m.queue_wakeup_seconds.observe(delay as f64 / 1000.0);
+    }
+}
+
 /// Counts a re-run after a conflict that showed `at` a read or the commit.
 pub fn conflict(at: &str) {
     get()

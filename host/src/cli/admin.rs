@@ -1,8 +1,10 @@
 //! `esign admin`: entities, users and memberships, through the engine's admin routes.
 
 use crate::admin_channel::{self, AdminRequest, admin_call, admin_request};
+use crate::calls::Dispatcher;
 use crate::cli::engine::{EngineArgs, open_on, open_store};
 use crate::runtime;
+use crate::store::sled::SledBackend;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
@@ -222,15 +224,7 @@ pub fn admin(args: AdminArgs) -> anyhow::Result<()> {
     let body = match admin_channel::call(&args.engine.data_dir, &req)? {
         Some(answer) => admin_channel::body_of(answer.status, answer.body)?,
         None => {
-            let (d, _) = open_on(
-                &args.engine,
-                open_store(&args.engine)?,
-                runtime::default_settings(),
-                None,
-                String::new(),
-                4,
-                None,
-            )?;
+            let d = open_here(&args.engine)?;
             let body = admin_call(&d, admin_request(&req.method, &req.path, req.body))?;
             d.store().flush()?;
             body
@@ -238,6 +232,20 @@ pub fn admin(args: AdminArgs) -> anyhow::Result<()> {
     };
     println!("{}", serde_json::to_string_pretty(&body)?);
     Ok(())
+}
+
+/// The engine over the store opened here (no server holds it).
+fn open_here(engine: &EngineArgs) -> anyhow::Result<Dispatcher> {
+    let (d, _) = open_on(
+        engine,
+        open_store(engine)?,
+        runtime::default_settings(),
+        None,
+        String::new(),
+        4,
+        None,
+    )?;
+    Ok(d)
 }
 
 /// `esign admin backup`: by the running server (which holds the store), or on the
@@ -274,18 +282,10 @@ fn check(engine: &EngineArgs, repair: bool) -> anyhow::Result<()> {
         }
         None => {
             // A mistyped directory is not an empty store that checks clean.
-            if engine.store.is_none() && !engine.data_dir.join("db").exists() {
+            if engine.store.is_none() && !SledBackend::exists_in(&engine.data_dir) {
                 anyhow::bail!("no esign store in {}", engine.data_dir.display());
             }
-            let (d, _) = open_on(
-                engine,
-                open_store(engine)?,
-                runtime::default_settings(),
-                None,
-                String::new(),
-                4,
-                None,
-            )?;
+            let d = open_here(engine)?;
             let report = admin_channel::check(&d, repair)?;
             d.store().flush()?;
             report

@@ -100,12 +100,9 @@ pub trait Backend: Send + Sync + 'static {
     fn renew(&self, _key: &[u8], _lease: &Lease, _for: Duration) -> anyhow::Result<bool> {
         Ok(true)
     }
-    /// How long to wait before re-running a transaction after its `attempt`-th
-    /// conflict (sled: not at all).
-    /// Calls `wake` with the kinds of work (`jobs`, `mail`, `sms`, `deliveries`,
-    /// space-separated, then `t=` and the commit's Unix milliseconds) whenever another
-    /// process sharing the store commits new queue rows, until the process ends. A
-    /// backend without such notices does nothing: its workers poll.
+    /// Calls `wake` whenever another process sharing the store commits new queue rows,
+    /// until the process ends. A backend without such notices does nothing: its
+    /// workers poll.
     fn listen(&self, _wake: Wake) {}
     /// How long to wait before re-running a transaction after its `attempt`-th
     /// conflict (sled: not at all).
@@ -134,9 +131,9 @@ pub trait BackendTxn: Send {
     fn holds(&mut self, key: &[u8], lease: &Lease) -> anyhow::Result<bool>;
     /// Applies `writes` atomically, or nothing.
     fn commit(self: Box<Self>, writes: &Writes) -> Result<(), CommitError>;
-    /// Round trips to the database so far (none for an embedded store).
-    fn round_trips(&self) -> u32 {
-        0
+    /// Round trips to the database so far; `None` for an embedded store.
+    fn round_trips(&self) -> Option<u32> {
+        None
     }
 }
 
@@ -187,8 +184,10 @@ pub struct Store {
     shared_poll_ms: std::sync::atomic::AtomicU64,
 }
 
-/// What [`Backend::listen`] calls with the kinds of work another process queued.
-pub type Wake = Arc<dyn Fn(&str) + Send + Sync>;
+/// What [`Backend::listen`] calls: the kinds of work another process queued (`jobs`,
+/// `mail`, `sms`, `deliveries`), and when it committed them (Unix milliseconds by its
+/// clock; `None` for a wake-up of everything, as after a reconnection).
+pub type Wake = Arc<dyn Fn(&[&str], Option<u64>) + Send + Sync>;
 
 /// How long a lease lasts unless [`Store::set_lease`] says otherwise: longer than any
 /// single attempt of a worker (work renews its lease meanwhile), short enough that a
@@ -264,7 +263,7 @@ impl Store {
         self.backend.scan_committed(start, end, limit)
     }
 
-    /// A committed-state read outside any transaction (for host workers).
+    /// See [`Backend::scan_keys_committed`].
     pub fn scan_keys_committed(
         &self,
         start: &[u8],
@@ -274,10 +273,12 @@ impl Store {
         self.backend.scan_keys_committed(start, end, limit)
     }
 
+    /// See [`Backend::contains_committed`].
     pub fn contains_committed(&self, key: &[u8]) -> anyhow::Result<bool> {
         self.backend.contains_committed(key)
     }
 
+    /// A committed-state read outside any transaction (for host workers).
     pub fn get_committed(&self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
         self.backend.get_committed(key)
     }
@@ -432,10 +433,13 @@ impl Txn {
         self.noted(r)
     }
 
-    /// Round trips to the database so far; the commit adds one where there is a
-    /// database.
-    pub fn round_trips(&self) -> u32 {
-        self.inner.as_ref().map_or(0, |t| t.round_trips())
+    /// Round trips to the database so far (the commit adds one); `None` for an
+    /// embedded store.
+    pub fn round_trips(&self) -> Option<u32> {
+        match &self.inner {
+            Some(t) => t.round_trips(),
+            None => self.store.shared().then_some(0),
+        }
     }
 
     /// Whether the transaction wrote nothing.

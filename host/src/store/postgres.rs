@@ -681,18 +681,33 @@ where
     client
         .batch_execute(&format!("LISTEN {WAKE_CHANNEL}"))
         .await?;
-    wake(&format!("{} t=0", WAKE_KINDS.join(" ")));
+    wake(&WAKE_KINDS, None);
     while let Some(notice) = rx.recv().await {
-        wake(&notice?);
+        let notice = notice?;
+        let (kinds, sent_ms) = parse_notice(&notice);
+        wake(&kinds, sent_ms);
     }
     Ok(())
+}
+
+/// A notice's payload, `KIND... t=MS` (see the commit): its kinds and the commit's time.
+fn parse_notice(payload: &str) -> (Vec<&str>, Option<u64>) {
+    let mut kinds = Vec::new();
+    let mut sent_ms = None;
+    for word in payload.split(' ') {
+        match word.strip_prefix("t=") {
+            Some(ms) => sent_ms = ms.parse().ok(),
+            None => kinds.push(word),
+        }
+    }
+    (kinds, sent_ms)
 }
 
 /// Every kind of work a wake-up names.
 const WAKE_KINDS: [&str; 4] = ["jobs", "mail", "sms", "deliveries"];
 
-/// The kinds of work a commit's upserts queue.
-fn queued_kinds(keys: &[&[u8]]) -> Vec<&'static str> {
+/// The kinds of work a commit's upserted keys queue.
+fn queued_kinds<'a>(keys: impl Iterator<Item = &'a [u8]>) -> Vec<&'static str> {
     let mut kinds = Vec::new();
     for key in keys {
         let kind = match Table::of(key) {
@@ -845,8 +860,8 @@ impl BackendTxn for PgTxn {
         Ok(token == Some(lease.token))
     }
 
-    fn round_trips(&self) -> u32 {
-        self.trips
+    fn round_trips(&self) -> Option<u32> {
+        Some(self.trips)
     }
 
     fn commit(mut self: Box<Self>, writes: &Writes) -> Result<(), CommitError> {
@@ -868,12 +883,7 @@ impl BackendTxn for PgTxn {
             }
         }
         // Other hosts' workers learn of new queue rows when this commits.
-        let queued: Vec<&[u8]> = upserts
-            .iter()
-            .filter(|(t, _)| t.is_queue())
-            .flat_map(|(_, (keys, _))| keys.iter().copied())
-            .collect();
-        let kinds = queued_kinds(&queued);
+        let kinds = queued_kinds(upserts.values().flat_map(|(keys, _)| keys.iter().copied()));
         let notice = (!kinds.is_empty() && self.notify.load(std::sync::atomic::Ordering::Relaxed))
             .then(|| {
                 let now = crate::clock::now_ms();
@@ -956,5 +966,23 @@ impl BackendTxn for PgTxn {
             }
             Err(e) => Err(CommitError::classify(db_error(e))),
         }
+    }
+}
+
+#[cfg(test)]
+mod wake_tests {
+    use super::{parse_notice, queued_kinds};
+
+    #[test]
+    fn a_commit_names_the_kinds_it_queued_and_a_notice_reads_back() {
+        let keys: [&[u8]; 5] = [b"d/doc/x", b"jw/abc", b"sms/1", b"m/2", b"j/3"];
+        let kinds = queued_kinds(keys.into_iter());
+        assert_eq!(kinds, ["jobs", "sms", "mail"]);
+        let payload = format!("{} t=1700000000000", kinds.join(" "));
+        assert_eq!(
+            parse_notice(&payload),
+            (vec!["jobs", "sms", "mail"], Some(1_700_000_000_000))
+        );
+        assert_eq!(parse_notice("deliveries"), (vec!["deliveries"], None));
     }
 }

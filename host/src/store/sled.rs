@@ -43,13 +43,21 @@ impl std::fmt::Display for Locked {
 
 impl std::error::Error for Locked {}
 
+/// The database's directory inside a data directory.
+const DB_DIR: &str = "db";
+
 impl SledBackend {
+    /// Whether the data directory `dir` holds a database.
+    pub fn exists_in(dir: &Path) -> bool {
+        dir.join(DB_DIR).exists()
+    }
+
     /// Opens (or creates) the database in `dir`. Fails with [`Locked`] when another
     /// process has it open.
     pub fn open(dir: &Path) -> anyhow::Result<SledBackend> {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create the data directory {}", dir.display()))?;
-        let db_path = dir.join("db");
+        let db_path = dir.join(DB_DIR);
         match sled::Config::new().path(&db_path).open() {
             Ok(db) => Ok(SledBackend {
                 shared: Arc::new(Shared {
