@@ -210,40 +210,10 @@ fn shape(template: &str) -> String {
         .join("/")
 }
 
-/// The members of GetAccept's document that our spec (shared/spec/interface.md) fixes
-/// otherwise: (JSON pointer into GetAccept's document, the schema the spec gives).
-const DIFFERENCES: &[(&str, &str)] = &[
-    // Spec §2: `send_date`, `sign_date` and `scheduled_sending_time` are null until set.
-    (
-        "/components/schemas/Document/properties/send_date",
-        r#"{"type": ["string", "null"]}"#,
-    ),
-    (
-        "/components/schemas/Document/properties/sign_date",
-        r#"{"type": ["string", "null"]}"#,
-    ),
-    (
-        "/components/schemas/Document/properties/scheduled_sending_time",
-        r#"{"type": ["string", "null"]}"#,
-    ),
-    // Spec §4.2: an unknown external id answers 200 with an empty array.
-    (
-        "/paths/~1documents~1external~1{externalId}/get/responses/200/content/application~1json/schema",
-        r##"{"anyOf": [{"$ref": "#/components/schemas/Document"}, {"type": "array", "maxItems": 0}]}"##,
-    ),
-    // Spec §2: `value` is a number (GetAccept's detail says float, its list int32); a
-    // whole value is written as an integer, a fraction stays exact.
-    (
-        "/components/schemas/Documents/items/properties/value",
-        r#"{"type": "number"}"#,
-    ),
-];
-
 /// GetAccept's document reduced to the operations esign also has (its paths are
 /// relative to `/v1`), written to a file schemathesis can read.
 fn getaccept_shared(dir: &Path) -> (std::path::PathBuf, Vec<String>) {
-    let mut ga: Value =
-        serde_json::from_str(include_str!("contract/getaccept/openapi.json")).unwrap();
+    let mut ga = getaccept::document();
     let mut ours_ops = std::collections::BTreeSet::new();
     for (path, methods) in esign_engine::router::ROUTES {
         if let Some(rest) = path.strip_prefix("/v1") {
@@ -253,13 +223,7 @@ fn getaccept_shared(dir: &Path) -> (std::path::PathBuf, Vec<String>) {
         }
     }
     // Where our spec fixes a shape, it wins over GetAccept's (README, "Differences from
-    // GetAccept"); those members are widened here, each with its reason, and nothing else.
-    for (pointer, schema) in DIFFERENCES {
-        let at = ga
-            .pointer_mut(pointer)
-            .unwrap_or_else(|| panic!("GetAccept has no {pointer}"));
-        *at = serde_json::from_str(schema).unwrap();
-    }
+    // GetAccept"): `getaccept::document` widens those members, each with its reason.
     let mut shared = Vec::new();
     let paths = ga["paths"].as_object_mut().unwrap();
     for (path, item) in paths.iter_mut() {

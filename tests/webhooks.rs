@@ -39,10 +39,6 @@ fn sent_doc(s: &Server, t: &str, recipients: Value, extra: Value) -> (String, Va
     (id, d)
 }
 
-fn recipient_post(s: &Server, secret: &str, act: &str, body: Value) -> (u16, Value) {
-    call(s.post(&format!("/v1/recipient/{secret}/{act}")).json(&body))
-}
-
 #[test]
 fn the_subscriptions_api() {
     let rx = HttpsServer::start(|_| Canned::status(200));

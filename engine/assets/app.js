@@ -417,7 +417,7 @@
     const done = finished() || doc().status === "signed";
     const parts = [next, alertBox];
     if (done) parts.push(doneView());
-    parts.push(pageView(), actions(), commentsView(), tools());
+    parts.push(videoView(), pageView(), actions(), commentsView(), tools());
     app.replaceChildren(...parts);
     if (doc().status === "signed" && !doc().final_ready && !polling) {
       let tries = 0;
@@ -429,6 +429,15 @@
         } catch (_) { /* keep trying */ }
       }, 1000);
     }
+  }
+
+  // The sender's video (the document's video_id), played in the page.
+  function videoView() {
+    const v = doc().video;
+    if (!v) return null;
+    return el("section", { class: "video", "aria-labelledby": "video-h" },
+      el("h2", { id: "video-h", text: "A video from " + (doc().sender_name || "the sender") }),
+      el("video", { controls: true, preload: "metadata", src: v.url, poster: v.poster, "aria-label": v.title || "Video" }));
   }
 
   function doneView() {

@@ -28,6 +28,7 @@ pub const JOBS: &[(&str, JobHandler)] = &[
     (UPLOAD_EXPIRE, uploads::expire),
     (UPLOAD_FETCH, uploads::fetched),
     (TEMPLATE_IMPORT, templates::imported),
+    (PREVIEWS, documents::previews_made),
     (MAIL_BOUNCED, documents::bounced),
     (WEBHOOK_DEAD, webhooks::dead),
     (WEBHOOK_GONE, webhooks::gone),

@@ -6,10 +6,12 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, method_not_allowed, only};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::domain::public_files;
 use crate::handlers::documents::{self, create, custom_data, download};
 use crate::handlers::recipients::{self, page, verify};
 use crate::handlers::{
-    admin, agents, auth, evidence, products, subscriptions, templates, uploads, users,
+    admin, agents, attachments, auth, contacts, entity, evidence, folders, mail_templates,
+    notifications, products, subscriptions, templates, uploads, users, videos,
 };
 
 /// Every public route: a path template (`{name}` matches one segment) and the methods it
@@ -37,6 +39,28 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/users/me", &["GET"]),
     ("/v1/users", &["GET", "POST"]),
     ("/v1/users/{user_id}", &["GET", "DELETE"]),
+    ("/v1/users/{user_id}/statistics", &["GET"]),
+    ("/v1/entity", &["GET", "PUT"]),
+    ("/v1/register", &["POST"]),
+    ("/v1/notifications", &["GET"]),
+    ("/v1/folders", &["GET", "POST"]),
+    ("/v1/folders/{folder_id}", &["GET", "DELETE"]),
+    ("/v1/contacts", &["GET", "POST"]),
+    ("/v1/contacts/{contact_id}", &["DELETE"]),
+    ("/v1/email/templates", &["GET", "POST"]),
+    ("/v1/email/templates/{email_template_id}", &["GET", "PUT"]),
+    ("/v1/communication-templates", &["GET", "POST"]),
+    (
+        "/v1/communication-templates/{communication_template_id}",
+        &["GET", "PUT"],
+    ),
+    ("/v1/attachments", &["GET"]),
+    ("/v1/upload/attachment", &["POST"]),
+    ("/v1/upload/video", &["POST"]),
+    ("/v1/videos", &["GET"]),
+    ("/v1/videos/{video_id}", &["GET"]),
+    ("/v1/video/job/{video_id}", &["GET"]),
+    ("/v1/files/{secret}", &["GET"]),
     ("/v1/teams", &["GET"]),
     ("/v1/users/me/connections", &["GET"]),
     ("/v1/users/me/connections/{client_id}", &["DELETE"]),
@@ -51,6 +75,12 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/documents/{id}/download", &["GET"]),
     ("/v1/documents/{id}/log", &["GET"]),
     ("/v1/documents/{id}/attachments", &["GET"]),
+    (
+        "/v1/documents/{id}/attachments/{attachment_id}/upload",
+        &["POST"],
+    ),
+    ("/v1/documents/{id}/events", &["GET"]),
+    ("/v1/documents/{id}/preview", &["POST"]),
     ("/v1/documents/{id}/custom-data", &["GET", "POST"]),
     (
         "/v1/documents/{id}/custom-data/{custom_data_id}",
@@ -84,11 +114,19 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/upload/{id}", &["GET"]),
     ("/v1/templates", &["GET", "POST"]),
     ("/v1/templates/{id}", &["GET", "DELETE"]),
+    ("/v1/templates/{id}/fields", &["GET"]),
+    ("/v1/templates/{id}/roles", &["GET"]),
+    ("/v1/templates/{id}/fields_roles", &["GET"]),
+    ("/v1/templates/{id}/pricing-tables", &["GET"]),
+    ("/v1/templates/{id}/custom-images", &["GET"]),
     ("/v1/products", &["GET", "POST"]),
     ("/v1/subscriptions", &["GET", "POST"]),
     ("/v1/subscriptions/events", &["GET"]),
     ("/v1/subscriptions/errors", &["GET"]),
     ("/v1/subscriptions/test", &["POST"]),
+    ("/v1/subscriptions/events/signed", &["POST"]),
+    ("/v1/subscriptions/events/rejected", &["POST"]),
+    ("/v1/subscriptions/events/reviewed", &["POST"]),
     ("/v1/subscriptions/{id}", &["GET", "DELETE"]),
     ("/v1/subscriptions/{id}/secret", &["POST"]),
     ("/s/_/{name}", &["GET"]),
@@ -116,6 +154,9 @@ pub const FILE_ROUTES: &[&str] = &[
     "/v1/documents",
     "/v1/upload",
     "/v1/upload/archive",
+    "/v1/upload/attachment",
+    "/v1/upload/video",
+    "/v1/documents/{id}/attachments/{attachment_id}/upload",
     "/v1/templates",
     "/v1/verify",
     "/v1/recipient/{secret}/sign",
@@ -275,6 +316,28 @@ fn dispatch(
         }
         (_, ["v1", "verify"]) => only(method, "POST", || evidence::verify(cx, req)),
         (_, ["v1", "users", "me"]) => only(method, "GET", || auth::me(cx, req)),
+        (_, ["v1", "entity"]) => entity::route(cx, req),
+        (_, ["v1", "register"]) => only(method, "POST", || auth::register(cx, req)),
+        (_, ["v1", "notifications"]) => only(method, "GET", || notifications::list(cx, req)),
+        (_, ["v1", "folders", rest @ ..]) => folders::route(cx, req, rest),
+        (_, ["v1", "contacts", rest @ ..]) => contacts::route(cx, req, rest),
+        (_, ["v1", "email", "templates", rest @ ..]) => mail_templates::email_route(cx, req, rest),
+        (_, ["v1", "communication-templates", rest @ ..]) => {
+            mail_templates::communication_route(cx, req, rest)
+        }
+        (_, ["v1", "attachments"]) => only(method, "GET", || attachments::list(cx, req)),
+        (_, ["v1", "upload", "attachment"]) => {
+            only(method, "POST", || attachments::upload(cx, req))
+        }
+        (_, ["v1", "upload", "video"]) => only(method, "POST", || videos::upload(cx, req)),
+        (_, ["v1", "videos"]) => only(method, "GET", || videos::list_videos(cx, req)),
+        (_, ["v1", "videos", id]) => only(method, "GET", || videos::get(cx, req, id)),
+        (_, ["v1", "video", "job", id]) => only(method, "GET", || videos::job(cx, req, id)),
+        (_, ["v1", "files", secret]) => only(method, "GET", || {
+            public_files::serve(cx, secret).ok_or_else(|| {
+                http::ApiError::not_found("file_not_found", "nothing is published here (any more)")
+            })
+        }),
         (_, ["v1", "users", rest @ ..]) => users::route(cx, req, rest),
         (_, ["v1", "teams"]) => only(method, "GET", || users::teams(cx, req)),
         (_, ["v1", "revoke"]) => only(method, "GET", || auth::revoke(cx, req)),

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod contract;
+pub mod getaccept;
 mod process;
 pub use process::*;
 
@@ -1148,6 +1149,11 @@ pub fn role_signer(email: &str) -> Value {
     let mut r = signer(email);
     r["role"] = "signer".into();
     r
+}
+
+/// `POST /v1/recipient/{secret}/{act}` (`view`, `sign`, `approve`, ...) with `body`.
+pub fn recipient_post(s: &Server, secret: &str, act: &str, body: Value) -> (u16, Value) {
+    call(s.post(&format!("/v1/recipient/{secret}/{act}")).json(&body))
 }
 
 /// The secret of recipient `i`'s link, from a document detail.

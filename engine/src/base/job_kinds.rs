@@ -42,6 +42,10 @@ pub const UPLOAD_FETCH: &str = "upload.fetch";
 /// Job: record the import of a template's file.
 pub const TEMPLATE_IMPORT: &str = "template.import";
 
+/// Job: record the page previews of an imported file (payload: the owner,
+/// `doc:{id}` or `template:{id}`; `domain::previews`).
+pub const PREVIEWS: &str = "previews";
+
 /// The job the host schedules when a tagged mail bounces for good (payload
 /// `{tag}\n{reason}`).
 pub const MAIL_BOUNCED: &str = "mail.bounced";
@@ -68,6 +72,7 @@ pub const ALL: &[&str] = &[
     UPLOAD_EXPIRE,
     UPLOAD_FETCH,
     TEMPLATE_IMPORT,
+    PREVIEWS,
     MAIL_BOUNCED,
     WEBHOOK_DEAD,
     WEBHOOK_GONE,

@@ -42,3 +42,86 @@ pub fn try_decode<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, String> {
         _ => Err("a stored record has an unknown schema version".into()),
     }
 }
+
+/// Encodes a record followed by its extension: members added after the record's layout
+/// was fixed (postcard has no optional trailing members). Records written before the
+/// extension existed end where the record does and decode with the extension's
+/// defaults ([`decode_ext`]); a later extension is appended after this one the same way.
+pub fn encode_ext<T: Serialize, E: Serialize>(value: &T, ext: &E) -> Vec<u8> {
+    let mut out = encode(value);
+    out.extend(postcard::to_allocvec(ext).expect("records always serialize"));
+    out
+}
+
+/// Decodes a record written by [`encode_ext`] (or by [`encode`], before it had an
+/// extension: then the extension is `E::default()`). Traps like [`decode`] on corruption.
+pub fn decode_ext<T: DeserializeOwned, E: DeserializeOwned + Default>(bytes: &[u8]) -> (T, E) {
+    match try_decode_ext(bytes) {
+        Ok(v) => v,
+        Err(e) => panic!("{e}"),
+    }
+}
+
+/// [`decode_ext`] for the store check.
+pub fn try_decode_ext<T: DeserializeOwned, E: DeserializeOwned + Default>(
+    bytes: &[u8],
+) -> Result<(T, E), String> {
+    let unreadable = |e: postcard::Error| format!("a stored record is unreadable: {e}");
+    match bytes.split_first() {
+        Some((&SCHEMA_V1, rest)) => {
+            let (value, rest) = postcard::take_from_bytes::<T>(rest).map_err(unreadable)?;
+            let ext = if rest.is_empty() {
+                E::default()
+            } else {
+                postcard::take_from_bytes::<E>(rest).map_err(unreadable)?.0
+            };
+            Ok((value, ext))
+        }
+        _ => Err("a stored record has an unknown schema version".into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Default)]
+    struct Old {
+        a: String,
+        b: u32,
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Default)]
+    struct Ext {
+        folder: String,
+        n: Option<u64>,
+    }
+
+    #[test]
+    fn a_record_written_before_its_extension_reads_with_defaults() {
+        let old = Old {
+            a: "x".into(),
+            b: 7,
+        };
+        let bytes = encode(&old);
+        let (back, ext): (Old, Ext) = decode_ext(&bytes);
+        assert_eq!((back, ext), (old, Ext::default()));
+        let ext = Ext {
+            folder: "f1".into(),
+            n: Some(3),
+        };
+        let both = encode_ext(
+            &Old {
+                a: "y".into(),
+                b: 1,
+            },
+            &ext,
+        );
+        let (rec, got): (Old, Ext) = decode_ext(&both);
+        assert_eq!((rec.a.as_str(), got), ("y", ext));
+        // Readers that know only the record still read it.
+        assert_eq!(decode::<Old>(&both).b, 1);
+        assert!(try_decode_ext::<Old, Ext>(&both[..both.len() - 1]).is_err());
+    }
+}

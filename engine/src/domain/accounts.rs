@@ -10,6 +10,7 @@
 //! | `mem/{user_id}/{entity_id}` | [`Membership`] |
 //! | `ent-mem/{entity_id}/{user_id}` | empty: index of an entity's members |
 //! | `tok/{sha256 hex of token}` | [`Token`] |
+//! | `usr-prof/{user_id}` | [`UserProfile`] |
 //!
 //! Values are a schema-version byte followed by the postcard encoding of the record.
 
@@ -58,6 +59,22 @@ pub struct User {
     /// The entity a login without `entity_id` selects: the first membership.
     pub default_entity_id: Option<String>,
     pub created_ms: u64,
+}
+
+/// What a user tells about themselves beyond their account: kept beside the `User`
+/// record (`usr-prof/{user}`) so that record keeps its layout.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct UserProfile {
+    pub mobile: String,
+    pub title: String,
+}
+
+pub fn user_profile_key(user_id: &str) -> Vec<u8> {
+    util::key(&["usr-prof", user_id])
+}
+
+pub fn user_profile(cx: &mut Cx, user_id: &str) -> UserProfile {
+    cx.load(&user_profile_key(user_id)).unwrap_or_default()
 }
 
 /// A user's role in an entity.
@@ -169,6 +186,35 @@ pub fn entity_member_key(entity_id: &str, user_id: &str) -> Vec<u8> {
 
 pub fn token_key(token_hash: &str) -> Vec<u8> {
     util::key(&["tok", token_hash])
+}
+
+/// A new entity (not stored): API access and an active subscription, no SAML.
+pub(crate) fn new_entity(
+    cx: &mut Cx,
+    name: String,
+    parent_id: Option<String>,
+) -> ApiResult<Entity> {
+    if let Some(parent) = &parent_id
+        && cx.p.get(&entity_key(parent)).is_none()
+    {
+        return Err(http::ApiError::not_found(
+            "entity_not_found",
+            format!("no parent entity {parent}"),
+        ));
+    }
+    let created_ms = cx.now();
+    Ok(Entity {
+        id: new_id(cx),
+        name,
+        parent_id,
+        saml: false,
+        api_access: true,
+        subscription_active: true,
+        quarantined: false,
+        marked_for_deletion: false,
+        delete_admin_only: false,
+        created_ms,
+    })
 }
 
 pub(crate) fn new_user(

@@ -58,7 +58,7 @@ pub fn documents(cx: &mut Cx, after: &str, limit: u32, repair: bool) -> Page {
     for (key, value) in &rows {
         let id = text(&key["doc/".len()..]);
         let mut problems = Vec::new();
-        match records::try_decode::<Document>(value) {
+        match document::try_decode_doc(value) {
             Ok(doc) => {
                 problems.extend(trail_problem(cx, &id));
                 problems.extend(missing_index_keys(cx, &doc, repair, &mut page.repaired));
@@ -187,7 +187,7 @@ pub fn index(cx: &mut Cx, after: &str, limit: u32, repair: bool) -> Page {
     for key in &rows {
         let id = document::id_of_index_key(key);
         let given = match cx.p.get(&document::doc_key(&id)) {
-            Some(v) => records::try_decode::<Document>(&v)
+            Some(v) => document::try_decode_doc(&v)
                 .map(|d| index_keys(&d).contains(key))
                 .unwrap_or(true), // the document phase reports the record
             None => false,

@@ -19,7 +19,7 @@
 use crate::base::cx::Cx;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::prefix_range;
+use crate::base::records::{self, prefix_range};
 use crate::base::util::{self, key_text, sortable_f64};
 use crate::domain::pricing;
 use serde::{Deserialize, Serialize};
@@ -157,19 +157,26 @@ impl RecipientStatus {
     }
 }
 
-/// What a recipient does with the document.
+/// What a recipient does with the document: GetAccept's roles. An approver approves
+/// instead of signing; an internal one (`Approver`, answered `approver` as esign's v1
+/// always has, GetAccept's `internalApprover`) is left out of the audit certificate, an
+/// external one is listed there beside the signers. (Variants are only ever added at
+/// the end: stored records name them by position.)
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 pub enum Role {
     Signer,
     Approver,
     Cc,
+    ExternalApprover,
 }
 
 impl Role {
+    /// GetAccept's names (any case), and `approver` for an internal approver.
     pub fn parse(s: &str) -> Option<Role> {
         match s.trim().to_ascii_lowercase().as_str() {
             "signer" => Some(Role::Signer),
-            "approver" => Some(Role::Approver),
+            "approver" | "internalapprover" => Some(Role::Approver),
+            "externalapprover" => Some(Role::ExternalApprover),
             "cc" => Some(Role::Cc),
             _ => None,
         }
@@ -179,9 +186,18 @@ impl Role {
         match self {
             Role::Signer => "signer",
             Role::Approver => "approver",
+            Role::ExternalApprover => "externalApprover",
             Role::Cc => "cc",
         }
     }
+
+    /// An approver, internal or external.
+    pub fn approves(self) -> bool {
+        matches!(self, Role::Approver | Role::ExternalApprover)
+    }
+
+    /// What a role's 400 lists.
+    pub const NAMES: &str = "signer, internalApprover (or approver), externalApprover or cc";
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -390,6 +406,19 @@ pub struct Document {
     pub views: u32,
     /// Monotonic counter for log entry keys within one millisecond.
     pub log_seq: u32,
+    /// What was added after this record's layout was fixed: stored after it.
+    #[serde(skip)]
+    pub ext: DocExt,
+}
+
+/// The members of a document added after its record's layout was fixed, stored after
+/// the record (`records::encode_ext`), so documents written before read with defaults.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct DocExt {
+    /// The folder the document is filed in (`fold/`), or empty.
+    pub folder_id: String,
+    /// The communication template whose texts its mails use, or empty.
+    pub communication_template_id: String,
 }
 
 /// The boolean settings of a document (spec §2.1).
@@ -520,13 +549,22 @@ impl SortKey {
     }
 }
 
-/// The index tags of a document: its status, plus `vod` for video documents.
+/// The index tags of a document: its status, `vod` for video documents, and
+/// `f{folder}` for a document filed in a folder.
 pub fn index_tags(doc: &Document) -> Vec<String> {
     let mut tags = vec![doc.status.as_str().to_string()];
     if doc.flags.is_video {
         tags.push("vod".into());
     }
+    if !doc.ext.folder_id.is_empty() {
+        tags.push(folder_tag(&doc.ext.folder_id));
+    }
     tags
+}
+
+/// The index tag of the documents in a folder.
+pub fn folder_tag(folder_id: &str) -> String {
+    format!("f{folder_id}")
 }
 
 /// The prefix of one index range: `dx/{entity}/{scope}/{tag}/{sort}/`.
@@ -612,7 +650,15 @@ pub fn load_doc(cx: &mut Cx, id: &str) -> Option<Document> {
     if !util::is_id(id) {
         return None;
     }
-    cx.load::<Document>(&doc_key(id))
+    let bytes = cx.p.get(&doc_key(id))?;
+    Some(try_decode_doc(&bytes).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// A stored document record with its extension ([`DocExt`]).
+pub fn try_decode_doc(bytes: &[u8]) -> Result<Document, String> {
+    let (mut doc, ext): (Document, DocExt) = records::try_decode_ext(bytes)?;
+    doc.ext = ext;
+    Ok(doc)
 }
 
 /// Writes `doc` and brings its index keys from `before`'s to its own.
@@ -636,7 +682,7 @@ pub fn store_doc(cx: &mut Cx, before: Option<&Document>, doc: &mut Document) {
             cx.p.put(k, b"");
         }
     }
-    cx.save(&doc_key(&doc.id), doc);
+    cx.p.put(&doc_key(&doc.id), &records::encode_ext(doc, &doc.ext));
 }
 
 /// Removes a document and its index keys (its other data is erased by a job).

@@ -20,6 +20,13 @@ pub struct Link {
     pub expires_ms: u64,
 }
 
+/// What was added to a link after its record's layout was fixed.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct LinkExt {
+    /// The media type it is served as; empty is a PDF.
+    pub content_type: String,
+}
+
 pub fn link_key(hash: &str) -> Vec<u8> {
     util::key(&["ddl", hash])
 }

@@ -147,7 +147,13 @@ fn certificate(
         work::Block::Text(format!("Original content SHA-256: {original_sha256}")),
         work::Block::Text(format!("Audit trail head SHA-256: {head}")),
     ]);
-    for r in &doc.recipients {
+    // Internal approvers are not in the certificate (GetAccept's rule); their acts stay
+    // in the audit trail.
+    for r in doc
+        .recipients
+        .iter()
+        .filter(|r| r.role != document::Role::Approver)
+    {
         b.push(work::Block::Rule);
         let contact = if r.email.is_empty() {
             &r.mobile

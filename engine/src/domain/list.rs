@@ -51,6 +51,9 @@ pub struct Query {
     /// Whether the entity-wide scope was asked for (private documents of others are
     /// then filtered per caller).
     pub entity_wide: bool,
+    /// Only documents filed in this folder (`folder_id`): its index range is read, and
+    /// the status tags filter what it holds.
+    pub folder: Option<String>,
 }
 
 impl Query {
@@ -71,6 +74,7 @@ impl Query {
             emails: Vec::new(),
             external_client_id: None,
             entity_wide: false,
+            folder: None,
         }
     }
 
@@ -287,8 +291,12 @@ fn run_index(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
     };
     for group in groups.drain(..) {
         let mut cursors: Vec<Cursor> = Vec::new();
+        let ranges = match &q.folder {
+            Some(f) => vec![document::folder_tag(f)],
+            None => group.clone(),
+        };
         for scope in &q.scopes {
-            for tag in &group {
+            for tag in &ranges {
                 cursors.push(Cursor::new(
                     index_prefix(&pr.entity.id, scope, tag, sort),
                     reverse,
@@ -324,6 +332,12 @@ fn run_index(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
             let Some(doc) = load_doc(cx, &id_of_index_key(&key)) else {
                 continue;
             };
+            if q.folder.is_some() {
+                let tags = document::index_tags(&doc);
+                if !group.iter().any(|t| tags.contains(t)) {
+                    continue;
+                }
+            }
             if !visible(cx, pr, &doc) {
                 continue;
             }
@@ -395,7 +409,8 @@ fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
             .external_client_id
             .as_ref()
             .is_none_or(|c| &doc.external_client_id == c);
-        if in_scope && tag_ok && exact && client_ok && visible(cx, pr, &doc) {
+        let folder_ok = q.folder.as_ref().is_none_or(|f| &doc.ext.folder_id == f);
+        if in_scope && tag_ok && exact && client_ok && folder_ok && visible(cx, pr, &doc) {
             docs.push(doc);
         }
     }

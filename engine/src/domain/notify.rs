@@ -9,6 +9,7 @@ use crate::base::prelude::*;
 use crate::base::util;
 use crate::domain::accounts::{User, user_key};
 use crate::domain::document::{self, Document, Recipient};
+use crate::domain::mail_templates;
 
 /// The recipient's personal link.
 pub fn document_url(cx: &mut Cx, secret: &str) -> String {
@@ -19,7 +20,7 @@ pub fn document_url(cx: &mut Cx, secret: &str) -> String {
 fn what_to_do(r: &Recipient) -> &'static str {
     match r.role {
         document::Role::Signer => "review and sign",
-        document::Role::Approver => "review and approve",
+        document::Role::Approver | document::Role::ExternalApprover => "review and approve",
         document::Role::Cc => "view",
     }
 }
@@ -72,25 +73,39 @@ fn link_mail(
 }
 
 /// The invitation sent when a document is sent (or a batch goes out).
+/// Its subject and message are the document's own, else those of its templates or its
+/// entity's defaults (`mail_templates::texts`), else the built-in ones.
 pub fn invitation(cx: &mut Cx, doc: &Document, r: &Recipient) {
-    let subject = if doc.email_send_subject.is_empty() {
+    let (subject, message) = mail_templates::texts(cx, doc, r, mail_templates::Mail::Sendout);
+    let subject = if subject.trim().is_empty() {
         format!("{} sent you \"{}\"", doc.sender.name, doc.name)
     } else {
-        doc.email_send_subject.clone()
+        subject
     };
     let intro = format!(
         "{} sent you the document \"{}\".",
         sender_line(doc),
         doc.name
     );
-    let message = doc.email_send_message.clone();
     link_mail(cx, doc, r, subject, intro, &message, false);
 }
 
 /// A reminder with the recipient's link: by mail, or by SMS when `sms` (a recipient
 /// without a mobile number gets it by mail then).
+/// A message given with the reminder wins over the templates' (`mail_templates::texts`).
 pub fn reminder(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str, sms: bool) {
-    let subject = format!("Reminder: \"{}\" is waiting for you", doc.name);
+    let (subject, texts_message) =
+        mail_templates::texts(cx, doc, r, mail_templates::Mail::Reminder);
+    let subject = if subject.trim().is_empty() {
+        format!("Reminder: \"{}\" is waiting for you", doc.name)
+    } else {
+        subject
+    };
+    let message = if message.trim().is_empty() {
+        texts_message.as_str()
+    } else {
+        message
+    };
     let intro = format!(
         "{} is waiting for you to {} \"{}\".",
         sender_line(doc),

@@ -49,10 +49,7 @@ pub fn require_draft(doc: &Document, action: &str) -> ApiResult<()> {
 /// The signing settings rule (spec §7): signing needs a signer; an approver needs
 /// signers; a signing order needs signing.
 pub fn signing_problem(doc: &Document) -> Option<String> {
-    let approver = doc
-        .recipients
-        .iter()
-        .any(|r| r.role == document::Role::Approver);
+    let approver = doc.recipients.iter().any(|r| r.role.approves());
     if doc.flags.is_signing && !doc.has_signer() {
         Some("signing is enabled but no recipient is a signer".into())
     } else if approver && !doc.has_signer() {

@@ -15,10 +15,11 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::records;
 use crate::base::util::{self, is_id, new_id};
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, CustomField, DocFile, Role, hex};
-use crate::domain::fields;
+use crate::domain::{fields, pricing};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -90,6 +91,75 @@ pub struct Template {
     pub attachments: Vec<TemplateAttachment>,
     pub trashed: bool,
     pub created_ms: u64,
+    /// What was added after this record's layout was fixed: stored after it.
+    #[serde(skip)]
+    pub ext: TemplateExt,
+}
+
+/// The members of a template added after its record's layout was fixed, stored after
+/// the record (`records::encode_ext`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct TemplateExt {
+    /// The folder the template is filed in (`fold/`), or empty.
+    pub folder_id: String,
+    /// Pricing tables every document made from the template starts with.
+    pub pricing_tables: Vec<pricing::PricingTable>,
+    /// Names of the images a document made from it fills in (`custom_images`).
+    pub custom_images: Vec<String>,
+}
+
+/// The stable id of a template's role (`GET /v1/templates/{id}/roles`), which a
+/// document's `recipients[].role_id` names: derived from the template and the role's
+/// name, so it needs no record of its own.
+pub fn role_id(template_id: &str, role_name: &str) -> String {
+    util::sha256_hex(format!("role\n{template_id}\n{role_name}").as_bytes())[..16].to_string()
+}
+
+/// The stable id of a template's custom field (`GET /v1/templates/{id}/fields`), which
+/// a document's `custom_fields[].id` names.
+pub fn field_id(template_id: &str, field_name: &str) -> String {
+    util::sha256_hex(format!("field\n{template_id}\n{field_name}").as_bytes())[..16].to_string()
+}
+
+/// The role of `t` whose [`role_id`] is `id`.
+pub fn role_by_id<'a>(t: &'a Template, id: &str) -> Option<&'a TemplateRole> {
+    t.roles.iter().find(|r| role_id(&t.id, &r.role_name) == id)
+}
+
+/// The name of the custom field of `t` whose [`field_id`] is `id`.
+pub fn field_by_id<'a>(t: &'a Template, id: &str) -> Option<&'a TemplateField> {
+    t.fields.iter().find(|f| field_id(&t.id, &f.name) == id)
+}
+
+/// The most templates a list reads.
+pub const MAX_LISTED: u32 = 1000;
+
+/// The entity's templates not in the trash, newest first (at most [`MAX_LISTED`]).
+pub fn all(cx: &mut Cx, entity: &str) -> Vec<Template> {
+    let (start, end) = records::prefix_range(&format!("tpl-ent/{entity}/"));
+    let mut out = Vec::new();
+    for (k, _) in cx.p.scan(&start, &end, MAX_LISTED, true) {
+        let id = String::from_utf8_lossy(&k[k.len() - 16..]).into_owned();
+        if let Some(t) = load(cx, &id)
+            && !t.trashed
+        {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// A stored template (trashed or not), with its extension.
+pub fn load(cx: &mut Cx, id: &str) -> Option<Template> {
+    let bytes = cx.p.get(&template_key(id))?;
+    let (mut t, ext): (Template, TemplateExt) = records::decode_ext(&bytes);
+    t.ext = ext;
+    Some(t)
+}
+
+/// Writes a template with its extension.
+pub fn save(cx: &mut Cx, t: &Template) {
+    cx.p.put(&template_key(&t.id), &records::encode_ext(t, &t.ext));
 }
 
 pub fn template_key(id: &str) -> Vec<u8> {
@@ -113,7 +183,7 @@ pub fn find(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Template> {
     if !is_id(id) {
         return Err(not_found(id));
     }
-    cx.load::<Template>(&template_key(id))
+    load(cx, id)
         .filter(|t| t.entity_id == pr.entity.id && !t.trashed)
         .ok_or_else(|| not_found(id))
 }

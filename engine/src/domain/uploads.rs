@@ -223,3 +223,41 @@ pub fn given_file(f: &Fields) -> ApiResult<Option<GivenFile>> {
     }
     Ok(None)
 }
+
+/// The file of a library upload (video or attachment): inline, or a finished upload's
+/// (`file_id`). A `file_url` is fetched by `POST /v1/upload` first.
+pub fn file_of(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<(String, Vec<u8>)> {
+    if let Some(file) = given_file(f)? {
+        let name = if file.name.is_empty() {
+            "file".to_string()
+        } else {
+            file.name
+        };
+        return Ok((name, file.bytes));
+    }
+    if let Some(id) = f.optional_str("file_id")?.filter(|i| !i.is_empty()) {
+        let up = find(cx, pr, &id)
+            .filter(|u| u.status == UploadStatus::Ready)
+            .ok_or_else(|| {
+                http::ApiError::not_found("file_not_found", format!("no usable upload {id}"))
+            })?;
+        let bytes = up
+            .blob
+            .as_deref()
+            .and_then(|b| cx.p.get_blob(b))
+            .ok_or_else(|| {
+                http::ApiError::not_found("file_not_found", format!("no usable upload {id}"))
+            })?;
+        return Ok((up.name, bytes));
+    }
+    if f.has("file_url") {
+        return Err(http::ApiError::bad_request(
+            "invalid_field",
+            "a file_url is fetched by POST /v1/upload: send its file_id here once its file_status is ready",
+        ));
+    }
+    Err(http::ApiError::bad_request(
+        "missing_field",
+        "send the file as a multipart part `file`, as base64 `file_content` with `file_name`, or as the `file_id` of an upload",
+    ))
+}

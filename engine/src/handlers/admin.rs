@@ -8,11 +8,11 @@ use crate::base::http::{self, ApiResult, Fields, json, method_not_allowed};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{decode, prefix_range};
-use crate::base::util::{new_id, new_secret};
+use crate::base::util::new_secret;
 use crate::domain::accounts::{
-    self, Entity, Membership, User, add_membership, entity_key, new_user, user_key,
+    self, Entity, Membership, User, add_membership, entity_key, new_entity, new_user, user_key,
 };
-use crate::domain::check;
+use crate::domain::{check, signup};
 use serde_json::{Value, json};
 
 pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
@@ -27,7 +27,15 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         ("PATCH", ["users", id]) => update_user(cx, req, id),
         ("POST", ["memberships"]) => put_membership(cx, req),
         ("POST", ["check", phase]) => check(cx, req, phase),
-        (_, ["bootstrap" | "memberships"] | ["check", _]) => {
+        ("POST", ["signup"]) => {
+            let f = req.body_fields()?;
+            let enabled = f.optional_bool("enabled")?.ok_or_else(|| {
+                http::ApiError::bad_request("missing_field", "the field `enabled` is required")
+            })?;
+            signup::set_config(cx, &signup::Config { enabled });
+            Ok(json(200, &json!({ "enabled": enabled })))
+        }
+        (_, ["bootstrap" | "memberships" | "signup"] | ["check", _]) => {
             Err(method_not_allowed(method, &["POST"]))
         }
         (_, ["entities" | "users"]) => Err(method_not_allowed(method, &["GET", "POST"])),
@@ -86,30 +94,6 @@ fn apply_entity_flags(e: &mut Entity, f: &Fields) -> ApiResult<()> {
         }
     }
     Ok(())
-}
-
-fn new_entity(cx: &mut Cx, name: String, parent_id: Option<String>) -> ApiResult<Entity> {
-    if let Some(parent) = &parent_id
-        && cx.p.get(&entity_key(parent)).is_none()
-    {
-        return Err(http::ApiError::not_found(
-            "entity_not_found",
-            format!("no parent entity {parent}"),
-        ));
-    }
-    let created_ms = cx.now();
-    Ok(Entity {
-        id: new_id(cx),
-        name,
-        parent_id,
-        saml: false,
-        api_access: true,
-        subscription_active: true,
-        quarantined: false,
-        marked_for_deletion: false,
-        delete_admin_only: false,
-        created_ms,
-    })
 }
 
 fn create_entity(cx: &mut Cx, req: &Request) -> ApiResult<Response> {

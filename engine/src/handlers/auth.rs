@@ -7,7 +7,7 @@ use crate::base::http::{self, ApiResult, json, json_of};
 use crate::base::job_kinds;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::{is_id, new_secret, sha256_hex};
+use crate::base::util::{self, is_id, new_secret, sha256_hex};
 use crate::domain::accounts::{
     self, Entity, Membership, Token, User, entity_key, membership_key, token_key,
 };
@@ -15,6 +15,7 @@ use crate::domain::auth::{
     PURGE_GRACE_MS, authenticate, check_password, check_selectable, check_spacing, no_api_access,
     profiles,
 };
+use crate::domain::signup;
 use serde_json::json;
 
 /// `POST /v1/auth`: email + password (+ `entity_id`) → a token for that entity.
@@ -73,6 +74,84 @@ pub fn login(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             "entity_locked",
             "the selected entity is marked for deletion",
         ));
+    }
+    issue_token(cx, &mut user, &entity.id)
+}
+
+/// `POST /v1/register` (GetAccept's self sign-up): a new user, admin of a new entity,
+/// and a token for it (`{access_token, expires_in}`). 403 `signup_disabled` unless the
+/// operator turned sign-up on; every check of the body comes before the sign-up is
+/// counted against the source's hourly allowance (`domain::signup`).
+pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    if !signup::config(cx).enabled {
+        return Err(http::ApiError::forbidden(
+            "signup_disabled",
+            "self sign-up is not enabled on this server; ask its operator for an account",
+        ));
+    }
+    let f = req.body_fields()?;
+    let text = |k: &str| -> ApiResult<String> {
+        Ok(f.optional_str(k)?.unwrap_or_default().trim().to_string())
+    };
+    let email = f.required_str("email")?.trim().to_string();
+    let password = f.required_str("password")?;
+    let (first_name, last_name, mobile) =
+        (text("first_name")?, text("last_name")?, text("mobile")?);
+    if !util::is_email(&email) {
+        return Err(http::ApiError::bad_request(
+            "invalid_email",
+            format!("{email:?} is not an email address"),
+        ));
+    }
+    if password.chars().count() < 8 {
+        return Err(http::ApiError::bad_request(
+            "weak_password",
+            "a password needs at least 8 characters",
+        ));
+    }
+    if !mobile.is_empty() && !util::is_mobile(&mobile) {
+        return Err(http::ApiError::bad_request(
+            "invalid_field",
+            format!("the field `mobile` {mobile:?} is not a valid mobile number"),
+        ));
+    }
+    let country = text("entity_country_code")?;
+    if !country.is_empty()
+        && !(country.len() == 2 && country.bytes().all(|b| b.is_ascii_alphabetic()))
+    {
+        return Err(http::ApiError::bad_request(
+            "invalid_field",
+            "the field `entity_country_code` must be a two-letter country code (ISO 3166-1)",
+        ));
+    }
+    if accounts::user_id_by_email(cx, &email).is_some() {
+        // GetAccept's clients read 400s, not 409s.
+        return Err(http::ApiError::bad_request(
+            "email_taken",
+            format!("an account with email {email} already exists; sign in instead"),
+        ));
+    }
+    signup::count(cx, &req.remote_addr)?;
+    let mut user = accounts::new_user(cx, &email, &password, first_name, last_name)?;
+    let entity_name = Some(text("entity_name")?)
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| accounts::user_name(&user));
+    let entity = accounts::new_entity(cx, entity_name, None)?;
+    cx.save(&entity_key(&entity.id), &entity);
+    let membership = Membership {
+        user_id: user.id.clone(),
+        entity_id: entity.id.clone(),
+        role: accounts::Role::Admin,
+        profile: accounts::Profile::Active,
+        team_id: None,
+    };
+    accounts::add_membership(cx, &mut user, &membership);
+    if !mobile.is_empty() {
+        let profile = accounts::UserProfile {
+            mobile,
+            title: String::new(),
+        };
+        cx.save(&accounts::user_profile_key(&user.id), &profile);
     }
     issue_token(cx, &mut user, &entity.id)
 }
@@ -199,6 +278,7 @@ pub fn test(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
 /// `GET /v1/users/me`: the user and the entities the user may select.
 pub fn me(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let pr = authenticate(cx, req)?;
+    let profile = accounts::user_profile(cx, &pr.user.id);
     let root = saml_root(cx, &pr.entity);
     let mut entities = Vec::new();
     for (m, entity) in profiles(cx, &pr.user.id) {
@@ -224,6 +304,8 @@ pub fn me(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
                 "role": pr.membership.role.as_str(),
                 "team_id": pr.membership.team_id,
                 "status": "active",
+                "mobile": profile.mobile,
+                "title": profile.title,
             },
             "entities": entities,
         }),

@@ -4,10 +4,16 @@
 
 pub mod admin;
 pub mod agents;
+pub mod attachments;
 pub mod auth;
+pub mod contacts;
 pub mod documents;
+pub mod entity;
 pub mod evidence;
+pub mod folders;
 pub mod jobs;
+pub mod mail_templates;
+pub mod notifications;
 pub mod products;
 pub mod recipients;
 pub mod shapes;
@@ -15,3 +21,4 @@ pub mod subscriptions;
 pub mod templates;
 pub mod uploads;
 pub mod users;
+pub mod videos;

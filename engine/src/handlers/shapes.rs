@@ -10,7 +10,9 @@ use crate::base::util::{self, iso8601};
 use crate::domain::accounts::{Entity, entity_key};
 use crate::domain::document::{Comment, Document, Recipient, comments_prefix};
 use crate::domain::downloads::current_pdf;
-use crate::domain::{evidence, fields, identity, notify, signatures};
+use crate::domain::{
+    blobs, evidence, fields, identity, notify, previews, public_files, signatures,
+};
 use serde_json::{Value, json};
 
 /// A query flag: any non-empty value other than `0` turns it on (even `false`).
@@ -74,25 +76,42 @@ impl DetailOptions {
         }
     }
 }
-pub fn pages_json(doc: &Document, small: bool) -> Value {
+/// The content pages of `doc`, with GetAccept's members: `order_num`, `page_width`,
+/// `page_height` (points; a quarter for `small`) and `thumb_url`, a picture of the page
+/// (`domain::previews`; empty until made after the import).
+pub fn pages_json(cx: &mut Cx, doc: &Document, small: bool) -> Value {
+    let previews = previews::load(cx, &blobs::owner_of(&doc.id));
     let mut out = Vec::new();
     let mut n = 0;
     for f in &doc.files {
         for (i, (w, h)) in f.pages.iter().enumerate() {
+            let thumb = match previews.pages.get(n) {
+                Some(p) => public_files::url(cx, &p.secret),
+                None => String::new(),
+            };
             n += 1;
             let (w, h) = if small { (w / 4.0, h / 4.0) } else { (*w, *h) };
             out.push(json!({
                 "page_id": format!("{}-{}", f.id, i + 1),
                 "page_num": n,
+                "order_num": n,
                 "file_id": f.id,
                 "file_name": f.name,
                 "file_page_num": i + 1,
                 "width": w,
                 "height": h,
+                "page_width": w,
+                "page_height": h,
+                "thumb_url": thumb,
             }));
         }
     }
     Value::Array(out)
+}
+
+/// A picture of the document's first page (`domain::previews`), or empty until made.
+pub fn thumb_url(cx: &mut Cx, doc: &Document) -> String {
+    previews::page_url(cx, &blobs::owner_of(&doc.id), 1).unwrap_or_default()
 }
 
 /// The detail form of spec §2.1.
@@ -128,6 +147,7 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
         }
     }
     let entity = cx.load::<Entity>(&entity_key(&doc.entity_id));
+    let thumb = thumb_url(cx, doc);
     let mut v = json!({
         "id": id,
         "name": doc.name,
@@ -175,8 +195,8 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
         "email_send_subject": doc.email_send_subject,
         "email_send_message": doc.email_send_message,
         "video_id": doc.video_id,
-        "thumb_url": format!("{base}/v1/documents/{id}/pages"),
-        "preview_url": download_url.clone(),
+        "thumb_url": thumb.clone(),
+        "preview_url": thumb,
         "app_url": format!("{base}/app/documents/{id}"),
         "download_url": download_url,
         "unique_id": doc.unique_id,
@@ -193,6 +213,11 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
         "entity_id": doc.entity_id,
         "entity_name": entity.map(|e| e.name).unwrap_or_default(),
         "template_id": doc.template_id,
+        "custom_fields": doc.custom_fields.iter()
+            .map(|c| json!({"name": c.name, "value": c.value}))
+            .collect::<Vec<_>>(),
+        "folder_id": doc.ext.folder_id,
+        "communication_template_id": doc.ext.communication_template_id,
         "import_error": doc.import_error,
         "comment_settings": doc.comment_settings,
         "sign_redirect": doc.sign_redirect,
@@ -205,10 +230,10 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
         v["rejection_reason"] = doc.rejection_reason.clone().into();
     }
     if o.with_pages {
-        v["pages"] = pages_json(doc, false);
+        v["pages"] = pages_json(cx, doc, false);
     }
     if o.with_small_pages {
-        v["small_pages"] = pages_json(doc, true);
+        v["small_pages"] = pages_json(cx, doc, true);
     }
     if o.with_stats {
         let (start, end) = comments_prefix(&doc.id);
@@ -257,6 +282,7 @@ pub fn list_item_json(cx: &mut Cx, doc: &Document, archive: bool) -> Value {
         "is_private": doc.flags.is_private,
         "is_signing": doc.flags.is_signing,
         "company_name": doc.company_name,
+        "folder_id": doc.ext.folder_id,
         "user_id": doc.user_id,
         "sender_thumb": "",
         "tags": doc.tags,
@@ -264,8 +290,7 @@ pub fn list_item_json(cx: &mut Cx, doc: &Document, archive: bool) -> Value {
         "expiration_date": iso8601(doc.expiration_ms),
     });
     if archive {
-        let base = base_url(cx);
-        v["thumb_url"] = format!("{base}/v1/documents/{}/pages", doc.id).into();
+        v["thumb_url"] = thumb_url(cx, doc).into();
     } else {
         v["recipients"] = Value::Array(
             doc.recipients
@@ -291,4 +316,57 @@ pub fn comment_json(c: &Comment) -> Value {
         "created_at": iso8601(c.created_ms),
         "internal": c.internal, "suggestion": c.suggestion, "resolved": c.resolved,
     })
+}
+
+/// The events of `doc`'s audit trail (entries that emitted a webhook event) from
+/// `since_ms` on, oldest first, in GetAccept's event shape: who (`email`,
+/// `first_name`, `last_name`, `company_name` of the recipient or member who acted;
+/// empty for the system) and what (`event_name`, `event_meta_data`).
+pub fn trail_events(cx: &mut Cx, doc: &Document, since_ms: u64) -> Vec<Value> {
+    let mut out = Vec::new();
+    for c in crate::domain::trail::entries(cx, &doc.id) {
+        let e = c.entry;
+        let Some((event, event_id)) = e.event.clone() else {
+            continue;
+        };
+        if e.at_ms < since_ms {
+            continue;
+        }
+        let (email, first, last, company) = match e.actor_type.as_str() {
+            "recipient" => doc
+                .recipient(&e.actor_id)
+                .map_or_else(Default::default, |r| {
+                    (
+                        r.email.clone(),
+                        r.first_name.clone(),
+                        r.last_name.clone(),
+                        r.company_name.clone(),
+                    )
+                }),
+            "user" => cx
+                .load::<crate::domain::accounts::User>(&crate::domain::accounts::user_key(
+                    &e.actor_id,
+                ))
+                .map_or_else(Default::default, |u| {
+                    (u.email, u.first_name, u.last_name, String::new())
+                }),
+            _ => Default::default(),
+        };
+        out.push(json!({
+            "event_id": event_id,
+            "event_name": event,
+            "event_meta_data": e.detail,
+            "created_at": iso8601(e.at_ms),
+            "document_id": doc.id,
+            "document_name": doc.name,
+            "document_status": doc.status.as_str(),
+            "actor_type": e.actor_type,
+            "actor_id": e.actor_id,
+            "email": email,
+            "first_name": first,
+            "last_name": last,
+            "company_name": company,
+        }));
+    }
+    out
 }

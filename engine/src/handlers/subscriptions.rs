@@ -93,7 +93,12 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
                 &Value::Array(mine.iter().map(sub_json).collect()),
             ))
         }
-        ("POST", []) => create(cx, &pr, req),
+        ("POST", []) => create(cx, &pr, req, None),
+        // GetAccept's one-event endpoints that automation tools (Zapier, Power
+        // Automate) call: a subscription to that event.
+        ("POST", ["events", kind @ ("signed" | "rejected" | "reviewed")]) => {
+            create(cx, &pr, req, Some(kind))
+        }
         // GetAccept's `{name, value}` items, and ours.
         ("GET", ["events"]) => Ok(json(
             200,
@@ -143,9 +148,26 @@ fn list(cx: &mut Cx, pr: &Principal) -> Vec<Subscription> {
     out
 }
 
-fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+/// `POST /v1/subscriptions`, or with `fixed` one of the one-event endpoints
+/// (`/v1/subscriptions/events/{signed,rejected,reviewed}`), whose `event` may be left
+/// out and must otherwise be `document.{fixed}`.
+fn create(cx: &mut Cx, pr: &Principal, req: &Request, fixed: Option<&str>) -> ApiResult<Response> {
     let f = req.body_fields()?;
-    let event = required_event(&f)?;
+    let event = match fixed {
+        None => required_event(&f)?,
+        Some(kind) => {
+            let event = format!("document.{kind}");
+            match f.optional_str("event")? {
+                Some(given) if !given.is_empty() && given != event => {
+                    return Err(http::ApiError::bad_request(
+                        "invalid_event",
+                        format!("this endpoint subscribes to {event}, not {given:?}"),
+                    ));
+                }
+                _ => event,
+            }
+        }
+    };
     let target_url = f.required_str("target_url")?;
     let host = target_url.strip_prefix("https://").unwrap_or("");
     if host.is_empty() || host.starts_with('/') || target_url.chars().any(char::is_whitespace) {

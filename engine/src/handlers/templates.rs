@@ -7,15 +7,14 @@ use crate::base::http::{self, ApiResult, Fields, json, member_text, no_content};
 use crate::base::job_kinds;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::prefix_range;
 use crate::base::util::{self, new_id};
 use crate::base::work::{self, ImportSource};
 use crate::domain::auth::{Principal, authenticate};
 use crate::domain::templates::{
-    self, FieldKind, PageFields, Template, TemplateAttachment, TemplateField, TemplateRole,
-    TemplateStatus, defaults, entity_index_key, find, page_fields, page_fields_key, template_key,
+    self, FieldKind, PageFields, Template, TemplateAttachment, TemplateExt, TemplateField,
+    TemplateRole, TemplateStatus, defaults, entity_index_key, find, page_fields, page_fields_key,
 };
-use crate::domain::{accounts, blobs, document, fields, uploads};
+use crate::domain::{accounts, blobs, document, fields, folders, previews, pricing, uploads};
 use serde_json::{Value, json};
 
 /// `/v1/templates/...`
@@ -23,13 +22,44 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
     let m = req.method.as_str();
     let pr = authenticate(cx, req)?;
     match (m, rest) {
-        ("GET", []) => list(cx, &pr),
+        ("GET", []) => list(cx, &pr, req),
         ("POST", []) => create(cx, &pr, req),
         ("GET", [id]) => {
             let t = find(cx, &pr, id)?;
-            let mut out = template_json(&t);
+            let mut out = template_json(cx, &t);
             out["page_fields"] = page_fields_json(&page_fields(cx, &t.id));
             Ok(json(200, &out))
+        }
+        ("GET", [id, "fields"]) => {
+            let t = find(cx, &pr, id)?;
+            Ok(json(200, &fields_json(cx, &t)))
+        }
+        ("GET", [id, "roles"]) => {
+            let t = find(cx, &pr, id)?;
+            Ok(json(200, &json!({ "roles": roles_json(&t) })))
+        }
+        ("GET", [id, "fields_roles"]) => {
+            let t = find(cx, &pr, id)?;
+            let fields: Vec<Value> = page_fields(cx, &t.id)
+                .iter()
+                .map(|(role, f)| json!({"field_id": f.id, "role_name": role}))
+                .collect();
+            Ok(json(200, &json!({ "fields": fields })))
+        }
+        ("GET", [id, "pricing-tables"]) => {
+            let t = find(cx, &pr, id)?;
+            let tables = pricing::tables_json(&t.ext.pricing_tables);
+            Ok(json(200, &json!({ "pricing_tables": tables })))
+        }
+        ("GET", [id, "custom-images"]) => {
+            let t = find(cx, &pr, id)?;
+            let images: Vec<Value> = t
+                .ext
+                .custom_images
+                .iter()
+                .map(|name| json!({"id": templates::field_id(&t.id, name), "name": name}))
+                .collect();
+            Ok(json(200, &json!({ "custom_images": images })))
         }
         ("DELETE", [id]) => delete(cx, &pr, id),
         _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
@@ -51,17 +81,107 @@ fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     }
     t.trashed = true;
     let owner = templates::blob_owner(id);
+    previews::erase(cx, &owner);
     let held = [Some(&t.source_blob), t.file.as_ref().map(|f| &f.blob)];
     let attachments = t.attachments.iter().map(|a| &a.blob);
     for blob in held.into_iter().flatten().chain(attachments) {
         blobs::release(cx, blob, &owner);
     }
-    cx.save(&template_key(id), &t);
+    templates::save(cx, &t);
     Ok(no_content())
 }
 
-fn template_json(t: &Template) -> Value {
+/// `GET /v1/templates/{id}/roles`: GetAccept's role shape; `role_id` is what a
+/// document's `recipients[].role_id` names.
+fn roles_json(t: &Template) -> Vec<Value> {
+    t.roles
+        .iter()
+        .map(|r| {
+            json!({
+                "role_id": templates::role_id(&t.id, &r.role_name),
+                "role_name": r.role_name,
+                "role": r.role.as_str(),
+                "first_name": "", "last_name": "", "email": "", "mobile": "",
+            })
+        })
+        .collect()
+}
+
+/// `GET /v1/templates/{id}/fields`: the custom fields a document made from it fills
+/// (`fields`, GetAccept's members; `field_value` is the default, never null) and the
+/// fields placed on its pages for its roles (`editor_fields`, and in `fields` too).
+fn fields_json(cx: &mut Cx, t: &Template) -> Value {
+    let mut out: Vec<Value> = t
+        .fields
+        .iter()
+        .map(|f| {
+            json!({
+                "field_id": templates::field_id(&t.id, &f.name),
+                "field_label": f.name,
+                "field_value": f.default,
+                "field_type": f.kind.as_str(),
+                "field_options": f.options.iter().map(|o| json!({"value": o})).collect::<Vec<_>>(),
+                "is_editable": true,
+                "is_required": f.required,
+                "is_collectable": false,
+                "page_id": "",
+                "role_name": "",
+                "recipient_id": "",
+                "recipient_name": "",
+                "company_name": "",
+                "company_number": "",
+            })
+        })
+        .collect();
+    let placed = page_fields(cx, &t.id);
+    let mut editor = Vec::new();
+    for (role, f) in &placed {
+        out.push(json!({
+            "field_id": f.id,
+            "field_label": f.label,
+            "field_value": f.value,
+            "field_type": f.kind.as_str(),
+            "field_options": [],
+            "is_editable": !role.is_empty(),
+            "is_required": f.required,
+            "is_collectable": !role.is_empty(),
+            "page_id": f.page_num.to_string(),
+            "role_name": role,
+            "recipient_id": "",
+            "recipient_name": "",
+            "company_name": "",
+            "company_number": "",
+        }));
+        editor.push(json!({
+            "id": f.id,
+            "type": f.kind.as_str(),
+            "recipient_id": role,
+            "user_id": if role.is_empty() { t.user_id.as_str() } else { "" },
+            "input_settings": {
+                "label": f.label, "options": [], "required": f.required,
+                "type": f.kind.as_str(),
+            },
+        }));
+    }
+    json!({"fields": out, "editor_fields": editor})
+}
+
+fn template_json(cx: &mut Cx, t: &Template) -> Value {
+    let sender_name = cx
+        .load::<accounts::User>(&accounts::user_key(&t.user_id))
+        .map(|u| accounts::user_name(&u))
+        .unwrap_or_default();
+    let placed = page_fields(cx, &t.id).len();
+    let thumb_url = previews::page_url(cx, &templates::blob_owner(&t.id), 1).unwrap_or_default();
     json!({
+        "thumb_url": thumb_url,
+        "folder_id": t.ext.folder_id,
+        "field_count": t.fields.len() + placed,
+        "role_count": t.roles.len(),
+        "sender_name": sender_name,
+        "is_editable": true,
+        "is_private": false,
+        "video_id": "",
         "id": t.id,
         "name": t.name,
         "status": match t.status {
@@ -77,8 +197,7 @@ fn template_json(t: &Template) -> Value {
             "name": f.name, "type": f.kind.as_str(), "options": f.options,
             "min": f.min, "max": f.max, "required": f.required, "default_value": f.default,
         })).collect::<Vec<_>>(),
-        "roles": t.roles.iter().map(|r| json!({"role_name": r.role_name, "role": r.role.as_str()}))
-            .collect::<Vec<_>>(),
+        "roles": roles_json(t),
         "attachments": t.attachments.iter().map(|a| json!({
             "name": a.name, "size": a.size, "role_name": a.role_name,
         })).collect::<Vec<_>>(),
@@ -87,17 +206,14 @@ fn template_json(t: &Template) -> Value {
     })
 }
 
-fn list(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
-    let (start, end) = prefix_range(&format!("tpl-ent/{}/", pr.entity.id));
-    let mut out = Vec::new();
-    for (k, _) in cx.p.scan(&start, &end, 1000, true) {
-        let id = String::from_utf8_lossy(&k[k.len() - 16..]).into_owned();
-        if let Some(t) = cx.load::<Template>(&template_key(&id))
-            && !t.trashed
-        {
-            out.push(template_json(&t));
-        }
-    }
+/// `GET /v1/templates` (`folder_id` filters by folder).
+fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let folder = req.query_param("folder_id").filter(|f| !f.is_empty());
+    let out: Vec<Value> = templates::all(cx, &pr.entity.id)
+        .iter()
+        .filter(|t| folder.as_ref().is_none_or(|f| &t.ext.folder_id == f))
+        .map(|t| template_json(cx, t))
+        .collect();
     Ok(json(200, &json!({ "templates": out })))
 }
 
@@ -188,7 +304,7 @@ fn parse_roles(f: &Fields) -> ApiResult<Vec<TemplateRole>> {
             document::Role::parse(&role_text).ok_or_else(|| {
                 http::ApiError::bad_request(
                     "invalid_field",
-                    format!("`{path}.role` must be signer, approver or cc"),
+                    format!("`{path}.role` must be {}", document::Role::NAMES),
                 )
             })?
         };
@@ -197,12 +313,43 @@ fn parse_roles(f: &Fields) -> ApiResult<Vec<TemplateRole>> {
     Ok(out)
 }
 
+/// `folder_id` (a template folder), `pricing_tables` (every document made from the
+/// template starts with them) and `custom_images` (`[{name}]`: the images a document
+/// made from it fills in).
+fn parse_ext(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<TemplateExt> {
+    let folder = f.optional_str("folder_id")?.unwrap_or_default();
+    let folder_id = folders::check_target(cx, &pr.entity.id, &folder, folders::Kind::Template)?;
+    let pricing_tables = match f.optional_json("pricing_tables")? {
+        Some(v) => pricing::parse_tables(v)?,
+        None => Vec::new(),
+    };
+    let mut custom_images: Vec<String> = Vec::new();
+    for (path, o) in f.objects("custom_images")? {
+        let name = member_text(o, "name");
+        if name.is_empty() {
+            return Err(http::ApiError::bad_request(
+                "missing_field",
+                format!("`{path}.name` is required"),
+            ));
+        }
+        if !custom_images.contains(&name) {
+            custom_images.push(name);
+        }
+    }
+    Ok(TemplateExt {
+        folder_id,
+        pricing_tables,
+        custom_images,
+    })
+}
+
 fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let name = f.required_str("name")?;
     let mut fields = parse_fields(&f)?;
     let roles = parse_roles(&f)?;
     let page_fields = parse_page_fields(cx, &f, &roles)?;
+    let ext = parse_ext(cx, pr, &f)?;
     // Everything is checked before anything is written.
     enum Source {
         Upload(uploads::Upload),
@@ -303,8 +450,9 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
         attachments,
         trashed: false,
         created_ms: now,
+        ext,
     };
-    cx.save(&template_key(&id), &t);
+    templates::save(cx, &t);
     if !page_fields.is_empty() {
         cx.save(&page_fields_key(&id), &page_fields);
     }
@@ -321,7 +469,7 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
         }])),
         scope: t.entity_id.clone(),
     });
-    let mut out = template_json(&t);
+    let mut out = template_json(cx, &t);
     out["page_fields"] = page_fields_json(&page_fields);
     Ok(json(200, &out))
 }

@@ -15,12 +15,13 @@ use crate::base::http::{self, ApiResult, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{decode, prefix_range};
-use crate::base::util::{iso8601, new_secret};
+use crate::base::util::{iso8601, new_secret, parse_time};
 use crate::domain::accounts::{
     self, Membership, Role, User, add_membership, entity_member_key, membership_key,
     memberships_of, new_user, team_key, user_key,
 };
 use crate::domain::auth::{Principal, authenticate};
+use crate::domain::document::{self, SortKey, hex, index_prefix, scope_user};
 use serde_json::{Value, json};
 
 /// `/v1/users` and `/v1/users/{id}` (`me` is routed before this).
@@ -30,6 +31,7 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         ("GET", []) => list(cx, &pr),
         ("POST", []) => create(cx, &pr, req),
         ("GET", [id]) => get(cx, &pr, id),
+        ("GET", [id, "statistics"]) => statistics(cx, &pr, req, id),
         ("DELETE", [id]) => remove(cx, &pr, id),
         _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
     }
@@ -163,6 +165,80 @@ fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     }
     let (u, m) = member(cx, pr, id)?;
     Ok(json(200, &detail_json(pr, &u, &m)))
+}
+
+/// Longest span `GET /v1/users/{id}/statistics` counts over: a year.
+const MAX_SPAN_MS: u64 = 366 * 24 * 3600 * 1000;
+/// Most documents counted per status (an answer that reached it says `capped`).
+const MAX_COUNTED: u32 = 10_000;
+
+/// `GET /v1/users/{id}/statistics` (GetAccept's): how many documents the member made
+/// in a date range (`start_date`, `end_date`, ISO 8601; default the last 30 days, at
+/// most a year), by their status now, counted from the list index without reading the
+/// documents. Oneself, or any member for a manager or admin.
+fn statistics(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    if id != pr.user.id {
+        manager_or_admin(pr)?;
+    }
+    let (u, _) = member(cx, pr, id)?;
+    let time = |name: &str| -> ApiResult<Option<u64>> {
+        match req.query_param(name).filter(|v| !v.trim().is_empty()) {
+            None => Ok(None),
+            Some(v) => parse_time(&v).map(Some).ok_or_else(|| {
+                http::ApiError::bad_request(
+                    "invalid_parameter",
+                    format!("`{name}` must be an ISO 8601 date or timestamp, e.g. 2026-01-31"),
+                )
+            }),
+        }
+    };
+    let now = cx.now();
+    let end = time("end_date")?.unwrap_or(now);
+    let start = time("start_date")?.unwrap_or(end.saturating_sub(30 * 24 * 3600 * 1000));
+    if start > end || end - start > MAX_SPAN_MS {
+        return Err(http::ApiError::bad_request(
+            "invalid_parameter",
+            "`start_date` must come before `end_date`, at most a year apart",
+        ));
+    }
+    let mut counts = serde_json::Map::new();
+    let mut total = 0u64;
+    let mut capped = false;
+    for status in document::Status::ALL {
+        let prefix = index_prefix(
+            &pr.entity.id,
+            &scope_user(&u.id),
+            status.as_str(),
+            SortKey::Created,
+        );
+        let from = format!("{prefix}{}", hex(start)).into_bytes();
+        let to = format!("{prefix}{}", hex(end.saturating_add(1))).into_bytes();
+        let n = cx.p.scan(&from, &to, MAX_COUNTED, false).len() as u64;
+        capped |= n == u64::from(MAX_COUNTED);
+        total += n;
+        counts.insert(status.as_str().to_string(), n.into());
+    }
+    let signed = counts["signed"].as_u64().unwrap_or(0)
+        + counts["signedwithoutverification"].as_u64().unwrap_or(0);
+    let sent = total
+        - ["draft", "importing", "archived", "scheduled", "processing"]
+            .iter()
+            .map(|k| counts[*k].as_u64().unwrap_or(0))
+            .sum::<u64>();
+    Ok(json(
+        200,
+        &json!({
+            "daterange": {"start_date": iso8601(start), "end_date": iso8601(end)},
+            "statistics": {
+                "user_id": u.id,
+                "documents_created": total,
+                "documents_sent": sent,
+                "documents_signed": signed,
+                "by_status": counts,
+                "capped": capped,
+            },
+        }),
+    ))
 }
 
 /// `POST /v1/users`: a new account, a member of the caller's entity. Body: `email`,

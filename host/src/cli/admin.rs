@@ -54,6 +54,12 @@ pub enum AdminCommand {
         #[arg(long)]
         repair: bool,
     },
+    /// Turns self sign-up (`POST /v1/register`: a new user with a new entity) on or
+    /// off; it is off until turned on.
+    Signup {
+        #[arg(value_parser = ["on", "off"])]
+        state: String,
+    },
     /// Restores a backup into --data-dir, which must be new or empty.
     Restore {
         /// The backup directory or .tar file (written by `esign admin backup`).
@@ -376,6 +382,9 @@ fn request_of(command: AdminCommand) -> anyhow::Result<AdminRequest> {
             json!({ "password": password.read()?, "active": active }),
         ),
         AdminCommand::User(UserCommand::List) => request("GET", "/admin/users", json!({})),
+        AdminCommand::Signup { state } => {
+            request("POST", "/admin/signup", json!({ "enabled": state == "on" }))
+        }
         AdminCommand::Migrate { .. }
         | AdminCommand::Backup { .. }
         | AdminCommand::Check { .. }

@@ -88,7 +88,7 @@ const TOOLS: &[Tool] = &[
         description: "Creates a document from base64 PDF content (`file_content` + `file_name`), an upload (`file_ids`) or a template (`template_id`), with recipients. Set `is_automatic_sending` to send it once it is ready. The members are those of POST /v1/documents.",
         properties: concat!(
             r#""name": {"type": "string"}, "file_content": {"type": "string", "description": "base64 of a PDF or .docx"}, "file_name": {"type": "string"}, "file_ids": {"type": "string", "description": "an upload id"}, "template_id": {"type": "string"}, "external_id": {"type": "string"}, "value": {"type": "number"}, "expiration_date": {"type": "string"}, "is_automatic_sending": {"type": "boolean"}, "is_signing": {"type": "boolean"}, "custom_fields": {"type": "object"}, "#,
-            r#""recipients": {"type": "array", "description": "People who receive the document", "items": {"type": "object", "properties": {"email": {"type": "string"}, "first_name": {"type": "string"}, "last_name": {"type": "string"}, "mobile": {"type": "string"}, "role": {"type": "string", "enum": ["signer", "approver", "cc"]}, "order_num": {"type": "integer"}}, "additionalProperties": true}}"#
+            r#""recipients": {"type": "array", "description": "People who receive the document", "items": {"type": "object", "properties": {"email": {"type": "string"}, "first_name": {"type": "string"}, "last_name": {"type": "string"}, "mobile": {"type": "string"}, "role": {"type": "string", "enum": ["signer", "approver", "internalApprover", "externalApprover", "cc"]}, "order_num": {"type": "integer"}}, "additionalProperties": true}}"#
         ),
         required: &["name"],
         document: false,

@@ -19,15 +19,18 @@ use crate::base::prelude::*;
 use crate::base::util::{self, is_email, is_mobile, new_id, parse_time};
 use crate::base::work::{self, ImportSource};
 use crate::domain::accounts::user_name;
+use crate::domain::attachments as library;
 use crate::domain::auth::{self, Principal};
 use crate::domain::document::{
-    self, Attachment, CustomField, DocFile, Document, Flags, PendingSource, Recipient, Sender,
-    normalize_tags, store_doc, unique_id_key,
+    self, Attachment, CustomField, DocExt, DocFile, Document, Flags, PendingSource, Recipient,
+    Sender, normalize_tags, store_doc, unique_id_key,
 };
 use crate::domain::events::emit_and_log;
 use crate::domain::templates::{self, Template};
 use crate::domain::uploads::{self, Upload};
-use crate::domain::{blobs, fields, identity, pricing, sending, trail};
+use crate::domain::{
+    blobs, fields, folders, identity, mail_templates, previews, pricing, sending, trail, videos,
+};
 use crate::handlers::documents::input::{self, tags_text};
 use crate::handlers::shapes::{self, DetailOptions, detail_json};
 use serde_json::{Map, Value, json};
@@ -86,7 +89,24 @@ pub fn parse_recipient(
             format!("`{path}` needs a valid email or a mobile number"),
         ));
     }
-    let role_name = member_text(o, "role_name");
+    let mut role_name = member_text(o, "role_name");
+    let role_id = member_text(o, "role_id");
+    if !role_id.is_empty() {
+        // GetAccept binds a recipient to a template role by its id
+        // (`GET /v1/templates/{id}/roles`).
+        let bound = template.and_then(|t| templates::role_by_id(t, &role_id));
+        match bound {
+            Some(r) => role_name = r.role_name.clone(),
+            None => {
+                return Err(http::ApiError::bad_request(
+                    "invalid_recipient",
+                    format!(
+                        "`{path}.role_id` {role_id:?} is not a role of the document's template"
+                    ),
+                ));
+            }
+        }
+    }
     let template_role = template.and_then(|t| t.roles.iter().find(|r| r.role_name == role_name));
     if let Some(t) = template
         && !role_name.is_empty()
@@ -107,7 +127,7 @@ pub fn parse_recipient(
         document::Role::parse(&role_text).ok_or_else(|| {
             http::ApiError::bad_request(
                 "invalid_recipient",
-                format!("`{path}.role` must be signer, approver or cc"),
+                format!("`{path}.role` must be {}", document::Role::NAMES),
             )
         })?
     };
@@ -157,14 +177,28 @@ pub fn parse_recipient(
     })
 }
 
-fn parse_custom_fields(f: &Fields) -> ApiResult<Vec<CustomField>> {
+/// `custom_fields`: each `{name, value}`, or GetAccept's `{id, value}` with the id of
+/// one of the template's fields (`GET /v1/templates/{id}/fields`).
+fn parse_custom_fields(f: &Fields, template: Option<&Template>) -> ApiResult<Vec<CustomField>> {
     let mut out = Vec::new();
     for (path, o) in f.objects("custom_fields")? {
-        let name = member_text(o, "name");
+        let mut name = member_text(o, "name");
+        let id = member_text(o, "id");
+        if name.is_empty() && !id.is_empty() {
+            name = template
+                .and_then(|t| templates::field_by_id(t, &id))
+                .map(|field| field.name.clone())
+                .ok_or_else(|| {
+                    http::ApiError::bad_request(
+                        "invalid_field",
+                        format!("`{path}.id` {id:?} is not a field of the document's template"),
+                    )
+                })?;
+        }
         if name.is_empty() {
             return Err(http::ApiError::bad_request(
                 "invalid_field",
-                format!("`{path}.name` is required"),
+                format!("`{path}` needs `name` (or the `id` of a template field)"),
             ));
         }
         let value = match o.get("value") {
@@ -333,6 +367,23 @@ fn parse_flags(f: &Fields, recipients: &[Recipient]) -> ApiResult<Flags> {
     Ok(flags)
 }
 
+/// The members kept in the document's extension: `folder_id` (an archive folder) and
+/// `communication_template_id` (whose texts its mails use).
+pub fn parse_ext(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<DocExt> {
+    let folder = f.optional_str("folder_id")?.unwrap_or_default();
+    let folder_id = folders::check_target(cx, &pr.entity.id, &folder, folders::Kind::Archive)?;
+    let comm = f
+        .optional_str("communication_template_id")?
+        .unwrap_or_default();
+    if !comm.is_empty() {
+        mail_templates::find_communication(cx, &pr.entity.id, &comm)?;
+    }
+    Ok(DocExt {
+        folder_id,
+        communication_template_id: comm,
+    })
+}
+
 fn parse_time_field(f: &Fields, name: &str) -> ApiResult<Option<u64>> {
     match f.optional_str(name)?.filter(|s| !s.trim().is_empty()) {
         None => Ok(None),
@@ -360,6 +411,21 @@ fn parse_attachments(
     for field in ["attachments", "custom_images"] {
         for (path, o) in f.objects(field)? {
             let file_id = member_text(o, "file_id");
+            let library_id = member_text(o, "id");
+            if field == "attachments" && file_id.is_empty() && !library_id.is_empty() {
+                // GetAccept's `{id}`: an attachment of the library.
+                let a = library::find(cx, &pr.entity.id, &library_id)?;
+                let restricted = member_text(o, "restricted_to");
+                out.push(Attachment {
+                    id: String::new(),
+                    name: a.title,
+                    blob: a.blob,
+                    size: a.size,
+                    restricted_to: Some(util::normalize_email(&restricted))
+                        .filter(|r| !r.is_empty()),
+                });
+                continue;
+            }
             let up = uploads::find(cx, pr, &file_id)
                 .filter(|u| u.status == uploads::UploadStatus::Ready)
                 .ok_or_else(|| {
@@ -449,10 +515,19 @@ fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiRe
             checks.push((r.id.clone(), c));
         }
     }
-    let given_fields = parse_custom_fields(&f)?;
+    let given_fields = parse_custom_fields(&f, template.as_ref())?;
+    let ext = parse_ext(cx, pr, &f)?;
+    // A video of the library (`POST /v1/upload/video`), shown on the signing page.
+    let video_id = f.optional_str("video_id")?.filter(|v| !v.is_empty());
+    if let Some(v) = &video_id {
+        videos::find(cx, &pr.entity.id, v)?;
+    }
     let mut used = Vec::new();
     let mut attachments = parse_attachments(cx, pr, &f, &mut used)?;
     let mut flags = parse_flags(&f, &recipients)?;
+    if video_id.is_some() && !f.has("is_video") {
+        flags.is_video = true;
+    }
     if archive {
         // Nothing is sent, scheduled or reminded for a contract signed elsewhere.
         flags.is_automatic_sending = false;
@@ -567,7 +642,7 @@ fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiRe
         email_send_template_id: s("email_send_template_id")?,
         email_send_subject: s("email_send_subject")?,
         email_send_message: s("email_send_message")?,
-        video_id: f.optional_str("video_id")?.filter(|v| !v.is_empty()),
+        video_id: video_id.clone(),
         unique_id: 0,
         parent_id: s("parent_id")?,
         external_editor_type: s("external_editor_type")?,
@@ -586,7 +661,10 @@ fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiRe
         template_id: template.as_ref().map(|t| t.id.clone()),
         pricing_tables: match f.optional_json("pricing_tables")? {
             Some(v) => pricing::parse_tables(v)?,
-            None => Vec::new(),
+            None => template
+                .as_ref()
+                .map(|t| t.ext.pricing_tables.clone())
+                .unwrap_or_default(),
         },
         pending: None,
         render_seq: 0,
@@ -595,6 +673,7 @@ fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiRe
         reminders_sent: 0,
         views: 0,
         log_seq: 0,
+        ext,
     };
     // Every 400 is behind us: from here on the document exists, whatever the answer.
     doc.unique_id = new_unique_id(cx, &id);
@@ -685,6 +764,7 @@ fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiRe
                         id: new_id(cx),
                         ..file.clone()
                     });
+                    previews::request(cx, &owner, &doc.entity_id, vec![file.blob.clone()]);
                 }
             }
         }

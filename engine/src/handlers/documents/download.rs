@@ -13,11 +13,12 @@ use crate::base::http::{self, ApiError, ApiResult, json};
 use crate::base::job_kinds;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::records;
 use crate::base::util::{new_secret, sha256_hex};
-use crate::domain::access::readable;
+use crate::domain::access::{readable, writable};
 use crate::domain::auth::Principal;
-use crate::domain::downloads::{LINK_TTL_MS, Link, current_pdf, link_key};
-use crate::domain::{document, evidence};
+use crate::domain::downloads::{LINK_TTL_MS, Link, LinkExt, current_pdf, link_key};
+use crate::domain::{document, evidence, pages};
 use base64::Engine as _;
 use serde_json::json;
 
@@ -94,18 +95,34 @@ pub fn download(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResu
         })?;
         out["file_content"] = json!(base64::engine::general_purpose::STANDARD.encode(bytes));
     }
+    let document_url = new_link(cx, &doc.id, blob, name, "");
+    out["document_url"] = json!(document_url);
+    out["expires_in"] = json!(LINK_TTL_MS / 1000);
+    Ok(json(200, &out))
+}
+
+/// A ten-minute link (`GET /v1/download/{secret}`) to `blob` of document `doc_id`,
+/// served as `content_type` (empty: a PDF); its URL.
+fn new_link(
+    cx: &mut Cx,
+    doc_id: &str,
+    blob: String,
+    file_name: String,
+    content_type: &str,
+) -> String {
     let secret = new_secret(cx);
     let hash = sha256_hex(secret.as_bytes());
     let expires_ms = cx.now() + LINK_TTL_MS;
-    cx.save(
-        &link_key(&hash),
-        &Link {
-            doc_id: doc.id.clone(),
-            blob,
-            file_name: name,
-            expires_ms,
-        },
-    );
+    let link = Link {
+        doc_id: doc_id.to_string(),
+        blob,
+        file_name,
+        expires_ms,
+    };
+    let ext = LinkExt {
+        content_type: content_type.to_string(),
+    };
+    cx.p.put(&link_key(&hash), &records::encode_ext(&link, &ext));
     cx.p.schedule_job(JobSpec {
         kind: job_kinds::DOWNLOAD_LINK_FORGET.into(),
         payload: hash.into_bytes(),
@@ -114,9 +131,40 @@ pub fn download(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResu
         scope: String::new(),
     });
     let base = cx.settings().base_url.trim_end_matches('/').to_string();
-    out["document_url"] = json!(format!("{base}/v1/download/{secret}"));
-    out["expires_in"] = json!(LINK_TTL_MS / 1000);
-    Ok(json(200, &out))
+    format!("{base}/v1/download/{secret}")
+}
+
+/// `POST /v1/documents/{id}/preview` (GetAccept's): a ten-minute link to a picture of
+/// the document's first page once it has page images (sealed or sent), else to its
+/// current PDF.
+pub fn preview(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    f.only(&[
+        "custom_fields",
+        "external_id",
+        "name",
+        "recipients",
+        "template_id",
+        "type",
+        "value",
+    ])?;
+    // A POST, so under the rule of every POST on a document: its writers.
+    let doc = writable(cx, pr, id)?;
+    let first_page = pages::load(cx, &doc.id).pages.into_iter().next();
+    let url = match first_page {
+        Some((blob, ..)) => {
+            let name = file_name(&doc.name).replace(".pdf", "-page-1.png");
+            new_link(cx, &doc.id, blob, name, "image/png")
+        }
+        None => {
+            if evidence::sealing(&doc) {
+                return Err(evidence::sealing_error());
+            }
+            let (blob, _) = current_pdf(&doc).ok_or_else(not_ready)?;
+            new_link(cx, &doc.id, blob, file_name(&doc.name), "")
+        }
+    };
+    Ok(json(200, &json!({ "preview_url": url })))
 }
 
 /// `GET /v1/download/{secret}`: the PDF behind a download link, while it lasts. No
@@ -128,9 +176,10 @@ pub fn by_link(cx: &mut Cx, secret: &str) -> ApiResult<Response> {
             "this download link is not valid (any more); ask for a new one",
         )
     };
-    let link: Link = cx
-        .load(&link_key(&sha256_hex(secret.as_bytes())))
-        .ok_or_else(gone)?;
+    let stored =
+        cx.p.get(&link_key(&sha256_hex(secret.as_bytes())))
+            .ok_or_else(gone)?;
+    let (link, ext): (Link, LinkExt) = records::decode_ext(&stored);
     // A recalled document is no longer shared: its links stop with the recall.
     let doc = document::load_doc(cx, &link.doc_id);
     let live = doc.is_some_and(|d| d.status != document::Status::Recalled);
@@ -138,5 +187,10 @@ pub fn by_link(cx: &mut Cx, secret: &str) -> ApiResult<Response> {
         return Err(gone());
     }
     let bytes = cx.p.get_blob(&link.blob).ok_or_else(gone)?;
-    Ok(pdf(bytes, &link.file_name))
+    let mut resp = pdf(bytes, &link.file_name);
+    if !ext.content_type.is_empty() {
+        resp.headers[0].1 = ext.content_type;
+        resp.headers[1].1 = format!("inline; filename=\"{}\"", link.file_name);
+    }
+    Ok(resp)
 }

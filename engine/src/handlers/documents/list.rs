@@ -57,6 +57,7 @@ pub fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     q.external_client_id = req
         .query_param("external_client_id")
         .filter(|v| !v.is_empty());
+    q.folder = req.query_param("folder_id").filter(|v| !v.is_empty());
     q.offset = parse_int(req, "offset")?.unwrap_or(0).max(0) as usize;
     q.limit = limit_param(req, "limit")? as usize;
     let docs = run(cx, pr, &q);

@@ -48,6 +48,11 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         ("GET", [id, "download"]) => download::download(cx, &pr, req, id),
         ("GET", [id, "log"]) => read::log(cx, &pr, id),
         ("GET", [id, "attachments"]) => read::attachments(cx, &pr, id),
+        ("POST", [id, "attachments", aid, "upload"]) => {
+            update::upload_attachment(cx, &pr, req, id, aid)
+        }
+        ("GET", [id, "events"]) => read::events(cx, &pr, id),
+        ("POST", [id, "preview"]) => download::preview(cx, &pr, req, id),
         (_, [id, "custom-data", rest @ ..]) => custom_data::document_route(cx, &pr, req, id, rest),
         ("GET", [id, "comments"]) => read::comments(cx, &pr, id),
         ("POST", [id, "comments"]) => comments::comment(cx, &pr, req, id),

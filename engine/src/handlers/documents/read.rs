@@ -13,7 +13,7 @@ use crate::domain::auth::Principal;
 use crate::domain::document::{self, Comment, Document, comments_prefix};
 use crate::domain::{list, pricing, trail};
 use crate::handlers::shapes::{
-    DetailOptions, comment_json, detail_json, flag, pages_json, recipient_json,
+    self, DetailOptions, comment_json, detail_json, flag, pages_json, recipient_json,
 };
 use serde_json::{Value, json};
 
@@ -159,7 +159,7 @@ pub fn pages(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let doc = readable(cx, pr, id)?;
     Ok(json(
         200,
-        &json!({"page_count": doc.page_count(), "pages": pages_json(&doc, false)}),
+        &json!({"page_count": doc.page_count(), "pages": pages_json(cx, &doc, false)}),
     ))
 }
 
@@ -174,6 +174,13 @@ pub fn log(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     // the audit trail (DESIGN.md §4, Evidence): a member added here would break the
     // chain a client recomputes.
     Ok(json(200, &Value::Array(entries)))
+}
+
+/// `GET /v1/documents/{id}/events` (GetAccept's): the events of the document's audit
+/// trail, oldest first, as a bare array.
+pub fn events(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let doc = readable(cx, pr, id)?;
+    Ok(json(200, &Value::Array(shapes::trail_events(cx, &doc, 0))))
 }
 
 /// `GET /v1/documents/{id}/comments`: a bare array, as GetAccept answers it.

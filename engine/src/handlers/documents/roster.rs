@@ -117,7 +117,7 @@ fn waiting(role: Role, status: RecipientStatus) -> bool {
                 | document::RecipientStatus::SignedWithoutVerification
                 | document::RecipientStatus::NotRequired
         ),
-        document::Role::Approver => !matches!(
+        document::Role::Approver | document::Role::ExternalApprover => !matches!(
             status,
             document::RecipientStatus::Approved | document::RecipientStatus::NotRequired
         ),

@@ -13,7 +13,7 @@ use crate::domain::document::{self, store_doc};
 use crate::domain::rendering::request_render;
 use crate::domain::sending::schedule_expiry;
 use crate::domain::trail::{self, log};
-use crate::domain::{notify, pricing};
+use crate::domain::{blobs, folders, notify, pricing, uploads};
 use crate::handlers::documents::input;
 use serde_json::{Value, json};
 
@@ -116,6 +116,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
         "sign_redirect",
         "block_recipient_invite",
         "sign_copy_emails",
+        "folder_id",
     ];
     const LATER: &[&str] = &[
         "value",
@@ -127,6 +128,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
         "sign_redirect",
         "block_recipient_invite",
         "sign_copy_emails",
+        "folder_id",
     ];
     let draft = matches!(
         doc.status,
@@ -204,6 +206,11 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
         doc.tags = document::normalize_tags(&v);
         doc.tags_raw = v;
     }
+    if f.map.contains_key("folder_id") {
+        let given = f.optional_str("folder_id")?.unwrap_or_default();
+        doc.ext.folder_id =
+            folders::check_target(cx, &pr.entity.id, &given, folders::Kind::Archive)?;
+    }
     let changed: Vec<&str> = f.map.keys().map(String::as_str).collect();
     log(
         cx,
@@ -268,4 +275,68 @@ pub fn put_pricing_tables(
 
 fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
     ApiError::bad_request(code, text)
+}
+
+/// `POST /v1/documents/{id}/attachments/{attachment}/upload` (GetAccept's): replaces
+/// the file of one of a draft's attachments (multipart `file`, base64 `file_content` +
+/// `file_name`, or an upload's `file_id`) → 204. Once sealed or sent, what recipients
+/// were given stays (409 `invalid_status`).
+pub fn upload_attachment(
+    cx: &mut Cx,
+    pr: &Principal,
+    req: &Request,
+    id: &str,
+    attachment_id: &str,
+) -> ApiResult<Response> {
+    let mut doc = writable(cx, pr, id)?;
+    let f = req.body_fields()?;
+    f.only(&["file", "file_content", "file_name", "file_id"])?;
+    let index = doc
+        .attachments
+        .iter()
+        .position(|a| a.id == attachment_id)
+        .ok_or_else(|| {
+            ApiError::not_found(
+                "attachment_not_found",
+                format!("the document {id} has no attachment {attachment_id}"),
+            )
+        })?;
+    if !matches!(
+        doc.status,
+        document::Status::Draft | document::Status::Importing
+    ) {
+        return Err(ApiError::new(
+            409,
+            "invalid_status",
+            format!(
+                "a {} document's attachments are what its recipients were given; only a draft's change",
+                doc.status.as_str()
+            ),
+        ));
+    }
+    let (name, bytes) = uploads::file_of(cx, pr, &f)?;
+    let info = uploads::put_blob(cx, &bytes)?;
+    let owner = blobs::owner_of(&doc.id);
+    blobs::hold(cx, &info.id, &owner);
+    let before = doc.clone();
+    let old_blob = core::mem::replace(&mut doc.attachments[index].blob, info.id);
+    doc.attachments[index].size = info.size;
+    if !name.is_empty() && name != "file" {
+        doc.attachments[index].name = name.clone();
+    }
+    let still_used = doc.attachments.iter().any(|a| a.blob == old_blob)
+        || doc.files.iter().any(|file| file.blob == old_blob);
+    if !still_used {
+        blobs::release(cx, &old_blob, &owner);
+    }
+    log(
+        cx,
+        &mut doc,
+        &trail::Actor::user(pr, Some(req)),
+        "attachment_replaced",
+        format!("attachment {attachment_id}: {name}"),
+        None,
+    );
+    store_doc(cx, Some(&before), &mut doc);
+    Ok(no_content())
 }

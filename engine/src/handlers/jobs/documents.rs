@@ -17,7 +17,9 @@ use crate::domain::events::emit_and_log;
 use crate::domain::rendering::request_render;
 use crate::domain::sending::{self, finish_send, remind, schedule_expiry, send_revision};
 use crate::domain::trail::{self, log};
-use crate::domain::{custom_data, evidence, fields, identity, links, notify, pages, signatures};
+use crate::domain::{
+    custom_data, evidence, fields, identity, links, notify, pages, previews, signatures, templates,
+};
 use serde_json::json;
 
 /// Job `doc.import`: the files are imported (or one failed): `importing` → `draft`
@@ -142,7 +144,33 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
             );
         }
     }
+    let sources: Vec<String> = doc.files.iter().map(|f| f.blob.clone()).collect();
+    previews::request(cx, &owner_of(&id), &doc.entity_id, sources);
     store_doc(cx, Some(&before), &mut doc);
+    api::JobOutcome::Done
+}
+
+/// Job [`job_kinds::PREVIEWS`] (payload: the owner, `doc:{id}` or `template:{id}`):
+/// keeps the pictures of the owner's content pages; an owner gone meanwhile gets none,
+/// and a file that cannot be pictured has none.
+pub fn previews_made(cx: &mut Cx, job: &Job) -> JobOutcome {
+    let owner = String::from_utf8_lossy(&job.payload).into_owned();
+    let Some(work::WorkOutcome::Render(outcome)) = &job.outcome else {
+        return api::JobOutcome::Failed("previews without a render outcome".into());
+    };
+    let Ok(file) = outcome else {
+        return api::JobOutcome::Done;
+    };
+    let pages = if let Some(id) = owner.strip_prefix("doc:") {
+        load_doc(cx, id).map(|d| d.page_count())
+    } else if let Some(id) = owner.strip_prefix("template:") {
+        templates::load(cx, id)
+            .filter(|t| !t.trashed)
+            .and_then(|t| t.file.map(|f| f.pages.len()))
+    } else {
+        None
+    };
+    previews::record(cx, &owner, file, pages);
     api::JobOutcome::Done
 }
 
@@ -459,6 +487,7 @@ pub fn erase(cx: &mut Cx, job: &Job) -> JobOutcome {
         return api::JobOutcome::Failed("bad erase payload".into());
     };
     fields::erase(cx, &e.doc_id);
+    previews::erase(cx, &owner_of(&e.doc_id));
     signatures::erase(cx, &e.doc_id);
     pages::erase(cx, &e.doc_id);
     evidence::remove(cx, &e.doc_id);

@@ -7,15 +7,13 @@ use crate::base::prelude::*;
 use crate::base::util::new_id;
 use crate::base::work;
 use crate::domain::document::DocFile;
-use crate::domain::templates::{
-    self, FieldKind, Template, TemplateField, TemplateStatus, page_fields, template_key,
-};
-use crate::domain::{blobs, fields};
+use crate::domain::templates::{self, FieldKind, TemplateField, TemplateStatus, page_fields};
+use crate::domain::{blobs, fields, previews};
 
 /// Job [`job_kinds::TEMPLATE_IMPORT`].
 pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
     let id = String::from_utf8_lossy(&job.payload).into_owned();
-    let Some(mut t) = cx.load::<Template>(&template_key(&id)) else {
+    let Some(mut t) = templates::load(cx, &id) else {
         return api::JobOutcome::Done;
     };
     match &job.outcome {
@@ -73,6 +71,12 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
         },
         _ => return api::JobOutcome::Failed("template import without an import outcome".into()),
     }
-    cx.save(&template_key(&id), &t);
+    if t.status == TemplateStatus::Ready
+        && let Some(file) = &t.file
+    {
+        let owner = templates::blob_owner(&id);
+        previews::request(cx, &owner, &t.entity_id, vec![file.blob.clone()]);
+    }
+    templates::save(cx, &t);
     api::JobOutcome::Done
 }

@@ -55,7 +55,7 @@ fn complete(doc: &Document) -> bool {
                 | document::RecipientStatus::SignedWithoutVerification
                 | document::RecipientStatus::NotRequired
         ),
-        document::Role::Approver => matches!(
+        document::Role::Approver | document::Role::ExternalApprover => matches!(
             r.status,
             document::RecipientStatus::Approved | document::RecipientStatus::NotRequired
         ),
@@ -186,7 +186,7 @@ pub(super) fn act_verified(
                     "approve",
                 )
             };
-            if r.role != role {
+            if r.role != role && !(role.approves() && r.role.approves()) {
                 return Err(forbidden(&format!(
                     "only a recipient with the role {} can {word}",
                     role.as_str()

@@ -25,11 +25,12 @@ const APP_JS: &[u8] = include_bytes!("../../../assets/app.js");
 const APP_CSS: &[u8] = include_bytes!("../../../assets/app.css");
 const FONT: &[u8] = include_bytes!("../../../assets/dancing-script-latin-400.woff2");
 const FONT_LICENSE: &[u8] = include_bytes!("../../../assets/dancing-script-OFL.txt");
+const VIDEO_POSTER: &[u8] = include_bytes!("../../../assets/video.svg");
 
 /// The page's Content-Security-Policy: only this origin's scripts, styles, fonts and
 /// images (signatures are drawn into `data:`/`blob:` images), never framed.
 pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-    img-src 'self' data: blob:; font-src 'self'; connect-src 'self'; \
+    img-src 'self' data: blob:; media-src 'self'; font-src 'self'; connect-src 'self'; \
     frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 /// Headers every recipient-facing response carries.
@@ -64,6 +65,7 @@ pub fn asset(name: &str) -> Option<Response> {
         "app.css" => ("text/css; charset=utf-8", APP_CSS),
         "dancing-script.woff2" => ("font/woff2", FONT),
         "dancing-script-OFL.txt" => ("text/plain; charset=utf-8", FONT_LICENSE),
+        "video.svg" => ("image/svg+xml", VIDEO_POSTER),
         _ => return None,
     };
     let mut headers = vec![

@@ -10,7 +10,7 @@ use crate::base::records;
 use crate::base::util::{self, iso8601};
 use crate::domain::document::{self, Comment, Document};
 use crate::domain::downloads::current_pdf;
-use crate::domain::{fields, pages, pricing, signatures};
+use crate::domain::{fields, pages, pricing, signatures, videos};
 use crate::handlers::recipients::acts::check_turn;
 use crate::handlers::recipients::verify;
 use crate::handlers::shapes;
@@ -86,6 +86,15 @@ pub(super) fn recipient_view(
         });
     }
     let me = util::normalize_email(&r.email);
+    // The sender's video, when the document has one (`video_id`), at its public address.
+    let video = doc
+        .video_id
+        .as_ref()
+        .and_then(|id| videos::find(cx, &doc.entity_id, id).ok())
+        .map(|v| {
+            json!({"url": format!("/v1/files/{}", v.secret), "title": v.title,
+                   "poster": "/s/_/video.svg"})
+        });
     let fields = fields::load(cx, &doc.id);
     let images = pages::load(cx, &doc.id);
     let content_pages: Vec<(f32, f32)> = doc.files.iter().flat_map(|f| f.pages.clone()).collect();
@@ -144,6 +153,7 @@ pub(super) fn recipient_view(
                 .map(|a| json!({"id": a.id, "name": a.name, "size": a.size}))
                 .collect::<Vec<_>>(),
             "has_pdf": current_pdf(doc).is_some(),
+            "video": video,
             // The signed PDF is ready: signed, and no render is still running.
             "final_ready": doc.status.is_signed() && doc.pending.is_none() && doc.final_pdf.is_some(),
         },

@@ -1,0 +1,79 @@
+//! Files served at an unguessable address without a token (`GET /v1/files/{secret}`):
+//! what GetAccept's clients put in `<video>` and `<a>` elements (`video_url`,
+//! `attachment_url`). The secret is 256 random bits; the record that publishes a file
+//! keeps the secret (to answer its URL again) and unpublishes it when it goes.
+//!
+//! | key | value |
+//! |---|---|
+//! | `pubf/{sha256 hex of secret}` | [`PublicFile`] |
+
+use crate::base::api::Response;
+use crate::base::cx::Cx;
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::util::{self, new_secret, sha256_hex};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PublicFile {
+    pub blob: String,
+    pub content_type: String,
+    pub file_name: String,
+}
+
+fn key(secret: &str) -> Vec<u8> {
+    util::key(&["pubf", &sha256_hex(secret.as_bytes())])
+}
+
+/// Publishes `file`; its secret.
+pub fn publish(cx: &mut Cx, file: &PublicFile) -> String {
+    let secret = new_secret(cx);
+    cx.save(&key(&secret), file);
+    secret
+}
+
+/// Stops serving a published file (its blob is its owner's to release).
+pub fn unpublish(cx: &mut Cx, secret: &str) {
+    cx.p.delete(&key(secret));
+}
+
+/// The address of a published file.
+pub fn url(cx: &mut Cx, secret: &str) -> String {
+    let base = cx.settings().base_url.trim_end_matches('/').to_string();
+    format!("{base}/v1/files/{secret}")
+}
+
+/// The answer of `GET /v1/files/{secret}`: the file, or `None` when nothing is
+/// published there (any more).
+pub fn serve(cx: &mut Cx, secret: &str) -> Option<Response> {
+    let file: PublicFile = cx.load(&key(secret))?;
+    let body = cx.p.get_blob(&file.blob)?;
+    let name: String = file
+        .file_name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_. ".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    Some(Response {
+        status: 200,
+        headers: vec![
+            ("content-type".into(), file.content_type),
+            (
+                "content-disposition".into(),
+                format!("inline; filename=\"{name}\""),
+            ),
+            ("cache-control".into(), "private, max-age=3600".into()),
+            // Served from the API's origin: never as a page that could run script.
+            (
+                "content-security-policy".into(),
+                "default-src 'none'; sandbox".into(),
+            ),
+        ],
+        body,
+    })
+}

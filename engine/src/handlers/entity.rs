@@ -1,0 +1,77 @@
+//! `GET /v1/entity` (what GetAccept's own apps read: the entity of the token, with its
+//! default mail texts) and `PUT /v1/entity` (admins change its name and those texts,
+//! which invitations then use: `domain::mail_templates`).
+
+use crate::base::api::{Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiResult, json};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::util;
+use crate::domain::accounts::{self, Entity, entity_key};
+use crate::domain::auth::{Principal, authenticate};
+use crate::domain::mail_templates::{self, EntityTexts};
+use serde_json::{Value, json};
+
+/// The built-in subject and message of an invitation, as placeholders.
+const DEFAULT_SUBJECT: &str = "{{sender_name}} sent you \"{{document_name}}\"";
+const DEFAULT_MESSAGE: &str = "";
+
+fn entity_json(cx: &mut Cx, pr: &Principal, e: &Entity) -> Value {
+    let texts = mail_templates::entity_texts(cx, &e.id);
+    json!({"entity": {
+        "id": e.id,
+        "name": e.name,
+        "parent_id": e.parent_id.clone().unwrap_or_default(),
+        "email_send_subject": texts.email_send_subject,
+        "default_email_send_subject": DEFAULT_SUBJECT,
+        "email_send_message": texts.email_send_message,
+        "default_email_send_message": DEFAULT_MESSAGE,
+        "role": pr.membership.role.as_str(),
+        "api_access": e.api_access,
+        "is_saml": e.saml,
+        "created_at": util::iso8601(e.created_ms),
+    }})
+}
+
+/// `/v1/entity`
+pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let pr = authenticate(cx, req)?;
+    match req.method.as_str() {
+        "GET" => {
+            let e = pr.entity.clone();
+            Ok(json(200, &entity_json(cx, &pr, &e)))
+        }
+        "PUT" => {
+            if pr.membership.role != accounts::Role::Admin {
+                return Err(http::ApiError::forbidden(
+                    "forbidden",
+                    "only the account's admins change it",
+                ));
+            }
+            let f = req.body_fields()?;
+            f.only(&["name", "email_send_subject", "email_send_message"])?;
+            let mut e = pr.entity.clone();
+            if let Some(name) = f.optional_str("name")? {
+                if name.trim().is_empty() {
+                    return Err(http::ApiError::bad_request(
+                        "invalid_field",
+                        "the field `name` cannot be empty",
+                    ));
+                }
+                e.name = name.trim().to_string();
+                cx.save(&entity_key(&e.id), &e);
+            }
+            let mut texts: EntityTexts = mail_templates::entity_texts(cx, &e.id);
+            if let Some(s) = f.optional_str("email_send_subject")? {
+                texts.email_send_subject = s;
+            }
+            if let Some(m) = f.optional_str("email_send_message")? {
+                texts.email_send_message = m;
+            }
+            cx.save(&mail_templates::entity_texts_key(&e.id), &texts);
+            Ok(json(200, &entity_json(cx, &pr, &e)))
+        }
+        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
+    }
+}

@@ -1,0 +1,144 @@
+//! `/v1/folders` (GetAccept's list and detail, plus create and delete): where an
+//! entity files its documents and templates.
+
+use crate::base::api::{Request, Response};
+use crate::base::cx::Cx;
+use crate::base::http::{self, ApiResult, json, no_content};
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::records::prefix_range;
+use crate::base::util::{self, new_id};
+use crate::domain::accounts;
+use crate::domain::auth::{Principal, authenticate};
+use crate::domain::document::{SortKey, folder_tag, index_prefix, scope_all};
+use crate::domain::folders::{self, Folder, Kind, MAX_FOLDERS};
+use crate::domain::templates;
+use serde_json::{Value, json};
+
+fn folder_json(f: &Folder) -> Value {
+    json!({
+        "id": f.id,
+        "name": f.name,
+        "type": f.kind.as_str(),
+        "parent_id": f.parent_id,
+        "created_at": util::iso8601(f.created_ms),
+    })
+}
+
+/// `/v1/folders/...`
+pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
+    let pr = authenticate(cx, req)?;
+    match (req.method.as_str(), rest) {
+        ("GET", []) => list(cx, &pr, req),
+        ("POST", []) => create(cx, &pr, req),
+        ("GET", [id]) => {
+            let folder = folders::find(cx, &pr.entity.id, id)?;
+            let subfolders: Vec<Value> = folders::all(cx, &pr.entity.id)
+                .iter()
+                .filter(|f| f.parent_id == folder.id)
+                .map(folder_json)
+                .collect();
+            Ok(json(
+                200,
+                &json!({"folder": folder_json(&folder), "subfolders": subfolders}),
+            ))
+        }
+        ("DELETE", [id]) => delete(cx, &pr, id),
+        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
+    }
+}
+
+/// `GET /v1/folders?type=archive|template`.
+fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let kind = match req.query_param("type").as_deref() {
+        None | Some("") => None,
+        Some(t) => Some(Kind::parse(t).ok_or_else(|| {
+            http::ApiError::bad_request(
+                "invalid_parameter",
+                format!("`type` must be archive or template, not {t:?}"),
+            )
+        })?),
+    };
+    let items: Vec<Value> = folders::all(cx, &pr.entity.id)
+        .iter()
+        .filter(|f| kind.is_none_or(|k| f.kind == k))
+        .map(folder_json)
+        .collect();
+    Ok(json(200, &json!({ "folders": items })))
+}
+
+/// `POST /v1/folders` `{name, type, parent_id?}`: any member files things.
+fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    f.only(&["name", "type", "parent_id"])?;
+    let name = f.required_str("name")?.trim().to_string();
+    let kind_text = f.optional_str("type")?.unwrap_or_else(|| "archive".into());
+    let kind = Kind::parse(&kind_text).ok_or_else(|| {
+        http::ApiError::bad_request(
+            "invalid_field",
+            format!("the field `type` must be archive or template, not {kind_text:?}"),
+        )
+    })?;
+    let parent_id = f.optional_str("parent_id")?.unwrap_or_default();
+    let parent_id = folders::check_target(cx, &pr.entity.id, &parent_id, kind)?;
+    if folders::all(cx, &pr.entity.id).len() >= MAX_FOLDERS {
+        return Err(http::ApiError::new(
+            409,
+            "limit_reached",
+            format!("an account keeps at most {MAX_FOLDERS} folders"),
+        ));
+    }
+    let folder = Folder {
+        id: new_id(cx),
+        entity_id: pr.entity.id.clone(),
+        name,
+        kind,
+        parent_id,
+        user_id: pr.user.id.clone(),
+        created_ms: cx.now(),
+    };
+    cx.save(&folders::key(&folder.entity_id, &folder.id), &folder);
+    Ok(json(200, &folder_json(&folder)))
+}
+
+/// `DELETE /v1/folders/{id}`: by its maker or an admin, once nothing is filed in it.
+fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let folder = folders::find(cx, &pr.entity.id, id)?;
+    if folder.user_id != pr.user.id && pr.membership.role != accounts::Role::Admin {
+        return Err(http::ApiError::forbidden(
+            "forbidden",
+            "only the folder's maker or an admin deletes it",
+        ));
+    }
+    let busy = |what: &str| {
+        http::ApiError::new(
+            409,
+            "folder_not_empty",
+            format!("the folder {id} still holds {what}; move or delete them first"),
+        )
+    };
+    if folders::all(cx, &pr.entity.id)
+        .iter()
+        .any(|f| f.parent_id == folder.id)
+    {
+        return Err(busy("folders"));
+    }
+    let docs = index_prefix(
+        &pr.entity.id,
+        &scope_all(),
+        &folder_tag(id),
+        SortKey::Created,
+    );
+    let (start, end) = prefix_range(&docs);
+    if !cx.p.scan(&start, &end, 1, false).is_empty() {
+        return Err(busy("documents"));
+    }
+    if templates::all(cx, &pr.entity.id)
+        .iter()
+        .any(|t| t.ext.folder_id == folder.id)
+    {
+        return Err(busy("templates"));
+    }
+    cx.p.delete(&folders::key(&pr.entity.id, id));
+    Ok(no_content())
+}
