@@ -294,9 +294,11 @@ def file_work(host, auth, expect, pdf):
     doc = {"name": "A PDF from Python", "file_content": content, "file_name": "fixture.pdf",
            "recipients": [{"email": "s@example.com", "first_name": "Sam", "role": "signer"}]}
     doc_id = expect(200, host.request("POST", "/v1/documents", doc, auth), "create from a PDF")["id"]
-    assert host.run_jobs() == 1, host.jobs
+    # The import, then the page previews it asks for (due from the import's time on).
+    assert host.run_jobs() + host.run_jobs() == 2, host.jobs
     read = expect(200, host.request("GET", f"/v1/documents/{doc_id}", headers=auth), "imported")
     assert read["status"] == "draft" and read["page_count"] == 3, read
+    assert read["thumb_url"].startswith("http://127.0.0.1:8080/v1/files/"), read
     expect(200, host.request("POST", f"/v1/documents/{doc_id}/send", {}, auth), "send")
     assert host.run_jobs() >= 1, host.jobs
     read = expect(200, host.request("GET", f"/v1/documents/{doc_id}", headers=auth), "rendered")

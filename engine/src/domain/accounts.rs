@@ -217,13 +217,8 @@ pub(crate) fn new_entity(
     })
 }
 
-pub(crate) fn new_user(
-    cx: &mut Cx,
-    email: &str,
-    password: &str,
-    first_name: String,
-    last_name: String,
-) -> ApiResult<User> {
+/// A new account's email must be one, and its password at least 8 characters (400s).
+pub(crate) fn check_new_credentials(email: &str, password: &str) -> ApiResult<()> {
     if !is_email(email) {
         return Err(http::ApiError::bad_request(
             "invalid_email",
@@ -236,6 +231,17 @@ pub(crate) fn new_user(
             "a password needs at least 8 characters",
         ));
     }
+    Ok(())
+}
+
+pub(crate) fn new_user(
+    cx: &mut Cx,
+    email: &str,
+    password: &str,
+    first_name: String,
+    last_name: String,
+) -> ApiResult<User> {
+    check_new_credentials(email, password)?;
     let email_key = user_email_key(&normalize_email(email));
     if cx.p.get(&email_key).is_some() {
         return Err(http::ApiError::new(

@@ -81,7 +81,7 @@ pub fn all(cx: &mut Cx, entity: &str) -> Vec<Folder> {
             .into_iter()
             .map(|(_, v)| records::decode::<Folder>(&v))
             .collect();
-    out.sort_by(|a, b| a.name.to_lowercase().cmp(&b.name.to_lowercase()));
+    out.sort_by_key(|f| f.name.to_lowercase());
     out
 }
 

@@ -9,9 +9,12 @@
 
 use crate::base::api::Response;
 use crate::base::cx::Cx;
+use crate::base::http::ApiResult;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, new_secret, sha256_hex};
+use crate::base::work::BlobInfo;
+use crate::domain::{blobs, uploads};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -23,6 +26,28 @@ pub struct PublicFile {
 
 fn key(secret: &str) -> Vec<u8> {
     util::key(&["pubf", &sha256_hex(secret.as_bytes())])
+}
+
+/// Stores `bytes` as a blob held by `owner` and publishes it as `content_type` under
+/// `file_name`: the blob and the secret of its address (503 when blob storage is down).
+pub fn store(
+    cx: &mut Cx,
+    owner: &str,
+    bytes: &[u8],
+    content_type: &str,
+    file_name: &str,
+) -> ApiResult<(BlobInfo, String)> {
+    let info = uploads::put_blob(cx, bytes)?;
+    blobs::hold(cx, &info.id, owner);
+    let secret = publish(
+        cx,
+        &PublicFile {
+            blob: info.id.clone(),
+            content_type: content_type.into(),
+            file_name: file_name.into(),
+        },
+    );
+    Ok((info, secret))
 }
 
 /// Publishes `file`; its secret.

@@ -227,6 +227,10 @@ pub fn given_file(f: &Fields) -> ApiResult<Option<GivenFile>> {
 /// The file of a library upload (video or attachment): inline, or a finished upload's
 /// (`file_id`). A `file_url` is fetched by `POST /v1/upload` first.
 pub fn file_of(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<(String, Vec<u8>)> {
+    // Every member is read (and type-checked) whichever source is used.
+    let file_id = f.optional_str("file_id")?.filter(|i| !i.is_empty());
+    let file_url = f.optional_str("file_url")?.filter(|u| !u.is_empty());
+    f.optional_str("file_name")?;
     if let Some(file) = given_file(f)? {
         let name = if file.name.is_empty() {
             "file".to_string()
@@ -235,7 +239,7 @@ pub fn file_of(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<(String, Ve
         };
         return Ok((name, file.bytes));
     }
-    if let Some(id) = f.optional_str("file_id")?.filter(|i| !i.is_empty()) {
+    if let Some(id) = file_id {
         let up = find(cx, pr, &id)
             .filter(|u| u.status == UploadStatus::Ready)
             .ok_or_else(|| {
@@ -250,7 +254,7 @@ pub fn file_of(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<(String, Ve
             })?;
         return Ok((up.name, bytes));
     }
-    if f.has("file_url") {
+    if file_url.is_some() {
         return Err(http::ApiError::bad_request(
             "invalid_field",
             "a file_url is fetched by POST /v1/upload: send its file_id here once its file_status is ready",

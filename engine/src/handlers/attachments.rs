@@ -9,8 +9,8 @@ use crate::base::prelude::*;
 use crate::base::util::{self, new_id};
 use crate::domain::attachments::{self, LibraryAttachment, MAX_ATTACHMENTS};
 use crate::domain::auth::authenticate;
-use crate::domain::public_files::{self, PublicFile};
-use crate::domain::{blobs, uploads};
+use crate::domain::public_files;
+use crate::domain::uploads;
 use serde_json::{Value, json};
 
 fn attachment_json(cx: &mut Cx, a: &LibraryAttachment) -> Value {
@@ -67,17 +67,9 @@ pub fn upload(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| name.clone());
     let content_type = attachments::media_type(&bytes, &name);
-    let info = uploads::put_blob(cx, &bytes)?;
     let id = new_id(cx);
-    blobs::hold(cx, &info.id, &attachments::blob_owner(&id));
-    let secret = public_files::publish(
-        cx,
-        &PublicFile {
-            blob: info.id.clone(),
-            content_type: content_type.into(),
-            file_name: name.clone(),
-        },
-    );
+    let owner = attachments::blob_owner(&id);
+    let (info, secret) = public_files::store(cx, &owner, &bytes, content_type, &name)?;
     let a = LibraryAttachment {
         id: id.clone(),
         entity_id: pr.entity.id.clone(),

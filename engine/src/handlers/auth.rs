@@ -97,18 +97,7 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let password = f.required_str("password")?;
     let (first_name, last_name, mobile) =
         (text("first_name")?, text("last_name")?, text("mobile")?);
-    if !util::is_email(&email) {
-        return Err(http::ApiError::bad_request(
-            "invalid_email",
-            format!("{email:?} is not an email address"),
-        ));
-    }
-    if password.chars().count() < 8 {
-        return Err(http::ApiError::bad_request(
-            "weak_password",
-            "a password needs at least 8 characters",
-        ));
-    }
+    accounts::check_new_credentials(&email, &password)?;
     if !mobile.is_empty() && !util::is_mobile(&mobile) {
         return Err(http::ApiError::bad_request(
             "invalid_field",
@@ -116,9 +105,9 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         ));
     }
     let country = text("entity_country_code")?;
-    if !country.is_empty()
-        && !(country.len() == 2 && country.bytes().all(|b| b.is_ascii_alphabetic()))
-    {
+    let entity_name = text("entity_name")?;
+    let two_letters = country.len() == 2 && country.bytes().all(|b| b.is_ascii_alphabetic());
+    if !country.is_empty() && !two_letters {
         return Err(http::ApiError::bad_request(
             "invalid_field",
             "the field `entity_country_code` must be a two-letter country code (ISO 3166-1)",
@@ -133,7 +122,7 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     }
     signup::count(cx, &req.remote_addr)?;
     let mut user = accounts::new_user(cx, &email, &password, first_name, last_name)?;
-    let entity_name = Some(text("entity_name")?)
+    let entity_name = Some(entity_name)
         .filter(|n| !n.is_empty())
         .unwrap_or_else(|| accounts::user_name(&user));
     let entity = accounts::new_entity(cx, entity_name, None)?;

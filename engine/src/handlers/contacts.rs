@@ -57,9 +57,8 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let s = |k: &str| -> ApiResult<String> {
         Ok(f.optional_str(k)?.unwrap_or_default().trim().to_string())
     };
-    let (mut first, mut last) = (s("first_name")?, s("last_name")?);
+    let (mut first, mut last, full) = (s("first_name")?, s("last_name")?, s("fullname")?);
     if first.is_empty() && last.is_empty() {
-        let full = s("fullname")?;
         match full.split_once(' ') {
             Some((a, b)) => (first, last) = (a.to_string(), b.trim().to_string()),
             None => first = full,

@@ -149,7 +149,7 @@ pub fn communication_route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResu
                 _ => 20,
             };
             let mut all: Vec<CommunicationTemplate> = mail_templates::all(cx, "cmt", &entity);
-            all.sort_by(|a, b| b.created_ms.cmp(&a.created_ms));
+            all.sort_by_key(|t| core::cmp::Reverse(t.created_ms));
             let items: Vec<Value> = all
                 .iter()
                 .filter(|t| status.as_ref().is_none_or(|s| &t.status == s))

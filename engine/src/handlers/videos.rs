@@ -11,9 +11,9 @@ use crate::base::http::{self, ApiResult, json};
 use crate::base::prelude::*;
 use crate::base::util::{self, new_id};
 use crate::domain::auth::authenticate;
-use crate::domain::public_files::{self, PublicFile};
+use crate::domain::public_files;
 use crate::domain::videos::{self, MAX_VIDEOS, Video};
-use crate::domain::{blobs, list, uploads};
+use crate::domain::{list, uploads};
 use serde_json::{Value, json};
 
 /// The picture `thumb_url` names: the signing page's video poster.
@@ -125,17 +125,9 @@ pub fn upload(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         .optional_str("title")?
         .filter(|t| !t.trim().is_empty())
         .unwrap_or_else(|| name.clone());
-    let info = uploads::put_blob(cx, &bytes)?;
     let id = new_id(cx);
-    blobs::hold(cx, &info.id, &videos::blob_owner(&id));
-    let secret = public_files::publish(
-        cx,
-        &PublicFile {
-            blob: info.id.clone(),
-            content_type: content_type.into(),
-            file_name: name.clone(),
-        },
-    );
+    let owner = videos::blob_owner(&id);
+    let (info, secret) = public_files::store(cx, &owner, &bytes, content_type, &name)?;
     let v = Video {
         id: id.clone(),
         entity_id: pr.entity.id.clone(),

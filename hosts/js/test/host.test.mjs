@@ -66,9 +66,11 @@ test('a document the whole way: create, import, send, sign, seal, download', asy
   const ids = [rustDoc.id, jsDoc.id];
   const path = (suffix = '') => ids.map((id) => `/v1/documents/${id}${suffix}`);
 
-  // The import job: the JS host runs due jobs when told; the Rust host on its own.
-  assert.equal(await js.runJobs(), 1);
-  await rustWait(token[0], ids[0], 'the import', (d) => d.status === 'draft');
+  // The import job and the page previews it asks for: the JS host runs due jobs when
+  // told; the Rust host on its own.
+  // (The previews job is due from the import's time on, after the first pass began.)
+  assert.equal((await js.runJobs()) + (await js.runJobs()), 2);
+  await rustWait(token[0], ids[0], 'the import and its previews', (d) => d.status === 'draft' && d.thumb_url !== '');
   await same('status after the import', 'GET', path('/status'), { token });
   const [detail] = await same('the document after the import', 'GET', path(), { token });
   assert.equal(detail.file_count ?? detail.files?.length ?? 1, 1, JSON.stringify(detail));

@@ -123,8 +123,10 @@ test('a document the whole way, answered as the Rust host answers', async () => 
   const [rustDoc, workerDoc_] = await same('create', 'POST', '/v1/documents', { token, body });
   const ids = [rustDoc.id, workerDoc_.id];
   const path = (suffix = '') => ids.map((id) => `/v1/documents/${id}${suffix}`);
-  await rustWait(token[0], ids[0], 'the import', (d) => d.status === 'draft');
-  await workerDoc(token[1], ids[1], 'the import', (d) => d.status === 'draft');
+  // The import, and the page previews it asks for.
+  const imported = (d) => d.status === 'draft' && d.thumb_url !== '';
+  await rustWait(token[0], ids[0], 'the import', imported);
+  await workerDoc(token[1], ids[1], 'the import', imported);
   await same('the document after the import', 'GET', path(), { token });
   const [pages] = await same('pages', 'GET', path('/pages'), { token });
   assert.equal(pages.page_count, 2, JSON.stringify(pages));

@@ -148,6 +148,13 @@ pub fn preview(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
         "type",
         "value",
     ])?;
+    // GetAccept's members change nothing here, but must be what they say they are.
+    for name in ["external_id", "name", "template_id", "type"] {
+        f.optional_str(name)?;
+    }
+    f.optional_number("value")?;
+    f.optional_array("custom_fields")?;
+    f.optional_array("recipients")?;
     // A POST, so under the rule of every POST on a document: its writers.
     let doc = writable(cx, pr, id)?;
     let first_page = pages::load(cx, &doc.id).pages.into_iter().next();
