@@ -212,13 +212,14 @@ fn folders_file_documents_and_templates_and_lists_filter_by_them() {
         &format!("/v1/documents?folder_id={folder}&filter=signed"),
     );
     assert_eq!(none, json!([]));
-    // A document of the wrong kind of folder, or an unknown one, is refused.
+    // A document of the wrong kind of folder, or an unknown one, is refused: neither is
+    // a folder this `folder_id` can name.
     let (status, err) = s.post_json(
         &t,
         "/v1/documents",
         &json!({"name": "x", "folder_id": tfolder}),
     );
-    assert_eq!(assert_error(status, &err, 400), "invalid_field");
+    assert_eq!(assert_error(status, &err, 404), "folder_not_found");
     let (status, err) = s.post_json(
         &t,
         "/v1/documents",
@@ -766,6 +767,10 @@ fn sign_up_is_off_until_the_operator_turns_it_on_and_then_limited() {
         (me["user"]["role"].as_str(), me["user"]["mobile"].as_str()),
         (Some("admin"), Some("+46701234567"))
     );
+    // The user's details (GetAccept's `User`) carry the same profile.
+    let id = who["user_id"].as_str().unwrap();
+    let (_, user) = s.get_as(token, &format!("/v1/users/{id}"));
+    assert_eq!(user["mobile"], "+46701234567", "{user}");
     // Signing in works as for anyone.
     assert_eq!(
         s.login("nia@example.com", "correct horse battery", None)

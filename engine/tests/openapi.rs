@@ -192,3 +192,34 @@ fn text(doc: &Value, name: &str, s: &Value, at: &str, wrong: &mut Vec<String>, s
         }
     }
 }
+
+/// An operation marked `x-esign-rules-beyond-schema` answers 400 for rules no request
+/// schema can state (its document's status, the time, stored data, a file's bytes), and
+/// tests/contract/schemathesis.toml lets it answer 400 to a request its schema allows; so
+/// its own 400 response names those rules (the shared `BadRequest` names none).
+#[test]
+fn an_operation_with_rules_beyond_its_schema_names_them() {
+    let doc: Value = serde_json::from_str(OPENAPI_JSON).unwrap();
+    let shared = doc["components"]["responses"]["BadRequest"]["description"]
+        .as_str()
+        .unwrap();
+    let (mut marked, mut unnamed) = (0, Vec::new());
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            if op["x-esign-rules-beyond-schema"] != true {
+                continue;
+            }
+            marked += 1;
+            let answer = &op["responses"]["400"];
+            let said = answer["description"].as_str().unwrap_or("");
+            if answer.get("$ref").is_some() || said.trim_start_matches(shared).trim().len() < 30 {
+                unnamed.push(format!("{} {path}", method.to_uppercase()));
+            }
+        }
+    }
+    assert!(marked >= 20, "only {marked} operations marked");
+    assert!(
+        unnamed.is_empty(),
+        "marked, but their 400 does not name the rules: {unnamed:?}"
+    );
+}

@@ -23,11 +23,11 @@ pub fn max_chars(name: &str) -> Option<usize> {
         "email" | "sender_email" | "notification_email" => 254,
         "first_name" | "last_name" | "fullname" | "title" | "role_name" => 100,
         "name" | "company_name" | "company_number" | "external_id" | "external_client_id"
-        | "entity_name" | "file_name" | "client_name" | "field_label" | "sku" => 255,
-        "label" => 200,
+        | "entity_name" | "file_name" | "field_label" | "sku" => 255,
+        "label" | "client_name" => 200,
         "mobile" | "phone" => 32,
-        "file_url" | "target_url" | "sign_redirect" | "redirect_uri" | "client_uri"
-        | "logo_uri" => 2000,
+        "file_url" | "target_url" | "sign_redirect" | "redirect_uri" | "redirect_uris"
+        | "client_uri" | "logo_uri" => 2000,
         "tags" | "file_ids" => 1000,
         "text" | "message" | "reason" | "note" | "description" | "comment" => 4000,
         "answer" | "verify_qna_question" | "verify_qna_answer" => 500,

@@ -92,13 +92,15 @@ pub fn check_target(cx: &mut Cx, entity: &str, id: &str, kind: Kind) -> ApiResul
         return Ok(String::new());
     }
     let folder = find(cx, entity, id)?;
+    // A folder of another type is not one this `folder_id` can name: 404, as for an
+    // unknown one (a reference, which no schema can check).
     if folder.kind != kind {
-        return Err(http::ApiError::bad_request(
-            "invalid_field",
+        return Err(http::ApiError::not_found(
+            "folder_not_found",
             format!(
-                "the folder {id} holds {}s; `folder_id` here needs a folder of type {}",
-                folder.kind.as_str(),
-                kind.as_str()
+                "no {} folder {id}: that folder holds {}s",
+                kind.as_str(),
+                folder.kind.as_str()
             ),
         ));
     }

@@ -93,8 +93,11 @@ fn item_json(user: &User, m: &Membership) -> Value {
     })
 }
 
-/// A user's details (GetAccept's `User`; the members esign has no data for are `""`).
-fn detail_json(pr: &Principal, user: &User, m: &Membership) -> Value {
+/// A user's details (GetAccept's `User`): `mobile` and `title` from their profile (what
+/// sign-up took); the members esign has no data for are `""` (`thumb_url`: esign keeps
+/// no pictures of people).
+fn detail_json(cx: &mut Cx, pr: &Principal, user: &User, m: &Membership) -> Value {
+    let profile = accounts::user_profile(cx, &user.id);
     json!({
         "id": user.id,
         "email": user.email,
@@ -105,7 +108,8 @@ fn detail_json(pr: &Principal, user: &User, m: &Membership) -> Value {
         "role": m.role.as_str(),
         "status": status(user, m),
         "team_id": m.team_id.clone().unwrap_or_default(),
-        "mobile": "", "phone": "", "note": "", "title": "", "thumb_url": "",
+        "mobile": profile.mobile, "title": profile.title,
+        "phone": "", "note": "", "thumb_url": "",
         "language": "", "timezone": "", "app_mode": "",
         "disallow_create": false,
         "created_at": iso8601(user.created_ms),
@@ -164,7 +168,7 @@ fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
         manager_or_admin(pr)?;
     }
     let (u, m) = member(cx, pr, id)?;
-    Ok(json(200, &detail_json(pr, &u, &m)))
+    Ok(json(200, &detail_json(cx, pr, &u, &m)))
 }
 
 /// Longest span `GET /v1/users/{id}/statistics` counts over: a year.
@@ -285,7 +289,7 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
         team_id,
     };
     add_membership(cx, &mut user, &m);
-    let mut out = detail_json(pr, &user, &m);
+    let mut out = detail_json(cx, pr, &user, &m);
     if generated {
         out["password"] = json!(password);
     }

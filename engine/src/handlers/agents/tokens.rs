@@ -296,9 +296,21 @@ pub fn revoke(cx: &mut Cx, req: &Request) -> Response {
             "send the revocation request as application/x-www-form-urlencoded",
         );
     }
-    let Some(token) = form_urlencoded::parse(&req.body)
-        .find(|(k, _)| k == "token")
-        .map(|(_, v)| v.into_owned())
+    let form: serde_json::Map<String, Value> = form_urlencoded::parse(&req.body)
+        .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
+        .collect();
+    // The members' limits are the API's (`base::limits`, stated in openapi.json).
+    if let Some((member, max)) = crate::base::limits::too_long(&form) {
+        return oauth_error(
+            400,
+            "invalid_request",
+            format!("`{member}` is longer than {max} characters"),
+        );
+    }
+    let Some(token) = form
+        .get("token")
+        .and_then(Value::as_str)
+        .map(str::to_string)
     else {
         return oauth_error(400, "invalid_request", "token is required");
     };
