@@ -53,26 +53,30 @@ fn main() {
         .unwrap_or_else(|| root.join("target"))
         .join("engine-wasm");
     // The engine on its own, so that features of the other components cannot change it.
-    let engine = build(&root, &target_dir, &["esign-engine-component"], "")
-        .join("esign_engine_component.wasm");
-    assert!(engine.exists(), "{} was not produced", engine.display());
-    println!("cargo:rustc-env=ESIGN_ENGINE_WASM={}", engine.display());
-
     // The file work with wasm SIMD (which wasmtime, V8 and workerd run): LLVM vectorizes
     // the rasterizer's loops, a 20-page render with page images 390 -> 293 ms in
     // wasmtime (`just bench`), the bytes unchanged (SIMD arithmetic is IEEE's, and
     // `tests/formats.rs` compares them with the native build's). In a target dir of its
     // own: other flags there would rebuild the engine's dependencies on every build.
-    let out = build(
-        &root,
-        &target_dir.with_file_name("formats-wasm"),
-        &[
-            "esign-wasi-store",
-            "esign-wasi-adapter",
-            "esign-formats-component",
-        ],
-        "-Ctarget-feature=+simd128",
-    );
+    // The two builds run side by side (they share the outer cargo's job slots): the
+    // engine's whole-program link is one thread, which the other build's crates fill.
+    let (engine_dir, out) = std::thread::scope(|s| {
+        let engine = s.spawn(|| build(&root, &target_dir, &["esign-engine-component"], ""));
+        let formats = build(
+            &root,
+            &target_dir.with_file_name("formats-wasm"),
+            &[
+                "esign-wasi-store",
+                "esign-wasi-adapter",
+                "esign-formats-component",
+            ],
+            "-Ctarget-feature=+simd128",
+        );
+        (engine.join().expect("the engine build panicked"), formats)
+    });
+    let engine = engine_dir.join("esign_engine_component.wasm");
+    assert!(engine.exists(), "{} was not produced", engine.display());
+    println!("cargo:rustc-env=ESIGN_ENGINE_WASM={}", engine.display());
     let formats = out.join("esign_formats_component.wasm");
     assert!(formats.exists(), "{} was not produced", formats.display());
     println!("cargo:rustc-env=ESIGN_FORMATS_WASM={}", formats.display());

@@ -1005,10 +1005,26 @@ fn seeded_runs_keep_every_invariant() {
         _ => (1..=10).collect(),
     };
     let started = std::time::Instant::now();
-    for &seed in &seeds {
-        if let Err(why) = simulate(seed, STEPS) {
-            panic!("{why}");
-        }
+    // Seeds are independent runs: one thread per core takes every n-th of them (a run's
+    // outcome depends on its seed alone, so the split changes nothing but the time).
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let failures: Vec<String> = std::thread::scope(|s| {
+        let runs: Vec<_> = (0..threads)
+            .map(|t| {
+                let mine: Vec<u64> = seeds.iter().copied().skip(t).step_by(threads).collect();
+                s.spawn(move || {
+                    mine.into_iter()
+                        .filter_map(|seed| simulate(seed, STEPS).err())
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        runs.into_iter()
+            .flat_map(|r| r.join().expect("a simulation thread panicked"))
+            .collect()
+    });
+    if let Some(why) = failures.first() {
+        panic!("{why}");
     }
     eprintln!(
         "simulation: {} seeds × {STEPS} steps in {:?}",

@@ -216,8 +216,9 @@ pub fn render_outcome(
 ) -> WorkOutcome {
     // Names are never reused, even after blobs are deleted: a reused name could hide a
     // reference that outlived its blob.
-    static MADE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    // Per thread: simulations run side by side (one thread per core) keep to their own.
+    thread_local!(static MADE: std::cell::Cell<usize> = const { std::cell::Cell::new(0) });
+    let n = MADE.with(|m| m.replace(m.get() + 1));
     let pdf = format!("pdf-{n}");
     // A sealed file reads as sealed to `MemoryPlatform::verify_pdf`.
     let seal = order.and_then(|o| o.seal.as_ref());
