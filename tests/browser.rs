@@ -305,8 +305,19 @@ fn an_approver_approves_and_a_signer_rejects_with_a_reason() {
     s.wait_until_event(&t, &id, "document.printed");
     b.click("Download");
     s.wait_until_event(&t, &id, "document.downloaded");
-
+    // Leaving the page reports the time its first page was on screen (all of the time
+    // above): the sender reads it as that page's page_time.
     b.goto(&link(&d, 1));
+    let seen = wait_until(20, "page 1's view time", || {
+        let (_, pages) = s.get_as(&t, &format!("/v1/documents/{id}/pages"));
+        let seconds = pages["pages"][0]["page_time"].as_f64().unwrap_or(0.0);
+        (seconds > 0.0).then_some(pages)
+    });
+    assert_eq!(
+        seen["pages"][0]["view_duration_seconds"], seen["pages"][0]["page_time"],
+        "{seen}"
+    );
+
     b.wait_for_text("sign at the bottom");
     b.click("I do not agree");
     b.fill("Reason", "The price is too high");

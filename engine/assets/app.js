@@ -74,9 +74,74 @@
     return "You received a copy of this document to read. No action is needed.";
   }
 
+  // ---------- time on each page ----------
+  // How long each content page was on screen (at least half of it, or half the screen
+  // for a page taller than that, with the tab in front), reported when the page is hidden or left (POST /page-views, at most one
+  // report every 10 s but for the last), so the sender sees each page's page_time.
+  const pageTime = (() => {
+    const inView = new Set(); // pages at least half on screen
+    const since = new Map(); // page -> when its timing began
+    const spent = new Map(); // page -> milliseconds not yet reported
+    let observer = null;
+    let lastReport = 0;
+    const now = () => performance.now();
+    function start(n) {
+      if (document.visibilityState === "visible" && !since.has(n)) since.set(n, now());
+    }
+    function stop(n) {
+      if (!since.has(n)) return;
+      spent.set(n, (spent.get(n) || 0) + now() - since.get(n));
+      since.delete(n);
+    }
+    function stopAll() { for (const n of [...since.keys()]) stop(n); }
+    function report(last) {
+      stopAll();
+      if (!last && now() - lastReport < 10000) return;
+      const pages = [...spent]
+        .filter(([, ms]) => ms >= 100)
+        .map(([n, ms]) => ({ page_num: n, seconds: Math.min(3600, Math.round(ms) / 1000) }));
+      if (!pages.length) return;
+      spent.clear();
+      lastReport = now();
+      fetch(api + "/page-views", {
+        method: "POST", keepalive: true,
+        headers: { "content-type": "application/json", accept: "application/json" },
+        body: JSON.stringify({ pages }),
+      }).catch(() => { /* a lost report only loses its seconds */ });
+    }
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "hidden") report(false);
+      else for (const n of inView) start(n);
+    });
+    window.addEventListener("pagehide", () => report(true));
+    return {
+      watch(box, n) {
+        if (n > (doc().page_count || 0) || !("IntersectionObserver" in window)) return;
+        observer = observer || new IntersectionObserver((entries) => {
+          for (const e of entries) {
+            const p = Number(e.target.dataset.page);
+            const screen = e.rootBounds ? e.rootBounds.height : window.innerHeight;
+            const seen = e.isIntersecting
+              && (e.intersectionRatio >= 0.5 || e.intersectionRect.height >= screen / 2);
+            if (seen) { inView.add(p); start(p); } else { inView.delete(p); stop(p); }
+          }
+        }, { threshold: [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1] });
+        box.dataset.page = String(n);
+        observer.observe(box);
+      },
+      // The pages are about to be drawn again: their boxes are replaced.
+      forget() {
+        stopAll();
+        inView.clear();
+        if (observer) { observer.disconnect(); observer = null; }
+      },
+    };
+  })();
+
   // ---------- pages and fields ----------
   const inputs = new Map(); // field id -> input element
   function pageView() {
+    pageTime.forget();
     const wrap = el("section", { class: "pages", "aria-label": "Document pages" });
     const pages = view.pages || [];
     if (!pages.length) {
@@ -94,6 +159,7 @@
         for (const f of (view.fields || []).filter((f) => f.page_num === p.num)) box.append(fieldBox(f, p.points));
       }
       wrap.append(box);
+      pageTime.watch(box, p.num);
       if (i === pages.length - 1) watchLastPage(box);
     });
     return wrap;

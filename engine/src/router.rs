@@ -141,6 +141,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/recipient/{secret}/approve", &["POST"]),
     ("/v1/recipient/{secret}/reject", &["POST"]),
     ("/v1/recipient/{secret}/print", &["POST"]),
+    ("/v1/recipient/{secret}/page-views", &["POST"]),
     ("/v1/recipient/{secret}/download", &["GET"]),
     ("/v1/recipient/{secret}/pages/{n}", &["GET"]),
     ("/v1/recipient/{secret}/comments", &["GET"]),

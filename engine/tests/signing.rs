@@ -1388,3 +1388,126 @@ fn signed_documents_sorted_by_created_are_sorted_by_their_signing() {
         [first, second]
     );
 }
+
+#[test]
+fn page_view_times_add_up_per_page_and_bad_reports_are_refused() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, sent) = sent_doc(
+        &mut p,
+        &t,
+        json!([
+            {"email": "one@x.se", "first_name": "One", "last_name": "S"},
+            {"email": "two@x.se", "first_name": "Two", "last_name": "S"}
+        ]),
+        json!({}),
+    );
+    let (_, pages) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{id}/pages"),
+        None,
+    );
+    let count = pages["page_count"].as_u64().unwrap();
+    assert!(count >= 1, "{pages}");
+    // Before any report every page answers zero seconds.
+    for page in pages["pages"].as_array().unwrap() {
+        assert_eq!(page["page_time"], 0.0, "{page}");
+        assert_eq!(page["view_duration_seconds"], 0.0, "{page}");
+    }
+    let report = |p: &mut MemoryPlatform, i: usize, b: Value| {
+        recipient(
+            p,
+            "POST",
+            &format!("/v1/recipient/{}/page-views", secret_of(&sent, i)),
+            Some(b),
+        )
+    };
+    // Two recipients' reports add up on page 1; page 2 (when there is one) is its own.
+    let (s, b) = report(
+        &mut p,
+        0,
+        json!({"pages": [{"page_num": 1, "seconds": 12.5}]}),
+    );
+    assert_eq!(s, 204, "{b}");
+    let mut second = vec![json!({"page_num": 1, "seconds": 2})];
+    if count >= 2 {
+        second.push(json!({"page_num": 2, "seconds": 0.25}));
+    }
+    assert_eq!(report(&mut p, 1, json!({"pages": second})).0, 204);
+    let (_, pages) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{id}/pages"),
+        None,
+    );
+    assert_eq!(pages["pages"][0]["page_time"], 14.5, "{pages}");
+    assert_eq!(pages["pages"][0]["view_duration_seconds"], 14.5, "{pages}");
+    let (_, d) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{id}?with_pages=true&with_stats=true"),
+        None,
+    );
+    assert_eq!(d["pages"][0]["page_time"], 14.5, "{d}");
+    assert_eq!(d["stats"]["pages"][0]["page_num"], 1, "{d}");
+    assert_eq!(d["stats"]["pages"][0]["views"], 2, "{d}");
+    if count >= 2 {
+        assert_eq!(pages["pages"][1]["page_time"], 0.25, "{pages}");
+        assert_eq!(d["stats"]["view_seconds"], 14.75, "{d}");
+    } else {
+        assert_eq!(d["stats"]["view_seconds"], 14.5, "{d}");
+    }
+    // What a report may not say: each refused whole, nothing added.
+    let beyond = count + 1;
+    for bad in [
+        json!({}),
+        json!({"pages": []}),
+        json!({"pages": [{"page_num": 0, "seconds": 1}]}),
+        json!({"pages": [{"page_num": beyond, "seconds": 1}]}),
+        json!({"pages": [{"page_num": 1, "seconds": 0}]}),
+        json!({"pages": [{"page_num": 1, "seconds": -3}]}),
+        json!({"pages": [{"page_num": 1, "seconds": 3600.5}]}),
+        json!({"pages": [{"page_num": 1, "seconds": "5"}]}),
+        json!({"pages": [{"page_num": 1.5, "seconds": 5}]}),
+        json!({"pages": [{"page_num": 1, "seconds": 1}, {"page_num": 1, "seconds": 1}]}),
+        json!({"pages": [{"page_num": 1, "seconds": 1, "extra": true}]}),
+        json!({"pages": [{"page_num": 1, "seconds": 1}], "more": 1}),
+        json!({"pages": "page 1"}),
+    ] {
+        let (s, b) = report(&mut p, 0, bad.clone());
+        assert_eq!(s, 400, "{bad} -> {b}");
+        assert!(
+            b["error"].is_string() && b["description"].is_string(),
+            "{b}"
+        );
+    }
+    let (_, after) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{id}/pages"),
+        None,
+    );
+    assert_eq!(after["pages"][0]["page_time"], 14.5, "{after}");
+    // An unknown link is 404; another site's page may not report.
+    let (s, _) = recipient(
+        &mut p,
+        "POST",
+        "/v1/recipient/not-a-link/page-views",
+        Some(json!({"pages": [{"page_num": 1, "seconds": 1}]})),
+    );
+    assert_eq!(s, 404);
+    let mut req = request(
+        Origin::Http,
+        "POST",
+        &format!("/v1/recipient/{}/page-views", secret_of(&sent, 0)),
+        Some(json!({"pages": [{"page_num": 1, "seconds": 1}]})),
+    );
+    req.headers
+        .push(("origin".into(), "https://elsewhere.example".into()));
+    assert_eq!(handle(&mut p, &req).status, 403);
+}

@@ -24,6 +24,7 @@ pub mod logins;
 pub mod mail_templates;
 pub mod notify;
 pub mod oauth;
+pub mod page_views;
 pub mod pages;
 pub mod previews;
 pub mod pricing;

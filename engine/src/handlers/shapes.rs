@@ -11,7 +11,7 @@ use crate::domain::accounts::{Entity, entity_key};
 use crate::domain::document::{Comment, Document, Recipient, comments_prefix};
 use crate::domain::downloads::current_pdf;
 use crate::domain::{
-    blobs, evidence, fields, identity, notify, previews, public_files, signatures,
+    blobs, evidence, fields, identity, notify, page_views, previews, public_files, signatures,
 };
 use serde_json::{Value, json};
 
@@ -77,10 +77,12 @@ impl DetailOptions {
     }
 }
 /// The content pages of `doc`, with GetAccept's members: `order_num`, `page_width`,
-/// `page_height` (points; a quarter for `small`) and `thumb_url`, a picture of the page
-/// (`domain::previews`; empty until made after the import).
+/// `page_height` (points; a quarter for `small`), `thumb_url`, a picture of the page
+/// (`domain::previews`; empty until made after the import), and `page_time` and
+/// `view_duration_seconds`, the seconds recipients spent on it (`domain::page_views`).
 pub fn pages_json(cx: &mut Cx, doc: &Document, small: bool) -> Value {
     let previews = previews::load(cx, &blobs::owner_of(&doc.id));
+    let views = page_views::load(cx, &doc.id);
     let mut out = Vec::new();
     let mut n = 0;
     for f in &doc.files {
@@ -103,6 +105,8 @@ pub fn pages_json(cx: &mut Cx, doc: &Document, small: bool) -> Value {
                 "page_width": w,
                 "page_height": h,
                 "thumb_url": thumb,
+                "page_time": page_views::page_seconds(&views, n),
+                "view_duration_seconds": page_views::page_seconds(&views, n),
             }));
         }
     }
@@ -252,6 +256,9 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
             "reminders_sent": doc.reminders_sent,
             "revisions": doc.revisions.len(),
         });
+        let (seconds, pages) = page_views::stats_json(&page_views::load(cx, &doc.id));
+        v["stats"]["view_seconds"] = seconds;
+        v["stats"]["pages"] = pages;
     }
     if o.with_attachments {
         v["attachments"] = Value::Array(

@@ -18,7 +18,8 @@ use crate::domain::rendering::request_render;
 use crate::domain::sending::{self, finish_send, remind, schedule_expiry, send_revision};
 use crate::domain::trail::{self, log};
 use crate::domain::{
-    custom_data, evidence, fields, identity, links, notify, pages, previews, signatures, templates,
+    custom_data, evidence, fields, identity, links, notify, page_views, pages, previews,
+    signatures, templates,
 };
 use serde_json::json;
 
@@ -490,6 +491,7 @@ pub fn erase(cx: &mut Cx, job: &Job) -> JobOutcome {
     previews::erase(cx, &owner_of(&e.doc_id));
     signatures::erase(cx, &e.doc_id);
     pages::erase(cx, &e.doc_id);
+    page_views::erase(cx, &e.doc_id);
     evidence::remove(cx, &e.doc_id);
     links::erase(cx, &e.doc_id);
     identity::erase(cx, &e.doc_id);

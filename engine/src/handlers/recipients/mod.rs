@@ -14,6 +14,7 @@
 //! | `POST .../reject` (`reason`?) | recipient and document `rejected`, `document.rejected` |
 //! | `GET .../download` | the PDF, `document.downloaded` |
 //! | `POST .../print` | `document.printed` |
+//! | `POST .../page-views` (`pages`: `page_num`, `seconds`) | time on each page, added to the document's page view times (`domain::page_views`); no event |
 //!
 //! An unknown link is 404; a document not out with recipients (recalled, lost, not yet
 //! sent) is 410; an act the recipient's role or turn does not allow is 403; one the
@@ -35,10 +36,10 @@ use crate::base::http;
 use crate::base::http::{ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::domain::identity;
 use crate::domain::links::by_secret;
 use crate::domain::links::check_available;
 use crate::domain::links::rate_limit;
+use crate::domain::{identity, page_views};
 use crate::handlers::recipients::acts::{act, act_verified, comment, download};
 use crate::handlers::recipients::view::{comments, page_image, recipient_view};
 
@@ -109,6 +110,10 @@ pub fn route(cx: &mut Cx, req: &Request, secret: &str, rest: &[&str]) -> ApiResu
         ("POST", ["approve"]) => act(cx, req, doc, i, acts::Act::Approve),
         ("POST", ["reject"]) => act(cx, req, doc, i, acts::Act::Reject),
         ("POST", ["print"]) => act(cx, req, doc, i, acts::Act::Print),
+        ("POST", ["page-views"]) => {
+            page_views::record(cx, &doc, &req.body_fields()?)?;
+            Ok(http::no_content())
+        }
         ("GET", ["download"]) => download(cx, req, doc, i),
         ("GET", ["pages", n]) => page_image(cx, &doc, n),
         ("GET", ["comments"]) => comments(cx, &doc),
