@@ -209,6 +209,21 @@ fn the_metrics_page_parses_and_moves_with_the_requests() {
             > value(&before, "esign_store_commits_total", &[]),
         "commits counted"
     );
+    // The GETs ran as read-only transactions; a GET that writes (a token refresh) ran
+    // again read-write, and did what it says.
+    let read_only = "esign_store_read_only_calls_total";
+    assert!(value(&after, read_only, &[]) >= value(&before, read_only, &[]) + 3.0);
+    let reruns = "esign_store_read_only_reruns_total";
+    let (status, refreshed) = s.get_as(&t, "/v1/refresh");
+    assert_eq!(status, 200, "{refreshed}");
+    let fresh = refreshed["access_token"].as_str().expect("a new token");
+    assert_eq!(s.get_as(fresh, "/v1/users/me").0, 200);
+    let rerun = scrape(&py, &url);
+    assert_eq!(
+        value(&rerun, reruns, &[]) - value(&after, reruns, &[]),
+        1.0,
+        "the refresh began read-only, wrote, and ran again"
+    );
     let calls = "esign_engine_call_duration_seconds_count";
     assert!(value(&after, calls, &[]) >= value(&before, calls, &[]) + 4.0);
     let latency = "esign_http_request_duration_seconds_count";

@@ -199,11 +199,21 @@ impl Dispatcher {
         let mut verified = HashMap::new();
         // What the log says of the request: never a secret of its path.
         let what = || format!("{} {}", req.method, crate::logging::redact(&req.path));
-        for attempt in 0..MAX_ATTEMPTS {
+        // A GET or HEAD runs read-only first (cheaper for a shared store); the few that
+        // write or reach outside (a token refresh, an eID return, a client metadata
+        // fetch) stop before their first write or effect and run again read-write,
+        // without a pause and without using up an attempt.
+        let mut read_only = matches!(req.method.as_str(), "GET" | "HEAD");
+        let mut attempt = 0;
+        while attempt < MAX_ATTEMPTS {
             if attempt > 0 {
                 self.inner.store.pause_after_conflict(attempt);
             }
-            let txn = self.inner.store.begin();
+            attempt += 1;
+            let txn = match read_only {
+                true => self.inner.store.begin_read_only(),
+                false => self.inner.store.begin(),
+            };
             let (result, state) =
                 self.inner
                     .runtime
@@ -214,6 +224,13 @@ impl Dispatcher {
                 return None;
             }
             verified = state.verified;
+            // Begun read-only, it stopped before its first write or outside effect.
+            if state.needs_read_write {
+                crate::metrics::read_only_call(true);
+                read_only = false;
+                attempt -= 1;
+                continue;
+            }
             let resp = match result {
                 // 503 means "nothing was done": the call's writes are dropped.
                 Ok(resp) if resp.status == 503 => return Some(resp),
@@ -235,6 +252,15 @@ impl Dispatcher {
                 }
             };
             let txn = state.txn;
+            if read_only {
+                let wrote = !txn.is_read_only();
+                crate::metrics::read_only_call(wrote);
+                if wrote {
+                    read_only = false;
+                    attempt -= 1;
+                    continue;
+                }
+            }
             let trips = txn.round_trips();
             let committed = if txn.is_read_only() {
                 txn.commit()

@@ -69,6 +69,8 @@ pub struct Metrics {
     pub instantiate_seconds: Histogram,
     pub teardown_seconds: Histogram,
     pub commits: Counter,
+    pub read_only_calls: Counter,
+    pub read_only_reruns: Counter,
     pub conflicts: Family<AtLabel, Counter>,
     pub round_trips: Histogram,
     pub store_unavailable: Counter,
@@ -95,6 +97,8 @@ static METRICS: LazyLock<Metrics> = LazyLock::new(|| Metrics {
     instantiate_seconds: latency(),
     teardown_seconds: latency(),
     commits: Counter::default(),
+    read_only_calls: Counter::default(),
+    read_only_reruns: Counter::default(),
     conflicts: Family::default(),
     // 1 to 1024 round trips.
     round_trips: Histogram::new(exponential_buckets(1.0, 2.0, 11)),
@@ -166,6 +170,16 @@ pub fn render(store: &Store) -> String {
         m.teardown_seconds.clone(),
     );
     r.register("store_commits", "Transactions committed", m.commits.clone());
+    r.register(
+        "store_read_only_calls",
+        "Calls (GET, HEAD) run as read-only transactions, where the database can skip the locks a writer takes",
+        m.read_only_calls.clone(),
+    );
+    r.register(
+        "store_read_only_reruns",
+        "Calls begun read-only (GET, HEAD) that wrote, and so ran again read-write",
+        m.read_only_reruns.clone(),
+    );
     r.register(
         "store_conflicts",
         "Calls and jobs re-run because a concurrent transaction conflicted, by where it showed (read, commit)",
@@ -393,6 +407,17 @@ pub fn woken(sent_ms: Option<u64>) {
     if let Some(ms) = sent_ms {
         let delay = crate::clock::now_ms().saturating_sub(ms);
         m.queue_wakeup_seconds.observe(delay as f64 / 1000.0);
+    }
+}
+
+/// Counts a call that committed read-only (`rerun`: false), or that began read-only,
+/// wrote, and runs again read-write (`rerun`: true).
+pub fn read_only_call(rerun: bool) {
+    let m = get();
+    if rerun {
+        m.read_only_reruns.inc();
+    } else {
+        m.read_only_calls.inc();
     }
 }
 

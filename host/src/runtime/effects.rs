@@ -11,6 +11,7 @@ impl effects::Host for CallState {
         event: effects::Event,
         deliveries: Vec<effects::Delivery>,
     ) -> wasmtime::Result<()> {
+        self.may_write()?;
         if webhooks::record_event(&mut self.txn, event, deliveries)
             .map_err(wasmtime::Error::from_anyhow)?
         {
@@ -20,23 +21,27 @@ impl effects::Host for CallState {
     }
 
     fn cancel_deliveries(&mut self, subscription_id: String) -> wasmtime::Result<()> {
+        self.may_write()?;
         webhooks::cancel(&mut self.txn, &subscription_id);
         Ok(())
     }
 
     fn schedule_job(&mut self, job: effects::JobSpec) -> wasmtime::Result<String> {
+        self.may_write()?;
         let id = jobs::queue(&mut self.txn, job).map_err(wasmtime::Error::from_anyhow)?;
         self.scheduled_jobs = true;
         Ok(id)
     }
 
     fn send_mail(&mut self, mail: effects::Mail) -> wasmtime::Result<()> {
+        self.may_write()?;
         mail::queue_mail(&mut self.txn, mail).map_err(wasmtime::Error::from_anyhow)?;
         self.queued_mail = true;
         Ok(())
     }
 
     fn send_sms(&mut self, sms: effects::Sms) -> wasmtime::Result<()> {
+        self.may_write()?;
         mail::queue_sms(&mut self.txn, sms).map_err(wasmtime::Error::from_anyhow)?;
         self.queued_sms = true;
         Ok(())

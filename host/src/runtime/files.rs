@@ -10,6 +10,7 @@ const MOVE_OFF_WORKER: &str = "the call reads a blob: re-run off the tokio worke
 
 impl files::Host for CallState {
     fn put(&mut self, data: Vec<u8>) -> wasmtime::Result<Result<BlobInfo, String>> {
+        self.may_write()?;
         if self.faults.blobs_unavailable {
             return Ok(Err("test fault: blob storage unavailable".into()));
         }
@@ -30,6 +31,7 @@ impl files::Host for CallState {
     }
 
     fn delete(&mut self, id: String) -> wasmtime::Result<()> {
+        self.may_write()?;
         self.txn.delete(&keys::blob(&id));
         Ok(())
     }

@@ -39,6 +39,7 @@ impl host::Host for CallState {
         session: String,
         return_url: String,
     ) -> wasmtime::Result<Result<String, String>> {
+        self.may_write()?;
         Ok(match &self.shared.eid {
             Some(p) => p.start(&session, &return_url),
             None => Err("no eID provider is configured".into()),
@@ -50,6 +51,7 @@ impl host::Host for CallState {
         session: String,
         query: String,
     ) -> wasmtime::Result<Result<types::EidIdentity, String>> {
+        self.may_write()?;
         Ok(match &self.shared.eid {
             Some(p) => p.finish(&session, &query).map(|i| types::EidIdentity {
                 name: i.name,
@@ -60,6 +62,7 @@ impl host::Host for CallState {
     }
 
     fn fetch_client_metadata(&mut self, url: String) -> wasmtime::Result<Result<String, String>> {
+        self.may_write()?;
         let Some(outbound) = self.shared.outbound.clone() else {
             return Ok(Err(
                 "this server fetches no client metadata documents".into()

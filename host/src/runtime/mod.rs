@@ -115,6 +115,25 @@ pub struct CallState {
     /// The call stopped at a blob read because it runs on a tokio worker: the caller
     /// re-runs it off the worker.
     pub needs_blocking_thread: bool,
+    /// The call, begun read-only (`Store::begin_read_only`), stopped at its first write
+    /// or outside effect, before doing it: the caller re-runs it read-write.
+    pub needs_read_write: bool,
+}
+
+/// The trap a read-only call stops with at its first write or outside effect.
+const MOVE_TO_READ_WRITE: &str = "the call writes: re-run it read-write";
+
+impl CallState {
+    /// Called before every write and every effect outside the store (an eID provider,
+    /// a fetch): a call begun read-only stops here, before doing it, so that its re-run
+    /// read-write does it once.
+    pub(crate) fn may_write(&mut self) -> wasmtime::Result<()> {
+        if self.txn.began_read_only() {
+            self.needs_read_write = true;
+            return Err(wasmtime::Error::msg(MOVE_TO_READ_WRITE));
+        }
+        Ok(())
+    }
 }
 
 /// Runs slow, blocking work (argon2: tens of milliseconds; a large blob read; a commit's
@@ -271,6 +290,7 @@ impl Runtime {
             engine_error: None,
             on_worker,
             needs_blocking_thread: false,
+            needs_read_write: false,
         };
         let mut store = Store::new(&self.engine, Slot(Some(state)));
         store.set_epoch_deadline(CALL_DEADLINE_TICKS);

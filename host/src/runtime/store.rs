@@ -19,6 +19,7 @@ impl store::Host for CallState {
     }
 
     fn put(&mut self, key: Vec<u8>, value: Vec<u8>) -> wasmtime::Result<()> {
+        self.may_write()?;
         self.puts += 1;
         if self.faults.trap_on_put == Some(self.puts) {
             wasmtime::bail!("test fault: trap on store.put #{}", self.puts);
@@ -28,6 +29,7 @@ impl store::Host for CallState {
     }
 
     fn delete(&mut self, key: Vec<u8>) -> wasmtime::Result<()> {
+        self.may_write()?;
         self.txn.delete(&data_key(&key));
         Ok(())
     }

@@ -47,6 +47,12 @@ pub type Visitor<'a> = dyn FnMut(&[u8], &[u8]) -> anyhow::Result<()> + 'a;
 pub trait Backend: Send + Sync + 'static {
     /// Starts a transaction.
     fn begin(&self) -> anyhow::Result<Box<dyn BackendTxn>>;
+    /// Starts a transaction that will only read (its commit must write nothing), where
+    /// a backend can make that cheaper (PostgreSQL: `READ ONLY`, whose serializable
+    /// reads need fewer locks).
+    fn begin_read_only(&self) -> anyhow::Result<Box<dyn BackendTxn>> {
+        self.begin()
+    }
     /// At most `limit` committed entries in `[start, end)`, ascending, outside any
     /// transaction (for host workers that only look).
     fn scan_committed(&self, start: &[u8], end: &[u8], limit: usize) -> anyhow::Result<Vec<Entry>>;
@@ -250,6 +256,18 @@ impl Store {
             writes: BTreeMap::new(),
             conflicted: false,
             unavailable: false,
+            read_only: false,
+        }
+    }
+
+    /// Starts a transaction meant only to read (see [`Backend::begin_read_only`]). It
+    /// takes writes like any other, but cannot commit them: the caller checks
+    /// [`Txn::is_read_only`] before the commit and runs the work again in a
+    /// [`Store::begin`] transaction when it wrote.
+    pub fn begin_read_only(self: &Arc<Self>) -> Txn {
+        Txn {
+            read_only: true,
+            ..self.begin()
         }
     }
 
@@ -375,12 +393,17 @@ pub struct Txn {
     conflicted: bool,
     /// A read failed with [`Unavailable`].
     unavailable: bool,
+    /// Begun by [`Store::begin_read_only`].
+    read_only: bool,
 }
 
 impl Txn {
     fn inner(&mut self) -> anyhow::Result<&mut Box<dyn BackendTxn>> {
         if self.inner.is_none() {
-            let txn = self.store.backend.begin();
+            let txn = match self.read_only {
+                true => self.store.backend.begin_read_only(),
+                false => self.store.backend.begin(),
+            };
             self.inner = Some(self.noted(txn)?);
         }
         Ok(self.inner.as_mut().expect("just begun"))
@@ -440,6 +463,11 @@ impl Txn {
             Some(t) => t.round_trips(),
             None => self.store.shared().then_some(0),
         }
+    }
+
+    /// Whether it was begun by [`Store::begin_read_only`].
+    pub fn began_read_only(&self) -> bool {
+        self.read_only
     }
 
     /// Whether the transaction wrote nothing.
@@ -519,6 +547,11 @@ impl Txn {
         }
         if self.inner.is_none() && self.writes.is_empty() {
             return Ok(());
+        }
+        if self.read_only && !self.writes.is_empty() {
+            return Err(CommitError::Backend(anyhow::anyhow!(
+                "a transaction begun read-only wrote; run it again with Store::begin"
+            )));
         }
         self.inner().map_err(CommitError::classify)?;
         let inner = self.inner.take().expect("begun");
@@ -646,6 +679,26 @@ pub(crate) mod tests {
         t.put(b"k", b"v");
         drop(t);
         assert_eq!(s.begin().get(b"k").unwrap(), None);
+    }
+
+    #[test]
+    fn a_transaction_begun_read_only_commits_its_reads_and_refuses_its_writes() {
+        let (s, _d) = store();
+        let mut t = s.begin();
+        t.put(b"k", b"1");
+        t.commit().unwrap();
+        let mut reader = s.begin_read_only();
+        assert_eq!(reader.get(b"k").unwrap(), Some(b"1".to_vec()));
+        reader.commit().unwrap();
+        // One that wrote commits nothing: the caller runs it again read-write.
+        let mut wrote = s.begin_read_only();
+        wrote.put(b"k", b"2");
+        wrote.put(b"new", b"x");
+        assert!(!wrote.is_read_only());
+        assert!(matches!(wrote.commit(), Err(CommitError::Backend(_))));
+        let mut check = s.begin();
+        assert_eq!(check.get(b"k").unwrap(), Some(b"1".to_vec()));
+        assert_eq!(check.get(b"new").unwrap(), None);
     }
 
     #[test]

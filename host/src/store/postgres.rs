@@ -8,7 +8,10 @@
 //!   commit, is a [`Conflict`]: the caller re-runs the call after a short jittered
 //!   pause ([`Backend::retry_delay`]). A lost connection or an exhausted pool is
 //!   [`Unavailable`] (503). The first statement of a transaction is pipelined with its
-//!   `BEGIN`, so a call pays no extra round trip for it.
+//!   `BEGIN`, so a call pays no extra round trip for it. A `GET` or `HEAD` runs first
+//!   as `SERIALIZABLE READ ONLY` ([`Backend::begin_read_only`]), whose reads PostgreSQL
+//!   can release early, so they make fewer writers re-run; one that writes is run
+//!   again read-write (`calls.rs`).
 //! - **Schema** (`MIGRATIONS`): the engine's keys keep their exact bytes and are
 //!   routed by prefix to plain tables with a `bytea` primary key (range scans are
 //!   primary-key index scans): `esign_kv` (engine data and small host tables),
@@ -525,6 +528,19 @@ impl Backend for PgBackend {
             rt: self.handle(),
             conn: Some(conn),
             begun: false,
+            begin: BEGIN,
+            notify: self.notify.clone(),
+            trips: 0,
+        }))
+    }
+
+    fn begin_read_only(&self) -> anyhow::Result<Box<dyn BackendTxn>> {
+        let conn = self.block(self.pool.get()).map_err(pool_error)?;
+        Ok(Box::new(PgTxn {
+            rt: self.handle(),
+            conn: Some(conn),
+            begun: false,
+            begin: BEGIN_READ_ONLY,
             notify: self.notify.clone(),
             trips: 0,
         }))
@@ -764,6 +780,8 @@ pub struct PgTxn {
     conn: Option<Object>,
     /// Whether `BEGIN` was sent.
     begun: bool,
+    /// The `BEGIN` it sends: [`BEGIN`], or [`BEGIN_READ_ONLY`].
+    begin: &'static str,
     /// Whether commits that queue rows send `NOTIFY` (see [`PgBackend::notify`]).
     notify: Arc<std::sync::atomic::AtomicBool>,
     /// Statements awaited so far (`BEGIN` goes with the first).
@@ -771,6 +789,10 @@ pub struct PgTxn {
 }
 
 const BEGIN: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE";
+/// A transaction that only reads: still serializable (PostgreSQL checks read-only
+/// transactions too), but its reads can drop their predicate locks once its snapshot
+/// is known to be safe, so it makes fewer writers re-run. A write in it is refused.
+const BEGIN_READ_ONLY: &str = "BEGIN ISOLATION LEVEL SERIALIZABLE READ ONLY";
 
 impl PgTxn {
     fn block<F: Future>(&self, f: F) -> F::Output {
@@ -794,10 +816,11 @@ impl PgTxn {
         let first = !self.begun;
         self.begun = true;
         self.trips += 1;
+        let begin = self.begin;
         let conn = self.conn.as_ref().expect("not committed");
         self.block(async {
             if first {
-                let (begun, result) = tokio::join!(conn.batch_execute(BEGIN), f(conn));
+                let (begun, result) = tokio::join!(conn.batch_execute(begin), f(conn));
                 begun.map_err(db_error)?;
                 result.map_err(db_error)
             } else {
@@ -927,7 +950,7 @@ impl BackendTxn for PgTxn {
             let failed_early = &failed_early;
             let mut steps: Vec<Step<'_>> = Vec::new();
             if first {
-                steps.push(Box::pin(conn.batch_execute(BEGIN)));
+                steps.push(Box::pin(conn.batch_execute(self.begin)));
             }
             for (st, keys) in &delete_steps {
                 steps.push(Box::pin(
