@@ -296,22 +296,15 @@ pub fn revoke(cx: &mut Cx, req: &Request) -> Response {
             "send the revocation request as application/x-www-form-urlencoded",
         );
     }
-    let form: serde_json::Map<String, Value> = form_urlencoded::parse(&req.body)
-        .map(|(k, v)| (k.into_owned(), Value::String(v.into_owned())))
-        .collect();
-    // The members' limits are the API's (`base::limits`, stated in openapi.json).
-    if let Some((member, max)) = crate::base::limits::too_long(&form) {
-        return oauth_error(
-            400,
-            "invalid_request",
-            format!("`{member}` is longer than {max} characters"),
-        );
-    }
-    let Some(token) = form
-        .get("token")
-        .and_then(Value::as_str)
-        .map(str::to_string)
-    else {
+    // The form as every body is read (`Request::body_fields`: the members' limits of
+    // `base::limits`, stated in openapi.json), its refusals in RFC 6749's shape; a
+    // body too complex to read stays the API's 413.
+    let form = match req.body_fields() {
+        Ok(form) => form,
+        Err(e) if e.status == 413 => return e.into_response(),
+        Err(e) => return oauth_error(400, "invalid_request", e.description),
+    };
+    let Some(token) = form.optional_str("token").ok().flatten() else {
         return oauth_error(400, "invalid_request", "token is required");
     };
     let hash = sha256_hex(token.as_bytes());
