@@ -370,6 +370,19 @@ impl PgBackend {
         self.rt.as_ref().expect("running").handle().clone()
     }
 
+    /// A transaction on a pooled connection that will open with `begin`.
+    fn transaction(&self, begin: &'static str) -> anyhow::Result<Box<dyn BackendTxn>> {
+        let conn = self.block(self.pool.get()).map_err(pool_error)?;
+        Ok(Box::new(PgTxn {
+            rt: self.handle(),
+            conn: Some(conn),
+            begun: false,
+            begin,
+            notify: self.notify.clone(),
+            trips: 0,
+        }))
+    }
+
     /// Connections this host keeps at most.
     pub fn pool_size(&self) -> usize {
         self.pool.status().max_size
@@ -523,27 +536,11 @@ async fn migrate(client: &Object) -> anyhow::Result<()> {
 
 impl Backend for PgBackend {
     fn begin(&self) -> anyhow::Result<Box<dyn BackendTxn>> {
-        let conn = self.block(self.pool.get()).map_err(pool_error)?;
-        Ok(Box::new(PgTxn {
-            rt: self.handle(),
-            conn: Some(conn),
-            begun: false,
-            begin: BEGIN,
-            notify: self.notify.clone(),
-            trips: 0,
-        }))
+        self.transaction(BEGIN)
     }
 
     fn begin_read_only(&self) -> anyhow::Result<Box<dyn BackendTxn>> {
-        let conn = self.block(self.pool.get()).map_err(pool_error)?;
-        Ok(Box::new(PgTxn {
-            rt: self.handle(),
-            conn: Some(conn),
-            begun: false,
-            begin: BEGIN_READ_ONLY,
-            notify: self.notify.clone(),
-            trips: 0,
-        }))
+        self.transaction(BEGIN_READ_ONLY)
     }
 
     fn scan_committed(&self, start: &[u8], end: &[u8], limit: usize) -> anyhow::Result<Vec<Entry>> {
