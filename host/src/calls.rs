@@ -253,13 +253,7 @@ impl Dispatcher {
             };
             let txn = state.txn;
             if read_only {
-                let wrote = !txn.is_read_only();
-                crate::metrics::read_only_call(wrote);
-                if wrote {
-                    read_only = false;
-                    attempt -= 1;
-                    continue;
-                }
+                crate::metrics::read_only_call(false);
             }
             let trips = txn.round_trips();
             let committed = if txn.is_read_only() {

@@ -93,6 +93,7 @@ pub fn pages_json(cx: &mut Cx, doc: &Document, small: bool) -> Value {
             };
             n += 1;
             let (w, h) = if small { (w / 4.0, h / 4.0) } else { (*w, *h) };
+            let seconds = page_views::page_seconds(&views, n);
             out.push(json!({
                 "page_id": format!("{}-{}", f.id, i + 1),
                 "page_num": n,
@@ -105,8 +106,8 @@ pub fn pages_json(cx: &mut Cx, doc: &Document, small: bool) -> Value {
                 "page_width": w,
                 "page_height": h,
                 "thumb_url": thumb,
-                "page_time": page_views::page_seconds(&views, n),
-                "view_duration_seconds": page_views::page_seconds(&views, n),
+                "page_time": seconds,
+                "view_duration_seconds": seconds,
             }));
         }
     }

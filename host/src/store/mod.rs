@@ -260,10 +260,9 @@ impl Store {
         }
     }
 
-    /// Starts a transaction meant only to read (see [`Backend::begin_read_only`]). It
-    /// takes writes like any other, but cannot commit them: the caller checks
-    /// [`Txn::is_read_only`] before the commit and runs the work again in a
-    /// [`Store::begin`] transaction when it wrote.
+    /// Starts a transaction meant only to read (see [`Backend::begin_read_only`]). An
+    /// engine call on it stops before its first write (`CallState::may_write`) and the
+    /// caller runs it again on [`Store::begin`]; a commit with writes is refused.
     pub fn begin_read_only(self: &Arc<Self>) -> Txn {
         Txn {
             read_only: true,
