@@ -10,7 +10,7 @@ use crate::domain::public_files;
 use crate::handlers::documents::{self, create, custom_data, download};
 use crate::handlers::recipients::{self, page, verify};
 use crate::handlers::{
-    admin, agents, attachments, auth, contacts, entity, evidence, folders, mail_templates,
+    admin, agents, app, attachments, auth, contacts, entity, evidence, folders, mail_templates,
     notifications, products, subscriptions, templates, uploads, users, videos,
 };
 
@@ -130,6 +130,11 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/subscriptions/{id}", &["GET", "DELETE"]),
     ("/v1/subscriptions/{id}/secret", &["POST"]),
     ("/s/_/{name}", &["GET"]),
+    ("/app", &["GET", "HEAD"]),
+    ("/app/_/{name}", &["GET"]),
+    ("/app/{view}", &["GET", "HEAD"]),
+    ("/app/{view}/{id}", &["GET", "HEAD"]),
+    ("/app/{view}/{id}/{part}", &["GET", "HEAD"]),
     ("/s/{secret}", &["GET", "HEAD"]),
     ("/v1/recipient/{secret}", &["GET"]),
     ("/v1/recipient/{secret}/verify/start", &["POST"]),
@@ -357,6 +362,12 @@ fn dispatch(
                 .ok_or_else(|| http::ApiError::not_found("asset_not_found", "no such asset"))
         }),
         (_, ["s", secret]) => Ok(recipients::page_route(cx, req, secret)),
+        // The sender's web app: its assets, and the shell of every view.
+        (_, ["app", "_", name]) => only(method, "GET", || {
+            app::asset(name)
+                .ok_or_else(|| http::ApiError::not_found("asset_not_found", "no such asset"))
+        }),
+        (_, ["app", views @ ..]) => Ok(app::shell(req, views)),
         (_, ["v1", "recipient", secret, rest @ ..]) => {
             let mut resp = match recipients::route(cx, req, secret, rest) {
                 Ok(r) => r,

@@ -223,3 +223,48 @@ fn an_operation_with_rules_beyond_its_schema_names_them() {
         "marked, but their 400 does not name the rules: {unnamed:?}"
     );
 }
+
+/// The sender's app (`engine/assets/sender.js`) is a client of the documented API: every
+/// `/v1/...` path it names begins a documented path (its ids are added at run time, so
+/// a literal such as `"/v1/documents/"` must be the start of one, segment by segment).
+#[test]
+fn the_sender_app_calls_only_documented_paths() {
+    const SENDER_JS: &str = include_str!("../assets/sender.js");
+    let doc: Value = serde_json::from_str(OPENAPI_JSON).unwrap();
+    let paths: Vec<&String> = doc["paths"].as_object().unwrap().keys().collect();
+    let mut named = BTreeSet::new();
+    for (i, _) in SENDER_JS.match_indices("\"/v1/") {
+        let rest = &SENDER_JS[i + 1..];
+        let literal = &rest[..rest.find('"').unwrap()];
+        named.insert(literal.split('?').next().unwrap().to_string());
+    }
+    assert!(
+        named.len() > 10,
+        "the app names its paths as literals: {named:?}"
+    );
+    // `"/v1/documents"` names a documented path; `"/v1/documents/"` (an id follows)
+    // names the start of one whose next segment is a parameter.
+    let begins = |path: &str, literal: &str| match literal.strip_suffix('/') {
+        None => path == literal,
+        Some(stem) => path
+            .strip_prefix(stem)
+            .and_then(|rest| rest.strip_prefix("/{"))
+            .is_some(),
+    };
+    for literal in &named {
+        assert!(
+            paths.iter().any(|p| begins(p, literal)),
+            "sender.js calls {literal:?}, which begins no documented path"
+        );
+    }
+    // What follows an id (`path + "/fields"`): a documented path goes on so after a
+    // parameter.
+    for (i, _) in SENDER_JS.match_indices("+ \"/") {
+        let rest = &SENDER_JS[i + 3..];
+        let suffix = rest[..rest.find('"').unwrap()].split('?').next().unwrap();
+        assert!(
+            paths.iter().any(|p| p.contains(&format!("}}{suffix}"))),
+            "sender.js calls {suffix:?} after an id, which no documented path has"
+        );
+    }
+}

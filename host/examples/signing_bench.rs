@@ -10,7 +10,6 @@
 //! Usage: `signing_bench URL EMAIL PASSWORD`. Needs `chromium` and `chromedriver`.
 
 #[path = "../../tests/common/browser.rs"]
-#[allow(dead_code)]
 mod browser;
 
 #[path = "../../tests/common/process.rs"]

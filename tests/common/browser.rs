@@ -5,6 +5,8 @@
 //! Without `chromium` and `chromedriver` installed, [`Browser::start`] returns `None`
 //! (the test skips, saying so) unless `ESIGN_REQUIRE_BROWSER=1`, which CI sets.
 
+#![allow(dead_code)] // each suite uses part of the harness
+
 use fantoccini::actions::{
     InputSource, MOUSE_BUTTON_LEFT, PenActions, PointerAction, TouchActions,
 };
@@ -17,6 +19,15 @@ use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// WebDriver's key codes: Tab, Enter, two arrows, Shift and Alt (held until NULL).
+pub const TAB: &str = "\u{E004}";
+pub const ENTER: &str = "\u{E007}";
+pub const RIGHT: &str = "\u{E014}";
+pub const DOWN: &str = "\u{E015}";
+pub const SHIFT: &str = "\u{E008}";
+pub const ALT: &str = "\u{E00A}";
+pub const NULL: &str = "\u{E000}";
 
 /// Longest single WebDriver call.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -268,31 +279,55 @@ impl Browser {
     /// Presses Tab (at most `max` times) until the focused control's name is `name`,
     /// then Enter: the control works from the keyboard and is in the tab order.
     pub fn keyboard_activate(&self, name: &str, max: usize) {
-        const TAB: &str = "\u{E004}";
-        const ENTER: &str = "\u{E007}";
-        let focused = || {
-            self.js(
-                "const e = document.activeElement;                 return e ? (e.getAttribute('aria-label') || e.innerText || '').trim() : '';",
-                vec![],
-            )
-            .as_str()
-            .unwrap_or("")
-            .to_string()
-        };
+        self.tab_to(name, max);
+        self.press(ENTER);
+    }
+
+    /// The accessible name of the focused element, roughly: its `aria-label`, the text
+    /// of its label, or its own text.
+    pub fn focused_name(&self) -> String {
+        self.js(
+            "const e = document.activeElement; if (!e) return '';\
+             const l = e.labels && e.labels.length ? e.labels[0].innerText : '';\
+             return (e.getAttribute('aria-label') || l || e.innerText || '').trim();",
+            vec![],
+        )
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+    }
+
+    /// Presses Tab (Shift+Tab when `name` is behind) at most `max` times until the
+    /// focused control's name is `name` (or starts with it, for names that go on to say
+    /// how to use the control).
+    pub fn tab_to(&self, name: &str, max: usize) {
+        self.tab_until(name, max, TAB);
+    }
+
+    /// [`Browser::tab_to`] backwards (Shift+Tab).
+    pub fn tab_back_to(&self, name: &str, max: usize) {
+        self.tab_until(name, max, &format!("{SHIFT}{TAB}{NULL}"));
+    }
+
+    fn tab_until(&self, name: &str, max: usize, key: &str) {
         let mut seen = Vec::new();
         for _ in 0..max {
-            if focused() == name {
-                let c = self.c();
-                self.block(async move { c.active_element().await?.send_keys(ENTER).await })
-                    .unwrap();
+            let now = self.focused_name();
+            if now == name || now.starts_with(&format!("{name}.")) {
                 return;
             }
-            let c = self.c();
-            self.block(async move { c.active_element().await?.send_keys(TAB).await })
-                .unwrap();
-            seen.push(focused());
+            seen.push(now);
+            self.press(key);
         }
         panic!("{name:?} not reached with Tab in {max} presses; focus went through {seen:?}");
+    }
+
+    /// Sends `keys` (WebDriver key codes allowed, see [`ENTER`]) to the focused element.
+    pub fn press(&self, keys: &str) {
+        let c = self.c();
+        let keys = keys.to_string();
+        self.block(async move { c.active_element().await?.send_keys(&keys).await })
+            .unwrap();
     }
 
     /// Whether a control named `name` is on the page now.
@@ -327,6 +362,106 @@ impl Browser {
                 Err(e) => panic!("filling {label:?} failed: {e}"),
             }
         }
+    }
+
+    /// [`Browser::fill`] for the last input labelled `label` (the newest of a repeated
+    /// group, such as a second recipient's "First name").
+    pub fn fill_last(&self, label: &str, text: &str) {
+        let xpath = format!(
+            "(//*[(self::input or self::textarea) and @id=//label[normalize-space()='{label}']/@for])[last()]"
+        );
+        let c = self.c();
+        let text = text.to_string();
+        self.block(async move {
+            let el = c.wait().for_element(Locator::XPath(&xpath)).await?;
+            el.clear().await?;
+            el.send_keys(&text).await
+        })
+        .unwrap_or_else(|e| panic!("filling the last {label:?} failed: {e}"));
+    }
+
+    /// Chooses `file` in the file input labelled `label`.
+    pub fn choose_file(&self, label: &str, file: &Path) {
+        let xpath =
+            format!("//input[@type='file' and @id=//label[normalize-space()='{label}']/@for]");
+        let c = self.c();
+        let path = file.display().to_string();
+        self.block(async move {
+            let el = c.wait().for_element(Locator::XPath(&xpath)).await?;
+            el.send_keys(&path).await
+        })
+        .unwrap_or_else(|e| panic!("choosing a file for {label:?} failed: {e}"));
+    }
+
+    /// Downloads go to `dir` (Chromium's DevTools `Browser.setDownloadBehavior`).
+    pub fn downloads_to(&self, dir: &Path) {
+        let c = self.c();
+        let path = dir.display().to_string();
+        self.block(async move {
+            c.issue_cmd(Cdp(
+                "Browser.setDownloadBehavior",
+                json!({"behavior": "allow", "downloadPath": path}),
+            ))
+            .await
+        })
+        .unwrap();
+    }
+
+    /// Opens a new tab and switches to it; returns the handle of the tab it left.
+    pub fn new_tab(&self) -> fantoccini::wd::WindowHandle {
+        let c = self.c();
+        self.block(async move {
+            let old = c.window().await?;
+            let new = c.new_window(true).await?;
+            c.switch_to_window(new.handle).await?;
+            Ok::<_, fantoccini::error::CmdError>(old)
+        })
+        .unwrap()
+    }
+
+    /// Switches to the tab `handle`.
+    pub fn switch_to(&self, handle: &fantoccini::wd::WindowHandle) {
+        let c = self.c();
+        let h = handle.clone();
+        self.block(async move { c.switch_to_window(h).await })
+            .unwrap();
+    }
+
+    /// Drags the element matching `css` by (`dx`, `dy`) CSS pixels with a finger.
+    pub fn touch_drag(&self, css: &str, dx: f64, dy: f64) {
+        let c = self.c();
+        let selector = css.to_string();
+        self.block(async move {
+            let el = c.find(Locator::Css(&selector)).await?;
+            c.execute(
+                "arguments[0].scrollIntoView({block: 'center'});",
+                vec![serde_json::to_value(&el).unwrap()],
+            )
+            .await?;
+            let mut seq = TouchActions::new("finger".into())
+                .then(PointerAction::MoveToElement {
+                    element: el,
+                    duration: None,
+                    x: 0.0,
+                    y: 0.0,
+                })
+                .then(PointerAction::Down {
+                    button: MOUSE_BUTTON_LEFT,
+                });
+            for _ in 0..5 {
+                seq = seq.then(PointerAction::MoveBy {
+                    duration: Some(Duration::from_millis(40)),
+                    x: dx / 5.0,
+                    y: dy / 5.0,
+                });
+            }
+            let seq = seq.then(PointerAction::Up {
+                button: MOUSE_BUTTON_LEFT,
+            });
+            c.perform_actions(seq).await?;
+            c.release_actions().await
+        })
+        .unwrap_or_else(|e| panic!("dragging {css:?} failed: {e}"));
     }
 
     /// Draws a zig-zag across the element matching `css` with a finger or a pen.
@@ -391,6 +526,12 @@ impl Browser {
     /// `id: description (targets)` lines. `None` when axe-core is not installed
     /// (`npm ci --prefix tests/browser`) and the browser is not required.
     pub fn accessibility_problems(&self) -> Option<Vec<String>> {
+        self.violations(&["serious", "critical"])
+    }
+
+    /// axe-core's violations of the given impacts (all of them for `&[]`), as
+    /// `id: description (targets)` lines; `None` as [`Browser::accessibility_problems`].
+    pub fn violations(&self, impacts: &[&str]) -> Option<Vec<String>> {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../tests/browser/node_modules/axe-core/axe.min.js");
         let Ok(axe) = std::fs::read_to_string(&path) else {
@@ -422,10 +563,23 @@ impl Browser {
                 .as_array()
                 .unwrap()
                 .iter()
-                .filter(|v| matches!(v["impact"].as_str(), Some("serious" | "critical")))
+                .filter(|v| {
+                    impacts.is_empty() || impacts.contains(&v["impact"].as_str().unwrap_or(""))
+                })
                 .map(|v| format!("{}: {} ({})", v["id"], v["help"], v["targets"]))
                 .collect(),
         )
+    }
+
+    /// Fails with the violations if axe-core finds any at all, of any impact.
+    pub fn assert_no_violations(&self, screen: &str) {
+        if let Some(problems) = self.violations(&[]) {
+            assert!(
+                problems.is_empty(),
+                "axe-core's violations on the {screen} screen:\n{}",
+                problems.join("\n")
+            );
+        }
     }
 
     /// Fails with the violations if axe-core finds any serious or critical one.

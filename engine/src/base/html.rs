@@ -1,11 +1,36 @@
-//! HTML for the engine's pages: escaping, and the page shell in the signing page's style.
+//! HTML for the engine's pages: their security headers, escaping, and the page shell in
+//! the signing page's style.
 
 use crate::base::api::Response;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 
 /// A hash of the assets, set by `build.rs`: their URLs change when they do.
-const VERSION: &str = env!("ESIGN_ASSETS_VERSION");
+pub const VERSION: &str = env!("ESIGN_ASSETS_VERSION");
+
+/// The engine's pages' Content-Security-Policy (the signing page, the sender's app):
+/// only this origin's scripts, styles, fonts and images (signatures are drawn into
+/// `data:`/`blob:` images), never framed.
+pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
+    img-src 'self' data: blob:; media-src 'self'; font-src 'self'; connect-src 'self'; \
+    frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+/// Headers every page and every recipient-facing response carries.
+pub fn safety_headers(headers: &mut Vec<(String, String)>) {
+    for (k, v) in [
+        ("content-security-policy", CSP),
+        ("referrer-policy", "no-referrer"),
+        ("x-content-type-options", "nosniff"),
+        ("x-frame-options", "DENY"),
+    ] {
+        if !headers.iter().any(|(n, _)| n == k) {
+            headers.push((k.into(), v.into()));
+        }
+    }
+    if !headers.iter().any(|(n, _)| n == "cache-control") {
+        headers.push(("cache-control".into(), "no-store".into()));
+    }
+}
 
 /// Text made safe inside HTML elements and attribute values.
 pub fn esc(s: &str) -> String {

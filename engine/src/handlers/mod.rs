@@ -4,6 +4,7 @@
 
 pub mod admin;
 pub mod agents;
+pub mod app;
 pub mod attachments;
 pub mod auth;
 pub mod contacts;

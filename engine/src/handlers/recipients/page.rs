@@ -27,28 +27,7 @@ const FONT: &[u8] = include_bytes!("../../../assets/dancing-script-latin-400.wof
 const FONT_LICENSE: &[u8] = include_bytes!("../../../assets/dancing-script-OFL.txt");
 const VIDEO_POSTER: &[u8] = include_bytes!("../../../assets/video.svg");
 
-/// The page's Content-Security-Policy: only this origin's scripts, styles, fonts and
-/// images (signatures are drawn into `data:`/`blob:` images), never framed.
-pub const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-    img-src 'self' data: blob:; media-src 'self'; font-src 'self'; connect-src 'self'; \
-    frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
-
-/// Headers every recipient-facing response carries.
-pub fn safety_headers(headers: &mut Vec<(String, String)>) {
-    for (k, v) in [
-        ("content-security-policy", CSP),
-        ("referrer-policy", "no-referrer"),
-        ("x-content-type-options", "nosniff"),
-        ("x-frame-options", "DENY"),
-    ] {
-        if !headers.iter().any(|(n, _)| n == k) {
-            headers.push((k.into(), v.into()));
-        }
-    }
-    if !headers.iter().any(|(n, _)| n == "cache-control") {
-        headers.push(("cache-control".into(), "no-store".into()));
-    }
-}
+pub use crate::base::html::safety_headers;
 
 /// Whether the client asked for a page rather than JSON.
 pub fn wants_html(req: &Request) -> bool {

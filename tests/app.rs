@@ -1,0 +1,440 @@
+//! The sender's web app (`/app`) in a real browser (Debian's Chromium, headless,
+//! through chromedriver): a sender signs in, creates a document from a PDF, places
+//! fields with the keyboard alone (and, on a phone, by touch), sends it, follows it and
+//! downloads the sealed result; a template made in the app starts a second document.
+//! What the app did is checked through the REST API; axe-core checks every screen for
+//! violations of any impact.
+//!
+//! Skipped (with a message) where Chromium is not installed, unless
+//! `ESIGN_REQUIRE_BROWSER=1` (CI). One browser at a time: the tests share a lock.
+
+#[path = "common/browser.rs"]
+mod browser;
+mod common;
+
+use browser::{ALT, Browser, DOWN, ENTER, NULL, RIGHT, SHIFT};
+use common::*;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+static ONE_BROWSER: Mutex<()> = Mutex::new(());
+
+fn one_browser() -> std::sync::MutexGuard<'static, ()> {
+    ONE_BROWSER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A name with markup in it: the app must show it as text, never as elements.
+const MARKUP_NAME: &str = "Offer <img src=x id=injected> & <b>terms</b>";
+
+/// Where screenshots go: the target dir, and `docs/` when `ESIGN_UPDATE_SCREENSHOTS=1`
+/// (the README shows those).
+fn screenshot(b: &Browser, name: &str) {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    b.screenshot(&dir.join(name));
+    if std::env::var("ESIGN_UPDATE_SCREENSHOTS").is_ok_and(|v| v == "1") {
+        let docs = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs");
+        std::fs::create_dir_all(&docs).unwrap();
+        std::fs::copy(dir.join(name), docs.join(name)).unwrap();
+    }
+}
+
+/// A two-page PDF in a fresh directory.
+fn sample_pdf(dir: &Path) -> PathBuf {
+    let path = dir.join("offer.pdf");
+    std::fs::write(&path, esign::pdf::sample_pdf(2)).unwrap();
+    path
+}
+
+/// Signs in through the app's form (the browser is on a sign-in screen).
+fn sign_in(b: &Browser) {
+    b.wait_for_text("Sign in");
+    b.fill("Email", ADMIN_EMAIL);
+    b.fill("Password", ADMIN_PASSWORD);
+    b.click("Sign in");
+    b.wait_js(
+        20,
+        "signed in",
+        "return [...document.querySelectorAll('button')].some(x => x.innerText === 'Sign out')",
+    );
+}
+
+/// The id of the document whose page or builder the app shows.
+fn document_in_url(b: &Browser) -> String {
+    let v = b.wait_js(
+        20,
+        "a document's URL",
+        "const m = location.pathname.match(/^\\/app\\/documents\\/([^/]+)\\/fields$/); return m ? m[1] : '';",
+    );
+    v.as_str().unwrap().to_string()
+}
+
+/// Whether an element made from the markup in [`MARKUP_NAME`] is anywhere in the page.
+fn markup_became_elements(b: &Browser) -> bool {
+    b.js(
+        "return !!document.getElementById('injected') || [...document.querySelectorAll('b')].some(x => x.innerText === 'terms')",
+        vec![],
+    ) == true
+}
+
+fn fields_of(s: &Server, t: &str, id: &str) -> Vec<Value> {
+    let (status, f) = s.get_as(t, &format!("/v1/documents/{id}/fields"));
+    assert_eq!(status, 200, "{f}");
+    f["fields"].as_array().unwrap().clone()
+}
+
+fn secret_of(d: &Value, i: usize) -> String {
+    d["recipients"][i]["document_url"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// A recipient signs on the signing page with a typed name, in a tab of its own.
+fn sign_on_the_signing_page(b: &Browser, s: &Server, secret: &str, name: &str) {
+    b.goto(&s.url(&format!("/s/{secret}")));
+    b.wait_for_text("sign at the bottom");
+    b.fill("Full name", name);
+    b.click("Sign");
+    b.wait_js(
+        30,
+        "the signature taken",
+        "return document.body.innerText.includes('You signed the document') || document.body.innerText.includes('You have signed')",
+    );
+}
+
+#[test]
+fn a_sender_signs_in_creates_places_fields_by_keyboard_sends_follows_and_downloads() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    // Tokens of one user at least 4 s apart, so the app's answer to a 429 shows.
+    let s = Server::start_with(&["--token-min-interval-ms", "4000"], &[]);
+    let dir = fresh_dir("app");
+    let pdf = sample_pdf(&dir);
+
+    // A view's URL survives signing in: the app asks for the password, then shows it.
+    b.goto(&s.url("/app/documents?filter=draft"));
+    b.wait_for_text("Sign in");
+    b.assert_no_violations("sign-in");
+    // A wrong password is refused in the page.
+    b.fill("Email", ADMIN_EMAIL);
+    b.fill("Password", "not-the-password");
+    b.click("Sign in");
+    b.wait_js(
+        20,
+        "the refusal",
+        "const a = document.querySelector('[role=alert]'); return a && !a.hidden && a.innerText.length > 0",
+    );
+    b.assert_no_violations("sign-in with an error");
+    // A token issued to the same user just now: the app says when to try again.
+    let t = s.admin_token();
+    b.fill("Password", ADMIN_PASSWORD);
+    b.click("Sign in");
+    b.wait_for_text("Too many attempts: try again in");
+    std::thread::sleep(Duration::from_millis(4200));
+    sign_in(&b);
+    b.wait_js(
+        20,
+        "the drafts list",
+        "return location.pathname + location.search === '/app/documents?filter=draft' && document.querySelector('h1').innerText === 'Documents'",
+    );
+    b.assert_no_violations("documents (empty)");
+
+    // A new document from a PDF, two signers in order.
+    b.click("New document");
+    b.wait_for_text("Recipients");
+    b.fill("Document name", MARKUP_NAME);
+    b.choose_file("File", &pdf);
+    b.js(
+        "const l = [...document.querySelectorAll('label')].find(x => x.innerText === 'Sign in order'); document.getElementById(l.htmlFor).click();",
+        vec![],
+    );
+    b.click("Add recipient");
+    b.fill_last("First name", "Ann");
+    b.fill_last("Last name", "Tester");
+    b.fill_last("Email", "ann@example.com");
+    b.click("Add recipient");
+    b.fill_last("First name", "Bob");
+    b.fill_last("Last name", "Tester");
+    b.fill_last("Email", "bob@example.com");
+    b.assert_no_violations("new document");
+    b.click("Create and place fields");
+    let id = document_in_url(&b);
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(d["name"], MARKUP_NAME, "{d}");
+    assert_eq!(d["is_signing_order"], true, "{d}");
+    let ann = d["recipients"][0]["id"].as_str().unwrap().to_string();
+    let bob = d["recipients"][1]["id"].as_str().unwrap().to_string();
+    assert_eq!(d["recipients"][0]["email"], "ann@example.com");
+    assert_eq!(
+        d["recipients"][1]["order_num"]
+            .to_string()
+            .trim_matches('"'),
+        "2"
+    );
+
+    // The field builder: the pages' images, then a signature field for each signer
+    // placed and sized with the keyboard alone.
+    b.wait_js(
+        60,
+        "the page images",
+        "const i = [...document.querySelectorAll('.page img')]; return i.length === 2 && i.every(x => x.complete && x.naturalWidth > 0)",
+    );
+    b.js(
+        "document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0)",
+        vec![],
+    );
+    b.tab_to("Field type", 40);
+    b.tab_to("Add field", 5);
+    b.press(ENTER);
+    b.wait_js(
+        10,
+        "the new field focused",
+        "return document.activeElement.classList.contains('box')",
+    );
+    // Shift+Down moves 10 points: 5 presses, 50 points down; Alt+Right widens by 1.
+    for _ in 0..5 {
+        b.press(&format!("{SHIFT}{DOWN}{NULL}"));
+    }
+    b.press(&format!("{ALT}{RIGHT}{NULL}"));
+    b.wait_for_text("Resized: Signature for Ann Tester");
+    // Back to the toolbar: Bob's field.
+    b.tab_back_to("For", 10);
+    b.press("Bob");
+    b.tab_to("Add field", 5);
+    b.press(ENTER);
+    b.wait_for_text("Added Signature for Bob Tester");
+    for _ in 0..3 {
+        b.press(&format!("{SHIFT}{RIGHT}{NULL}"));
+    }
+    b.wait_for_text("All changes saved");
+    screenshot(&b, "app-field-builder.png");
+    b.assert_no_violations("field builder");
+    let fields = wait_until(20, "both fields saved", || {
+        let f = fields_of(&s, &t, &id);
+        (f.len() == 2 && f[1]["field_left"].as_f64() == Some(102.0)).then_some(f)
+    });
+    assert_eq!(fields[0]["field_type"], "signature");
+    assert_eq!(fields[0]["recipient_id"], ann.as_str());
+    assert_eq!(fields[0]["field_top"].as_f64(), Some(122.0), "{fields:?}");
+    assert_eq!(fields[0]["field_width"].as_f64(), Some(201.0), "{fields:?}");
+    assert_eq!(fields[1]["recipient_id"], bob.as_str());
+    assert!(
+        !markup_became_elements(&b),
+        "the name became elements in the builder"
+    );
+
+    // Send, from the keyboard too.
+    b.tab_to("Send", 80);
+    b.press(ENTER);
+    s.wait_status(&t, &id, "sent");
+    b.wait_for_text("Timeline");
+    b.wait_for_text("Hash chain checked");
+    assert!(b.text("main h1").contains("<img src=x id=injected>"));
+    assert!(
+        !markup_became_elements(&b),
+        "the name became elements on its page"
+    );
+    b.assert_no_violations("document");
+
+    // The first signer signs on the signing page (in another tab); the sender's page
+    // follows.
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let app_tab = b.new_tab();
+    sign_on_the_signing_page(&b, &s, &secret_of(&d, 0), "Ann Tester");
+    b.switch_to(&app_tab);
+    b.wait_js(
+        30,
+        "Ann's signature in the timeline",
+        "return [...document.querySelectorAll('.timeline li')].some(li => li.innerText.includes('Ann Tester') && li.innerText.includes('partially_signed'))",
+    );
+    b.new_tab();
+    sign_on_the_signing_page(&b, &s, &secret_of(&d, 1), "Bob Tester");
+    b.switch_to(&app_tab);
+    s.wait_status(&t, &id, "signed");
+    b.wait_js(
+        60,
+        "the sealed PDF offered",
+        "return [...document.querySelectorAll('button')].some(x => x.innerText === 'Download the sealed PDF')",
+    );
+    screenshot(&b, "app-document-timeline.png");
+    b.assert_no_violations("signed document");
+
+    // The download is the sealed PDF the API serves.
+    let downloads = fresh_dir("app-downloads");
+    b.downloads_to(&downloads);
+    b.click("Download the sealed PDF");
+    let got = wait_until(30, "the downloaded PDF", || {
+        let f = std::fs::read_dir(&downloads)
+            .ok()?
+            .filter_map(|e| e.ok())
+            .find(|e| e.path().extension().is_some_and(|x| x == "pdf"))?;
+        std::fs::read(f.path())
+            .ok()
+            .filter(|b| b.ends_with(b"%%EOF\n") || b.ends_with(b"%%EOF"))
+    });
+    let api = s
+        .get(&format!("/v1/documents/{id}/download?direct=true"))
+        .bearer_auth(&t)
+        .send()
+        .unwrap()
+        .bytes()
+        .unwrap();
+    assert_eq!(
+        got,
+        api.to_vec(),
+        "the app's download is the API's sealed PDF"
+    );
+    assert!(
+        esign::pdf::extract_text(&got)
+            .unwrap()
+            .contains("Audit certificate")
+    );
+
+    // The list: the document, its name as text.
+    b.click("Documents");
+    b.wait_js(
+        20,
+        "the list",
+        "return document.querySelectorAll('table.list tbody tr').length === 1",
+    );
+    assert!(b.text("table.list").contains("<b>terms</b>"));
+    screenshot(&b, "app-documents.png");
+    b.assert_no_violations("documents");
+    assert!(
+        !markup_became_elements(&b),
+        "the name became elements in the list"
+    );
+    // Back returns to the document's page.
+    b.js("history.back()", vec![]);
+    b.wait_for_text("Hash chain checked");
+
+    // Signing out revokes the token and forgets it: the app asks again.
+    b.click("Sign out");
+    b.wait_for_text("Sign in");
+    assert_eq!(b.js("return location.pathname", vec![]), "/app/sign-in");
+}
+
+#[test]
+fn on_a_phone_a_field_is_placed_by_touch_and_a_template_starts_a_second_document() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let dir = fresh_dir("app-phone");
+    let pdf = sample_pdf(&dir);
+    b.phone(375, 800);
+    b.goto(&s.url("/app"));
+    sign_in(&b);
+    std::thread::sleep(Duration::from_millis(1100));
+    let t = s.admin_token();
+    let too_wide = || b.js("return document.documentElement.scrollWidth > 375", vec![]) == true;
+    assert!(!too_wide(), "the list is wider than the phone");
+
+    // A template made in the app, with one role.
+    b.click("Templates");
+    b.fill("Template name", "Standard offer");
+    b.choose_file("File", &pdf);
+    b.fill("Roles (comma-separated)", "Client");
+    b.click("Create template");
+    b.wait_for_text("Standard offer");
+    b.assert_no_violations("templates");
+    let (_, list) = s.get_as(&t, "/v1/templates");
+    let tpl = list["templates"][0]["id"].as_str().unwrap().to_string();
+    wait_until(60, "the template ready", || {
+        let (_, v) = s.get_as(&t, &format!("/v1/templates/{tpl}"));
+        (v["status"] == "ready").then_some(())
+    });
+    b.click("Templates");
+    b.click("Use Standard offer");
+    b.wait_for_text("Recipients");
+    b.click("Add recipient");
+    b.fill_last("First name", "Cleo");
+    b.fill_last("Last name", "Client");
+    b.fill_last("Email", "cleo@example.com");
+    b.fill_last("Template role", "Client");
+    assert!(!too_wide(), "the form is wider than the phone");
+    b.click("Create and place fields");
+    let id = document_in_url(&b);
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(d["name"], "Standard offer", "{d}");
+    assert_eq!(d["recipients"][0]["role_name"], "Client", "{d}");
+
+    // A field added with a tap, then dragged with a finger.
+    b.wait_js(
+        60,
+        "the page images",
+        "const i = [...document.querySelectorAll('.page img')]; return i.length > 0 && i.every(x => x.complete && x.naturalWidth > 0)",
+    );
+    b.click("Add field");
+    b.wait_for_text("All changes saved");
+    let before = wait_until(20, "the field saved", || fields_of(&s, &t, &id).pop());
+    b.touch_drag(".box", 60.0, 90.0);
+    let after = wait_until(20, "the moved field saved", || {
+        fields_of(&s, &t, &id)
+            .pop()
+            .filter(|f| f["field_top"] != before["field_top"])
+    });
+    let moved = |k: &str| after[k].as_f64().unwrap() - before[k].as_f64().unwrap();
+    assert!(
+        moved("field_left") > 20.0 && moved("field_top") > 30.0,
+        "{before} -> {after}"
+    );
+    assert!(!too_wide(), "the builder is wider than the phone");
+    b.assert_no_violations("field builder on a phone");
+    b.click("Send");
+    s.wait_status(&t, &id, "sent");
+    b.wait_for_text("Timeline");
+    assert!(!too_wide(), "the document page is wider than the phone");
+    screenshot(&b, "app-phone-document.png");
+}
+
+#[test]
+fn the_app_s_pages_carry_its_policy_and_unknown_views_answer_404() {
+    let s = Server::start(&[]);
+    for path in [
+        "/app",
+        "/app/documents",
+        "/app/documents/abc/fields",
+        "/app/settings",
+    ] {
+        let r = s.get(path).send().unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let csp = r.headers()["content-security-policy"]
+            .to_str()
+            .unwrap()
+            .to_string();
+        assert!(
+            csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"),
+            "{csp}"
+        );
+        assert_eq!(r.headers()["cache-control"], "no-store");
+        let html = r.text().unwrap();
+        let js = html
+            .split("src=\"")
+            .nth(1)
+            .and_then(|x| x.split('"').next())
+            .unwrap()
+            .to_string();
+        assert!(js.starts_with("/app/_/sender.js?v="), "{html}");
+        let asset = s.get(&js).send().unwrap();
+        assert_eq!(asset.status(), 200);
+        assert!(
+            asset.headers()["cache-control"]
+                .to_str()
+                .unwrap()
+                .contains("immutable")
+        );
+    }
+    for path in ["/app/nothing", "/app/documents/abc/other"] {
+        let r = s.get(path).send().unwrap();
+        assert_eq!(r.status(), 404, "{path}");
+        assert!(r.text().unwrap().contains("/app/_/sender.js"));
+    }
+    assert_eq!(s.get("/app/_/nothing.js").send().unwrap().status(), 404);
+    assert_eq!(s.post("/app/documents").send().unwrap().status(), 405);
+}
