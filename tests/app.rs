@@ -112,8 +112,16 @@ fn sign_on_the_signing_page(b: &Browser, s: &Server, secret: &str, name: &str) {
 fn a_sender_signs_in_creates_places_fields_by_keyboard_sends_follows_and_downloads() {
     let _one = one_browser();
     let Some(b) = Browser::start() else { return };
-    // Tokens of one user at least 4 s apart, so the app's answer to a 429 shows.
-    let s = Server::start_with(&["--token-min-interval-ms", "4000"], &[]);
+    // Tokens of one user at least 4 s apart, so the app's answer to a 429 shows; a
+    // webhook target on loopback allowed.
+    let s = Server::start_with(
+        &[
+            "--token-min-interval-ms",
+            "4000",
+            "--outbound-allow-private",
+        ],
+        &[],
+    );
     let dir = fresh_dir("app");
     let pdf = sample_pdf(&dir);
 
@@ -314,6 +322,17 @@ fn a_sender_signs_in_creates_places_fields_by_keyboard_sends_follows_and_downloa
     b.js("history.back()", vec![]);
     b.wait_for_text("Hash chain checked");
 
+    // A webhook subscription made in Settings: its secret shown once, then listed.
+    b.click("Settings");
+    b.fill("Target URL", "https://127.0.0.1:9/hook");
+    b.click("Subscribe");
+    b.wait_for_text("Its signing secret, shown only now:");
+    b.wait_for_text("Unsubscribe https://127.0.0.1:9/hook");
+    let (_, subs) = s.get_as(&t, "/v1/subscriptions");
+    assert_eq!(subs[0]["target_url"], "https://127.0.0.1:9/hook", "{subs}");
+    assert_eq!(subs[0]["event"], "document.signed", "{subs}");
+    b.assert_no_violations("settings");
+
     // Signing out revokes the token and forgets it: the app asks again.
     b.click("Sign out");
     b.wait_for_text("Sign in");
@@ -321,7 +340,7 @@ fn a_sender_signs_in_creates_places_fields_by_keyboard_sends_follows_and_downloa
 }
 
 #[test]
-fn on_a_phone_a_field_is_placed_by_touch_and_a_template_starts_a_second_document() {
+fn on_a_phone_a_template_s_field_is_placed_by_touch_and_the_template_starts_a_document() {
     let _one = one_browser();
     let Some(b) = Browser::start() else { return };
     let s = Server::start(&[]);
@@ -349,7 +368,31 @@ fn on_a_phone_a_field_is_placed_by_touch_and_a_template_starts_a_second_document
         let (_, v) = s.get_as(&t, &format!("/v1/templates/{tpl}"));
         (v["status"] == "ready").then_some(())
     });
+    // Its fields, placed in the app by a tap: a signature for the Client role.
     b.click("Templates");
+    b.click("Edit fields of Standard offer");
+    b.wait_js(
+        60,
+        "the template's page images",
+        "const i = [...document.querySelectorAll('.page img')]; return i.length === 2 && i.every(x => x.complete && x.naturalWidth > 0)",
+    );
+    b.click("Add field");
+    b.wait_for_text("All changes saved");
+    let placed = wait_until(20, "the template's field saved", || {
+        let (_, v) = s.get_as(&t, &format!("/v1/templates/{tpl}"));
+        v["page_fields"]
+            .as_array()
+            .filter(|f| f.len() == 1)
+            .cloned()
+    });
+    assert_eq!(placed[0]["role_name"], "Client", "{placed:?}");
+    assert_eq!(placed[0]["field_type"], "signature", "{placed:?}");
+    assert!(
+        !too_wide(),
+        "the template's builder is wider than the phone"
+    );
+    b.assert_no_violations("a template's field builder on a phone");
+    b.click("Back to the templates");
     b.click("Use Standard offer");
     b.wait_for_text("Recipients");
     b.click("Add recipient");
@@ -364,15 +407,14 @@ fn on_a_phone_a_field_is_placed_by_touch_and_a_template_starts_a_second_document
     assert_eq!(d["name"], "Standard offer", "{d}");
     assert_eq!(d["recipients"][0]["role_name"], "Client", "{d}");
 
-    // A field added with a tap, then dragged with a finger.
+    // The template's field is Cleo's; dragged with a finger.
     b.wait_js(
         60,
         "the page images",
         "const i = [...document.querySelectorAll('.page img')]; return i.length > 0 && i.every(x => x.complete && x.naturalWidth > 0)",
     );
-    b.click("Add field");
-    b.wait_for_text("All changes saved");
-    let before = wait_until(20, "the field saved", || fields_of(&s, &t, &id).pop());
+    let before = wait_until(20, "the template's field", || fields_of(&s, &t, &id).pop());
+    assert_eq!(before["recipient_id"], d["recipients"][0]["id"], "{before}");
     b.touch_drag(".box", 60.0, 90.0);
     let after = wait_until(20, "the moved field saved", || {
         fields_of(&s, &t, &id)
@@ -437,4 +479,181 @@ fn the_app_s_pages_carry_its_policy_and_unknown_views_answer_404() {
     }
     assert_eq!(s.get("/app/_/nothing.js").send().unwrap().status(), 404);
     assert_eq!(s.post("/app/documents").send().unwrap().status(), 405);
+}
+
+/// Every screen of the app in Swedish, chosen with the switcher: no word missing from
+/// the catalogue, the page's language said, axe-core content, and the choice kept
+/// across a reload.
+#[test]
+fn every_screen_in_swedish_with_no_missing_word() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Avtal",
+        serde_json::json!([person("Ann", "Tester", "ann@example.com")]),
+        serde_json::json!({}),
+    );
+    b.goto(&s.url("/app/documents"));
+    sign_in(&b);
+    // The switcher in the header.
+    b.js(
+        "const l = [...document.querySelectorAll('label')].find(x => x.innerText === 'Language');\
+         const s = document.getElementById(l.htmlFor); s.value = 'sv'; s.dispatchEvent(new Event('change'));",
+        vec![],
+    );
+    b.wait_js(20, "Swedish", "return document.documentElement.lang === 'sv' && document.querySelector('h1').innerText === 'Dokument'");
+    let check = |screen: &str| {
+        let missing = b.js("return window.esignMissingWords", vec![]);
+        assert_eq!(
+            missing,
+            serde_json::json!([]),
+            "words missing on the {screen} screen"
+        );
+        assert_eq!(b.js("return document.documentElement.lang", vec![]), "sv");
+        b.assert_no_violations(screen);
+    };
+    check("documents");
+    b.click("Mallar");
+    b.wait_for_text("Ny mall");
+    check("templates");
+    b.click("Inställningar");
+    b.wait_for_text("Signeringscertifikat");
+    check("settings");
+    b.click("Nytt dokument");
+    b.wait_for_text("Lägg till mottagare");
+    b.click("Lägg till mottagare");
+    check("new document");
+    b.goto(&s.url("/app/nothing"));
+    // A reload asks for the password again, in the language chosen before.
+    b.wait_for_text("Logga in");
+    check("sign-in");
+    b.fill("E-post", ADMIN_EMAIL);
+    b.fill("Lösenord", ADMIN_PASSWORD);
+    b.click("Logga in");
+    b.wait_for_text("Sidan finns inte");
+    check("page not found");
+    b.js(&format!("history.pushState(null, '', '/app/documents/{id}'); dispatchEvent(new PopStateEvent('popstate'))"), vec![]);
+    b.wait_for_text("Händelser");
+    b.wait_for_text("Hashkedjan kontrollerad");
+    check("document");
+    b.click("Redigera fält");
+    b.wait_for_text("Lägg till fält");
+    b.click("Lägg till fält");
+    b.wait_for_text("Alla ändringar sparade");
+    check("field builder");
+}
+
+/// The acts after sending, in the app: a recipient's address corrected, a revision
+/// published, the document marked signed; a file signed elsewhere archived; a PDF
+/// verified. Each checked through the API.
+#[test]
+fn a_sender_corrects_revises_marks_signed_archives_and_verifies() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let dir = fresh_dir("app-acts");
+    let pdf = sample_pdf(&dir);
+    let t = s.admin_token();
+    // In order: Bo is not reached until Ann has signed, so his address can be corrected.
+    let mut ann = person("Ann", "Tester", "ann@example.com");
+    ann["order_num"] = 1.into();
+    let mut bo = person("Bo", "Tester", "bo@wrong.example");
+    bo["order_num"] = 2.into();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Lease",
+        serde_json::json!([ann, bo]),
+        serde_json::json!({"is_signing_order": true}),
+    );
+    let (status, b0) = s.post_json(
+        &t,
+        &format!("/v1/documents/{id}/send"),
+        &serde_json::json!({}),
+    );
+    assert_eq!(status, 200, "{b0}");
+    s.wait_status(&t, &id, "sent");
+    b.goto(&s.url(&format!("/app/documents/{id}")));
+    sign_in(&b);
+    b.wait_for_text("Hash chain checked");
+
+    // The address corrected.
+    b.js(
+        "[...document.querySelectorAll('summary')].find(x => x.innerText === 'Correct Bo Tester').click()",
+        vec![],
+    );
+    b.fill_last("Email", "bo@right.example");
+    b.click("Save the correction");
+    wait_until(20, "the corrected address", || {
+        let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+        (d["recipients"][1]["email"] == "bo@right.example").then_some(())
+    });
+    b.assert_no_violations("document with a correction");
+
+    // A revision (not sent).
+    b.wait_for_text("Publish a revision");
+    b.js(
+        "[...document.querySelectorAll('summary')].find(x => x.innerText === 'Publish a revision').click()",
+        vec![],
+    );
+    b.fill("Message to the recipients", "Page 2 changed");
+    b.click("Publish");
+    wait_until(30, "the revision", || {
+        let (_, r) = s.get_as(&t, &format!("/v1/documents/{id}/revisions"));
+        let n = r
+            .as_array()
+            .map(Vec::len)
+            .or_else(|| r["revisions"].as_array().map(Vec::len));
+        (n.unwrap_or(0) >= 1).then_some(())
+    });
+
+    // Marked signed (the confirmation answered yes).
+    b.js("window.confirm = () => true", vec![]);
+    b.wait_for_text("Mark signed");
+    b.click("Mark signed");
+    wait_until(30, "marked signed", || {
+        let (_, st) = s.get_as(&t, &format!("/v1/documents/{id}/status"));
+        st["status"]
+            .as_str()
+            .filter(|x| x.starts_with("signed"))
+            .map(|_| ())
+    });
+
+    // A file signed elsewhere, archived.
+    b.click("New document");
+    b.wait_for_text("Start from");
+    b.js(
+        "const l = [...document.querySelectorAll('label')].find(x => x.innerText === 'Start from');\
+         const s = document.getElementById(l.htmlFor); s.value = 'archive'; s.dispatchEvent(new Event('change'));",
+        vec![],
+    );
+    b.fill("Document name", "Old contract");
+    b.choose_file("File", &pdf);
+    // No recipients for an archived file: their part of the form is hidden.
+    assert_eq!(
+        b.js("const x = [...document.querySelectorAll('button')].find(x => x.innerText === 'Add recipient'); return !!x && x.closest('[hidden]') !== null", vec![]),
+        true
+    );
+    b.click("Archive the file");
+    b.wait_for_text("Old contract");
+    let (_, list) = s.get_as(&t, "/v1/documents?filter=archive");
+    assert!(
+        list.as_array()
+            .unwrap()
+            .iter()
+            .any(|d| d["name"] == "Old contract"),
+        "{list}"
+    );
+
+    // A PDF verified: this one carries no signature.
+    b.click("Documents");
+    b.wait_for_text("Verify a PDF");
+    b.choose_file("PDF to verify", &pdf);
+    b.click("Verify");
+    b.wait_for_text("This PDF carries no signature.");
+    b.assert_no_violations("documents with a verification");
 }

@@ -8,6 +8,10 @@
 // origin's page can make the browser send it (the API takes only the Authorization
 // header, which a browser never adds by itself). A reload asks for the password again
 // and then returns to the view the URL names.
+//
+// Words: every text the app shows comes from engine/assets/messages-{lang}.json by
+// key (t("nav.documents")); engine/src/handlers/app.rs tests that every language has
+// every key the script uses.
 "use strict";
 
 (function () {
@@ -17,6 +21,56 @@
   let refreshTimer = null;
   let me = null;
   let afterSignIn = null;
+
+  // ---------- words: the message catalogue ----------
+  // The language: the one chosen with the switcher (kept in localStorage: a preference,
+  // not a secret), else the first of the browser's languages (what it sends as
+  // Accept-Language) that the app has, else English.
+  const LANGS = { en: "English", sv: "Svenska", nb: "Norsk bokmål", da: "Dansk", fi: "Suomi", de: "Deutsch", fr: "Français", es: "Español", nl: "Nederlands", pl: "Polski" };
+  const version = document.documentElement.dataset.assets || "";
+  let lang = "en", words = {}, english = {};
+  // Keys asked for and not in the language's catalogue (the tests read it).
+  const missing = window.esignMissingWords = [];
+  function t(key, vars) {
+    let s = words[key];
+    if (s === undefined) { missing.push(lang + ":" + key); s = english[key] !== undefined ? english[key] : key; }
+    return vars ? s.replace(/\{(\w+)\}/g, (m, k) => vars[k] !== undefined ? String(vars[k]) : m) : s;
+  }
+  // A value the API names (a status): its words when the catalogue has them.
+  const tValue = (prefix, v) => words[prefix + v] !== undefined ? words[prefix + v] : v;
+  function preferred() {
+    let saved = null;
+    try { saved = localStorage.getItem("esign-lang"); } catch (_) { /* storage off */ }
+    if (LANGS[saved]) return saved;
+    for (const l of navigator.languages || [navigator.language || "en"]) {
+      const base = l.toLowerCase().split("-")[0];
+      const code = base === "no" || base === "nn" ? "nb" : base;
+      if (LANGS[code]) return code;
+    }
+    return "en";
+  }
+  async function loadWords(code) {
+    const one = c => fetch("/app/_/messages-" + c + ".json?v=" + version).then(r => {
+      if (!r.ok) throw new Error("no words for " + c);
+      return r.json();
+    });
+    const [w, e] = await Promise.all([one(code), code === "en" ? null : one("en")]);
+    words = w; english = e || w; lang = code;
+    document.documentElement.lang = code;
+  }
+  function languageSwitch() {
+    const f = field(t("nav.language"), { tag: "select", value: lang, options: Object.entries(LANGS) });
+    for (const o of f.control.options) o.lang = o.value;
+    f.control.addEventListener("change", async () => {
+      const code = f.control.value;
+      try { localStorage.setItem("esign-lang", code); } catch (_) { /* storage off */ }
+      await loadWords(code);
+      render();
+      say(LANGS[code]);
+    });
+    f.wrap.classList.add("inline");
+    return f.wrap;
+  }
 
   // ---------- small helpers ----------
   function el(tag, attrs, ...children) {
@@ -45,12 +99,12 @@
     return { wrap: el("div", { class: "field" }, el("label", { for: id }, label), control), control };
   }
   function say(text) { live.textContent = ""; setTimeout(() => { live.textContent = text; }, 30); }
-  const when = s => s ? new Date(s).toLocaleString() : "";
+  const when = s => s ? new Date(s).toLocaleString(lang) : "";
 
   // ---------- the API ----------
   class ApiError extends Error {
     constructor(status, body, retryAfter) {
-      super((body && body.description) || ("the server answered " + status));
+      super((body && body.description) || t("err.status", { status }));
       this.status = status; this.body = body; this.retryAfter = retryAfter;
     }
   }
@@ -104,26 +158,26 @@
   function frame(title, ...content) {
     document.title = title + " · esign";
     const path = location.pathname;
-    const nav = el("nav", { "aria-label": "Main" },
-      link("/app/documents", "Documents", { "aria-current": path.startsWith("/app/documents") && path !== "/app/documents/new" ? "page" : false }),
-      link("/app/templates", "Templates", { "aria-current": path.startsWith("/app/templates") ? "page" : false }),
-      link("/app/settings", "Settings", { "aria-current": path.startsWith("/app/settings") ? "page" : false }),
-      link("/app/documents/new", "New document", { class: "primary", "aria-current": path === "/app/documents/new" ? "page" : false }));
-    const who = me ? el("div", { class: "who" }, entitySwitch(), el("button", { type: "button", class: "quiet", onclick: signOut }, "Sign out")) : null;
+    const nav = el("nav", { "aria-label": t("nav.main") },
+      link("/app/documents", t("nav.documents"), { "aria-current": path.startsWith("/app/documents") && path !== "/app/documents/new" ? "page" : false }),
+      link("/app/templates", t("nav.templates"), { "aria-current": path.startsWith("/app/templates") ? "page" : false }),
+      link("/app/settings", t("nav.settings"), { "aria-current": path.startsWith("/app/settings") ? "page" : false }),
+      link("/app/documents/new", t("nav.new"), { class: "primary", "aria-current": path === "/app/documents/new" ? "page" : false }));
+    const who = me ? el("div", { class: "who" }, entitySwitch(), languageSwitch(), el("button", { type: "button", class: "quiet", onclick: signOut }, t("nav.signout"))) : null;
     const main = el("main", { id: "main", tabindex: "-1" }, el("h1", {}, title), ...content);
-    root.replaceChildren(el("a", { class: "skip", href: "#main" }, "Skip to content"),
+    root.replaceChildren(el("a", { class: "skip", href: "#main" }, t("nav.skip")),
       el("header", { class: "top" }, el("div", { class: "brand" }, "esign"), nav, who), main);
     return main;
   }
   function entitySwitch() {
     if (!me || !me.entities || me.entities.length < 2) return el("span", { class: "muted" }, me.user.email);
-    const f = field("Entity", { tag: "select", value: me.user.entity_id, options: me.entities.map(e => [e.id, e.name]) });
+    const f = field(t("nav.entity"), { tag: "select", value: me.user.entity_id, options: me.entities.map(e => [e.id, e.name]) });
     f.control.addEventListener("change", async () => {
       try {
         const r = await get("/v1/refresh/" + encodeURIComponent(f.control.value));
         token = r.access_token; keepFresh(r.expires_in);
         me = await get("/v1/users/me");
-        say("Switched to " + f.control.selectedOptions[0].textContent);
+        say(t("say.switched", { name: f.control.selectedOptions[0].textContent }));
         go("/app/documents");
       } catch (e) { showError(e); }
     });
@@ -134,11 +188,11 @@
     try { await get("/v1/revoke"); } catch (_) { /* gone anyway */ }
     token = null; me = null; afterSignIn = null; clearTimeout(refreshTimer);
     go("/app/sign-in");
-    say("Signed out");
+    say(t("say.signedout"));
   }
   function errorText(e) {
-    if (e instanceof ApiError && e.status === 429 && e.retryAfter) return "Too many attempts: try again in " + e.retryAfter + " s.";
-    if (e instanceof TypeError) return "The server cannot be reached. Check the connection and try again.";
+    if (e instanceof ApiError && e.status === 429 && e.retryAfter) return t("err.retry", { seconds: e.retryAfter });
+    if (e instanceof TypeError) return t("err.offline");
     return e.message || String(e);
   }
   function alertBox() { return el("p", { class: "alert", role: "alert", hidden: true }); }
@@ -159,28 +213,29 @@
       if (parts[0] === "documents" && parts.length === 1) return await documentsList();
       if (parts[0] === "documents" && parts[1] === "new") return await newDocument();
       if (parts[0] === "documents" && parts.length === 2) return await documentPage(parts[1]);
-      if (parts[0] === "documents" && parts[2] === "fields") return await fieldBuilder(parts[1]);
+      if (parts[0] === "documents" && parts[2] === "fields") return await fieldBuilder("document", parts[1]);
+      if (parts[0] === "templates" && parts[2] === "fields") return await fieldBuilder("template", parts[1]);
       if (parts[0] === "templates" && parts.length === 1) return await templatesPage();
       if (parts[0] === "settings") return await settingsPage();
-      frame("Page not found", el("p", {}, "There is no such page in the app."), link("/app/documents", "Back to the documents"));
+      frame(t("page.notfound"), el("p", {}, t("page.notfoundtext")), link("/app/documents", t("page.back")));
     } catch (e) {
       if (!token) return;
-      frame("Something went wrong", el("p", { class: "alert", role: "alert" }, errorText(e)), link("/app/documents", "Back to the documents"));
+      frame(t("page.error"), el("p", { class: "alert", role: "alert" }, errorText(e)), link("/app/documents", t("page.back")));
     }
   }
 
   // ---------- sign-in ----------
   function signIn() {
-    document.title = "Sign in · esign";
-    const email = field("Email", { type: "email", autocomplete: "username", required: true });
-    const password = field("Password", { type: "password", autocomplete: "current-password", required: true });
+    document.title = t("signin.title") + " · esign";
+    const email = field(t("signin.email"), { type: "email", autocomplete: "username", required: true });
+    const password = field(t("signin.password"), { type: "password", autocomplete: "current-password", required: true });
     const box = alertBox();
     const form = el("form", { class: "card narrow", novalidate: true }, box, email.wrap, password.wrap,
-      el("button", { type: "submit", class: "primary" }, "Sign in"));
+      el("button", { type: "submit", class: "primary" }, t("signin.submit")));
     form.addEventListener("submit", async e => {
       e.preventDefault();
       box.hidden = true;
-      if (!email.control.value || !password.control.value) { showError(new Error("Enter your email and password."), box); return; }
+      if (!email.control.value || !password.control.value) { showError(new Error(t("signin.missing")), box); return; }
       try {
         const r = await api("POST", "/v1/auth", { email: email.control.value, password: password.control.value });
         token = r.access_token; keepFresh(r.expires_in);
@@ -188,18 +243,18 @@
         const next = afterSignIn && afterSignIn.startsWith("/app/") && !afterSignIn.startsWith("/app/sign-in") ? afterSignIn : "/app/documents";
         afterSignIn = null;
         go(next, true);
-        say("Signed in as " + me.user.email);
+        say(t("say.signedin", { email: me.user.email }));
       } catch (err) { showError(err, box); password.control.value = ""; }
     });
     root.replaceChildren(el("main", { id: "main", class: "signin" }, el("div", { class: "brand" }, "esign"),
-      el("h1", {}, "Sign in"), form));
+      el("h1", {}, t("signin.title")), form, languageSwitch()));
     if (location.pathname !== "/app/sign-in" && !afterSignIn) history.replaceState(null, "", "/app/sign-in");
     email.control.focus();
   }
 
   // ---------- documents ----------
-  const FILTERS = [["", "All"], ["active", "Active"], ["draft", "Drafts"], ["signed", "Signed"], ["expiring", "Expiring"], ["expired", "Expired"], ["recalled", "Recalled"], ["lost", "Lost"], ["archive", "Archive"], ["won", "Won"], ["hot", "Hot"], ["vod", "Video"]];
-  const SORTS = [["", "Newest first"], ["created", "Created"], ["name", "Name"], ["value", "Value"], ["status", "Status"], ["owner", "Owner"]];
+  const FILTERS = () => [["", t("filter.all")], ...["active", "draft", "signed", "expiring", "expired", "recalled", "lost", "archive", "won", "hot", "vod"].map(f => [f, t("filter." + f)])];
+  const SORTS = () => [["", t("sort.newest")], ...["created", "name", "value", "status", "owner"].map(s => [s, t("sort." + s)])];
   const PAGE = 25;
 
   async function documentsList() {
@@ -219,13 +274,13 @@
     const more = docs.length > PAGE;
     const rows = docs.slice(0, PAGE);
 
-    const f1 = field("Show", { tag: "select", value: filter, options: FILTERS });
-    const f2 = field("Sort by", { tag: "select", value: sort, options: SORTS });
-    const f3 = field("Order", { tag: "select", value: order, options: [["asc", "Ascending"], ["desc", "Descending"]] });
-    const f4 = field("Search by external id or recipient email", { type: "search", value: search });
-    const f5 = field("Whose", { tag: "select", value: scope, options: [["mine", "Mine"], ["team", "My team's"], ["all", "Everyone's"]] });
+    const f1 = field(t("list.show"), { tag: "select", value: filter, options: FILTERS() });
+    const f2 = field(t("list.sortby"), { tag: "select", value: sort, options: SORTS() });
+    const f3 = field(t("list.order"), { tag: "select", value: order, options: [["asc", t("list.asc")], ["desc", t("list.desc")]] });
+    const f4 = field(t("list.search"), { type: "search", value: search });
+    const f5 = field(t("list.whose"), { tag: "select", value: scope, options: [["mine", t("list.mine")], ["team", t("list.team")], ["all", t("list.everyone")]] });
     const folderList = (Array.isArray(folders) ? folders : (folders.folders || [])).filter(x => x.type !== "template");
-    const f6 = field("Folder", { tag: "select", value: folder, options: [["", "Any folder"]].concat(folderList.map(x => [x.id, x.name])) });
+    const f6 = field(t("list.folder"), { tag: "select", value: folder, options: [["", t("list.anyfolder")]].concat(folderList.map(x => [x.id, x.name])) });
     const apply = e => {
       if (e) e.preventDefault();
       const n = new URLSearchParams();
@@ -237,18 +292,18 @@
       go("/app/documents" + (n.toString() ? "?" + n : ""));
     };
     const form = el("form", { class: "filters", role: "search" }, f1.wrap, f2.wrap, f3.wrap, f5.wrap, f6.wrap, f4.wrap,
-      el("button", { type: "submit" }, "Apply"));
+      el("button", { type: "submit" }, t("list.apply")));
     form.addEventListener("submit", apply);
     for (const f of [f1, f2, f3, f5, f6]) f.control.addEventListener("change", apply);
     f3.wrap.hidden = !sort;
 
     const table = rows.length === 0
-      ? el("p", { class: "empty" }, "No documents match. ", link("/app/documents/new", "Create one"))
+      ? el("p", { class: "empty" }, t("list.empty"), " ", link("/app/documents/new", t("list.create")))
       : el("table", { class: "list" },
-        el("caption", { class: "visually-hidden" }, "Documents"),
-        el("thead", {}, el("tr", {}, ["Name", "Status", "Recipients", "Value", "Created"].map(th))),
+        el("caption", { class: "visually-hidden" }, t("nav.documents")),
+        el("thead", {}, el("tr", {}, ["col.name", "col.status", "col.recipients", "col.value", "col.created"].map(th))),
         el("tbody", {}, rows.map(d => el("tr", {},
-          el("td", {}, link("/app/documents/" + encodeURIComponent(d.id), d.name || "(no name)")),
+          el("td", {}, link("/app/documents/" + encodeURIComponent(d.id), d.name || t("doc.noname"))),
           el("td", {}, statusBadge(d.status)),
           el("td", {}, Array.isArray(d.recipients) ? d.recipients.map(r => r.fullname || r.email).join(", ") : ""),
           el("td", { class: "num" }, d.value ? String(d.value) : ""),
@@ -257,49 +312,71 @@
       const n = new URLSearchParams(location.search); n.set("offset", String(o));
       return link("/app/documents?" + n, text);
     };
-    const pager = el("nav", { class: "pager", "aria-label": "Pages" },
-      offset > 0 ? pageLink(Math.max(0, offset - PAGE), "Previous page") : null,
+    const pager = el("nav", { class: "pager", "aria-label": t("list.pages") },
+      offset > 0 ? pageLink(Math.max(0, offset - PAGE), t("list.prev")) : null,
       el("span", { class: "muted" }, rows.length ? `${offset + 1}–${offset + rows.length}` : ""),
-      more ? pageLink(offset + PAGE, "Next page") : null);
-    frame("Documents", form, table, pager);
+      more ? pageLink(offset + PAGE, t("list.next")) : null);
+    frame(t("nav.documents"), form, table, pager, verifyCard());
+  }
+
+  // Checking a PDF's signature (POST /v1/verify): the answer in a sentence.
+  function verifyCard() {
+    const box = alertBox();
+    const file = field(t("verify.file"), { type: "file", accept: ".pdf,application/pdf" });
+    const result = el("p", { role: "status" });
+    const form = el("form", { class: "card" }, el("h2", {}, t("verify.title")), box, file.wrap, el("button", { type: "submit" }, t("verify.submit")), result);
+    form.addEventListener("submit", async e => {
+      e.preventDefault();
+      box.hidden = true; result.textContent = "";
+      if (!file.control.files.length) return showError(new Error(t("verify.need")), box);
+      const fd = new FormData();
+      fd.append("file", file.control.files[0], file.control.files[0].name);
+      try {
+        const v = await api("POST", "/v1/verify", fd);
+        result.className = v.valid ? "ok" : "alert";
+        result.textContent = v.valid ? t(v.signed_by_this_service ? "verify.valid" : "verify.validother", { signer: v.signer || "", when: when(v.signed_at) })
+          : v.signed ? t("verify.invalid", { problems: (v.problems || []).join("; ") }) : t("verify.unsigned");
+      } catch (err) { showError(err, box); }
+    });
+    return form;
   }
 
   // A column heading; the acts' column is named for screen readers only.
-  function th(h) { return el("th", { scope: "col" }, h || el("span", { class: "visually-hidden" }, "Actions")); }
-  function statusBadge(s) { return el("span", { class: "badge s-" + s }, s); }
+  function th(key) { return el("th", { scope: "col" }, key ? t(key) : el("span", { class: "visually-hidden" }, t("col.actions"))); }
+  function statusBadge(s) { return el("span", { class: "badge s-" + s }, tValue("status.", s)); }
 
   async function documentPage(id) {
     const path = "/v1/documents/" + encodeURIComponent(id);
     const [d, log, comments] = await Promise.all([get(path), get(path + "/log").catch(() => []), get(path + "/comments").catch(() => [])]);
     const box = alertBox();
     const facts = el("dl", { class: "facts" },
-      el("div", {}, el("dt", {}, "Status"), el("dd", {}, statusBadge(d.status))),
-      el("div", {}, el("dt", {}, "Created"), el("dd", {}, when(d.created_at))),
-      d.send_date ? el("div", {}, el("dt", {}, "Sent"), el("dd", {}, when(d.send_date))) : null,
-      d.expiration_date ? el("div", {}, el("dt", {}, "Expires"), el("dd", {}, when(d.expiration_date))) : null,
-      d.value ? el("div", {}, el("dt", {}, "Value"), el("dd", {}, String(d.value))) : null,
-      d.external_id ? el("div", {}, el("dt", {}, "External id"), el("dd", {}, d.external_id)) : null);
-    const recips = el("section", { "aria-labelledby": "h-rec" }, el("h2", { id: "h-rec" }, "Recipients"),
+      el("div", {}, el("dt", {}, t("col.status")), el("dd", {}, statusBadge(d.status))),
+      el("div", {}, el("dt", {}, t("col.created")), el("dd", {}, when(d.created_at))),
+      d.send_date ? el("div", {}, el("dt", {}, t("doc.sent")), el("dd", {}, when(d.send_date))) : null,
+      d.expiration_date ? el("div", {}, el("dt", {}, t("doc.expires")), el("dd", {}, when(d.expiration_date))) : null,
+      d.value ? el("div", {}, el("dt", {}, t("col.value")), el("dd", {}, String(d.value))) : null,
+      d.external_id ? el("div", {}, el("dt", {}, t("doc.external")), el("dd", {}, d.external_id)) : null);
+    const recips = el("section", { "aria-labelledby": "h-rec" }, el("h2", { id: "h-rec" }, t("doc.recipients")),
       el("table", { class: "list" },
-        el("thead", {}, el("tr", {}, ["Name", "Email", "Role", "Order", "Status", ""].map(th))),
+        el("thead", {}, el("tr", {}, ["col.name", "col.email", "col.role", "col.order", "col.status", ""].map(th))),
         el("tbody", {}, d.recipients.map(r => el("tr", {},
-          el("td", {}, r.fullname), el("td", {}, r.email || r.mobile), el("td", {}, r.role), el("td", {}, r.order_num || ""),
+          el("td", {}, r.fullname), el("td", {}, r.email || r.mobile), el("td", {}, tValue("role.", r.role)), el("td", {}, r.order_num || ""),
           el("td", {}, statusBadge(r.status)),
           el("td", {}, recipientActs(d, r, box)))))));
     const acts = el("div", { class: "acts" }, ...documentActs(d, box));
-    const timeline = el("section", { "aria-labelledby": "h-log" }, el("h2", { id: "h-log" }, "Timeline"), await chainNote(log),
+    const timeline = el("section", { "aria-labelledby": "h-log" }, el("h2", { id: "h-log" }, t("doc.timeline")), await chainNote(log),
       el("ol", { class: "timeline" }, log.map(e => el("li", {}, el("time", { datetime: e.at }, when(e.at)), " ", el("strong", {}, e.action), " ",
         (e.actor && e.actor.name) || "", e.detail ? el("span", { class: "muted" }, " · " + e.detail) : null))));
     const commentList = Array.isArray(comments) ? comments : (comments.comments || []);
-    const newComment = field("New comment", { tag: "textarea", rows: 2, maxlength: 4000 });
-    const commentForm = el("form", {}, newComment.wrap, el("button", { type: "submit" }, "Add comment"));
+    const newComment = field(t("doc.newcomment"), { tag: "textarea", rows: 2, maxlength: 4000 });
+    const commentForm = el("form", {}, newComment.wrap, el("button", { type: "submit" }, t("doc.addcomment")));
     commentForm.addEventListener("submit", async e => {
       e.preventDefault();
-      try { await post(path + "/comments", { text: newComment.control.value }); say("Comment added"); render(); } catch (err) { showError(err, box); }
+      try { await post(path + "/comments", { text: newComment.control.value }); say(t("say.commented")); render(); } catch (err) { showError(err, box); }
     });
-    const commentSection = el("section", { "aria-labelledby": "h-com" }, el("h2", { id: "h-com" }, "Comments"),
+    const commentSection = el("section", { "aria-labelledby": "h-com" }, el("h2", { id: "h-com" }, t("doc.comments")),
       el("ul", { class: "comments" }, commentList.map(c => el("li", {}, el("strong", {}, (c.author && c.author.name) || c.full_name || ""), " ", el("time", { datetime: c.created_at }, when(c.created_at)), el("p", {}, c.text)))), commentForm);
-    frame(d.name || "(no name)", box, facts, acts, recips, timeline, commentSection);
+    frame(d.name || t("doc.noname"), box, facts, acts, recips, timeline, commentSection);
     // The page follows the document: when its trail grows (a recipient opened or signed
     // it), the page is drawn again, unless the sender is typing in it.
     const shown = location.pathname;
@@ -308,7 +385,7 @@
       const typing = document.activeElement && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
       try {
         const [nd, nl] = await Promise.all([get(path), get(path + "/log")]);
-        if (stateOf(nd, nl) !== stateOf(d, log) && !typing && location.pathname === shown) { say("The document changed"); render(); }
+        if (stateOf(nd, nl) !== stateOf(d, log) && !typing && location.pathname === shown) { say(t("say.changed")); render(); }
       } catch (_) { /* shown again on the next act */ }
     }, 3000);
   }
@@ -331,16 +408,16 @@
       const copy = Object.assign({}, e); delete copy.hash;
       const bytes = new TextEncoder().encode(e.prev_hash + "\n" + canonical(copy));
       const hex = Array.from(new Uint8Array(await crypto.subtle.digest("SHA-256", bytes)), b => b.toString(16).padStart(2, "0")).join("");
-      if (e.prev_hash !== prev || hex !== e.hash) return el("p", { class: "alert", role: "alert" }, "The timeline's hash chain is broken at the entry of " + when(e.at) + ": the record was changed.");
+      if (e.prev_hash !== prev || hex !== e.hash) return el("p", { class: "alert", role: "alert" }, t("chain.broken", { when: when(e.at) }));
       prev = e.hash;
     }
-    return el("p", { class: "ok" }, "Hash chain checked: " + log.length + " entries, unchanged.");
+    return el("p", { class: "ok" }, t("chain.ok", { count: log.length }));
   }
 
   function actButton(text, fn, box, confirmText) {
     return el("button", { type: "button", onclick: async () => {
       if (confirmText && !confirm(confirmText)) return;
-      try { await fn(); say(text + ": done"); render(); } catch (e) { showError(e, box); }
+      try { await fn(); say(t("say.done", { act: text })); render(); } catch (e) { showError(e, box); }
     } }, text);
   }
 
@@ -349,33 +426,46 @@
     const s = d.status, out = [];
     const sent = ["sent", "viewed", "reviewed", "sealed", "hardbounced"].includes(s);
     if (s === "draft") {
-      out.push(link("/app/documents/" + encodeURIComponent(d.id) + "/fields", "Edit fields", { class: "button" }));
-      out.push(actButton("Send", () => post(p + "/send"), box));
-      out.push(actButton("Delete", () => api("DELETE", p), box, "Delete this draft?"));
+      out.push(link("/app/documents/" + encodeURIComponent(d.id) + "/fields", t("act.editfields"), { class: "button" }));
+      out.push(actButton(t("act.send"), () => post(p + "/send"), box));
+      out.push(actButton(t("act.delete"), () => api("DELETE", p), box, t("confirm.deletedraft")));
     }
     if (sent) {
-      out.push(actButton("Remind", () => post(p + "/reminders"), box));
-      out.push(actButton("Recall", () => api("DELETE", p), box, "Recall this document? Recipients can no longer sign it."));
-      out.push(actButton("Mark lost", () => post(p + "/lost", undefined), box));
-      const exp = field("New expiry date", { type: "date" });
-      const f = el("form", { class: "inline" }, exp.wrap, el("button", { type: "submit" }, "Change expiry"));
+      out.push(actButton(t("act.remind"), () => post(p + "/reminders"), box));
+      out.push(actButton(t("act.recall"), () => api("DELETE", p), box, t("confirm.recall")));
+      out.push(actButton(t("act.lost"), () => post(p + "/lost", undefined), box));
+      const exp = field(t("act.expirydate"), { type: "date" });
+      const f = el("form", { class: "inline" }, exp.wrap, el("button", { type: "submit" }, t("act.expiry")));
       f.addEventListener("submit", async e => {
         e.preventDefault();
-        try { await post(p + "/expiration", { expiration_date: exp.control.value + "T23:59:59Z" }); say("Expiry changed"); render(); } catch (err) { showError(err, box); }
+        try { await post(p + "/expiration", { expiration_date: exp.control.value + "T23:59:59Z" }); say(t("say.expiry")); render(); } catch (err) { showError(err, box); }
       });
       out.push(f);
-      const fwd = field("Forward to email", { type: "email" });
-      const ff = el("form", { class: "inline" }, fwd.wrap, el("button", { type: "submit" }, "Forward"));
+      const fwd = field(t("act.forwardemail"), { type: "email" });
+      const ff = el("form", { class: "inline" }, fwd.wrap, el("button", { type: "submit" }, t("act.forward")));
       ff.addEventListener("submit", async e => {
         e.preventDefault();
-        try { await post(p + "/forward", { email: fwd.control.value }); say("Forwarded"); render(); } catch (err) { showError(err, box); }
+        try { await post(p + "/forward", { email: fwd.control.value }); say(t("say.forwarded")); render(); } catch (err) { showError(err, box); }
       });
       out.push(ff);
     }
-    if (s === "recalled") out.push(actButton("Delete for good", () => api("DELETE", p), box, "Delete this document and its data for good?"));
-    if (sealed(d) && d.download_url) out.push(el("button", { type: "button", onclick: () => download(d, box) }, "Download the sealed PDF"));
-    else if (["signed", "signedwithoutverification"].includes(s)) out.push(el("p", { class: "note" }, "Everyone has signed. The sealed PDF is being made; it can be downloaded here in a moment."));
-    else if (d.download_url) out.push(el("button", { type: "button", onclick: () => download(d, box) }, "Download the PDF"));
+    if (!["draft", "signed", "signedwithoutverification", "recalled"].includes(s)) {
+      out.push(actButton(t("act.marksigned"), () => post(p + "/manually-sign"), box, t("confirm.marksigned")));
+    }
+    if (["sealed", "sent", "viewed", "reviewed"].includes(s)) {
+      const message = field(t("act.revisionmessage"), { tag: "textarea", rows: 2, maxlength: 2000 });
+      const send = field(t("act.revisionsend"), { type: "checkbox" });
+      const rf = el("form", {}, message.wrap, send.wrap, el("button", { type: "submit" }, t("act.publish")));
+      rf.addEventListener("submit", async e => {
+        e.preventDefault();
+        try { await post(p + "/revisions", { message: message.control.value, send_document: send.control.checked }); say(t("say.done", { act: t("act.revision") })); render(); } catch (err) { showError(err, box); }
+      });
+      out.push(el("details", {}, el("summary", {}, t("act.revision")), rf));
+    }
+    if (s === "recalled") out.push(actButton(t("act.deleteforgood"), () => api("DELETE", p), box, t("confirm.deleteforgood")));
+    if (sealed(d) && d.download_url) out.push(el("button", { type: "button", onclick: () => download(d, box) }, t("act.downloadsealed")));
+    else if (["signed", "signedwithoutverification"].includes(s)) out.push(el("p", { class: "note" }, t("note.sealing")));
+    else if (d.download_url) out.push(el("button", { type: "button", onclick: () => download(d, box) }, t("act.download")));
     return out;
   }
 
@@ -383,7 +473,20 @@
     if (!["draft", "sent", "viewed", "reviewed", "sealed", "hardbounced"].includes(d.status)) return null;
     if (!["added", "sent", "viewed", "hardbounced"].includes(r.status)) return null;
     const p = "/v1/documents/" + encodeURIComponent(d.id) + "/recipients/" + encodeURIComponent(r.id);
-    return actButton("Remove " + (r.fullname || r.email), () => api("DELETE", p), box, "Remove this recipient?");
+    // Correcting a recipient not reached yet (not mailed, or bounced): the fields in a
+    // disclosure, saved with PUT .../recipients/{id}.
+    const first = field(t("r.first"), { value: r.first_name || "" }), last = field(t("r.last"), { value: r.last_name || "" });
+    const mail = field(t("r.email"), { type: "email", value: r.email || "" }), mobile = field(t("r.mobile"), { type: "tel", value: r.mobile || "" });
+    const form = el("form", {}, first.wrap, last.wrap, mail.wrap, mobile.wrap, el("button", { type: "submit" }, t("act.savecorrection")));
+    form.addEventListener("submit", async e => {
+      e.preventDefault();
+      try {
+        await api("PUT", p, { first_name: first.control.value.trim(), last_name: last.control.value.trim(), email: mail.control.value.trim(), mobile: mobile.control.value.trim() });
+        say(t("say.corrected")); render();
+      } catch (err) { showError(err, box); }
+    });
+    return [["added", "hardbounced"].includes(r.status) ? el("details", {}, el("summary", {}, t("act.correct", { name: r.fullname || r.email })), form) : null,
+      actButton(t("act.removerecipient", { name: r.fullname || r.email }), () => api("DELETE", p), box, t("confirm.removerecipient"))];
   }
 
   async function download(d, box) {
@@ -394,7 +497,7 @@
       const a = el("a", { href: url, download: (d.name || "document") + ".pdf", hidden: true });
       document.body.append(a); a.click(); a.remove();
       setTimeout(() => URL.revokeObjectURL(url), 60000);
-      say("Downloaded");
+      say(t("say.downloaded"));
     } catch (e) { showError(e, box); }
   }
 
@@ -412,25 +515,26 @@
     const q = new URLSearchParams(location.search);
     const templates = (await get("/v1/templates")).templates || [];
     const box = alertBox();
-    const name = field("Document name", { required: true, maxlength: 200, value: "" });
-    const source = field("Start from", { tag: "select", value: q.get("template") ? "template" : "file", options: [["file", "A PDF or Word file"], ["template", "A template"]] });
-    const file = field("File", { type: "file", accept: ".pdf,.docx,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document" });
-    const tpl = field("Template", { tag: "select", value: q.get("template") || "", options: [["", "Choose a template"]].concat(templates.filter(t => t.status === "ready").map(t => [t.id, t.name])) });
+    const name = field(t("new.name"), { required: true, maxlength: 200, value: "" });
+    const source = field(t("new.source"), { tag: "select", value: q.get("template") ? "template" : "file", options: [["file", t("new.sourcefile")], ["template", t("new.sourcetemplate")], ["archive", t("new.sourcearchive")]] });
+    const file = field(t("new.file"), { type: "file", accept: ".pdf,.docx,application/pdf,application/vnd.openxmlformats-officedocument.wordprocessingml.document" });
+    const tpl = field(t("new.template"), { tag: "select", value: q.get("template") || "", options: [["", t("new.choosetemplate")]].concat(templates.filter(x => x.status === "ready").map(x => [x.id, x.name])) });
     const customBox = el("div", { class: "custom" });
-    const order = field("Sign in order", { type: "checkbox" });
+    const signDate = field(t("new.signdate"), { type: "date" });
+    const order = field(t("new.order"), { type: "checkbox" });
     const list = el("ol", { class: "recipients" });
     const addRecipient = () => {
-      const first = field("First name", { autocomplete: "off" }), last = field("Last name", { autocomplete: "off" });
-      const mail = field("Email", { type: "email", autocomplete: "off" }), mobile = field("Mobile", { type: "tel", autocomplete: "off" });
-      const role = field("Role", { tag: "select", value: "signer", options: [["signer", "Signer"], ["approver", "Approver"], ["cc", "Copy (cc)"]] });
-      const roleName = field("Template role", { autocomplete: "off" });
-      const check = field("Identity check", { tag: "select", value: "", options: [["", "None"], ["sms", "Code by SMS"], ["qna", "Question and answer"], ["eid", "eID"]] });
-      const question = field("Question", { maxlength: 500 }), answer = field("Answer", { maxlength: 200, autocomplete: "off" });
+      const first = field(t("r.first"), { autocomplete: "off" }), last = field(t("r.last"), { autocomplete: "off" });
+      const mail = field(t("r.email"), { type: "email", autocomplete: "off" }), mobile = field(t("r.mobile"), { type: "tel", autocomplete: "off" });
+      const role = field(t("r.role"), { tag: "select", value: "signer", options: ["signer", "approver", "cc"].map(x => [x, t("role." + x)]) });
+      const roleName = field(t("r.rolename"), { autocomplete: "off" });
+      const check = field(t("r.check"), { tag: "select", value: "", options: [["", t("check.none")], ["sms", t("check.sms")], ["qna", t("check.qna")], ["eid", t("check.eid")]] });
+      const question = field(t("r.question"), { maxlength: 500 }), answer = field(t("r.answer"), { maxlength: 200, autocomplete: "off" });
       const showQna = () => { question.wrap.hidden = answer.wrap.hidden = check.control.value !== "qna"; };
       check.control.addEventListener("change", showQna);
       showQna();
       const li = el("li", { class: "card" }, first.wrap, last.wrap, mail.wrap, mobile.wrap, role.wrap, roleName.wrap, check.wrap, question.wrap, answer.wrap,
-        el("button", { type: "button", class: "quiet", onclick: () => { li.remove(); say("Recipient removed"); } }, "Remove recipient"));
+        el("button", { type: "button", class: "quiet", onclick: () => { li.remove(); say(t("say.recipientremoved")); } }, t("r.remove")));
       li.read = () => {
         const r = { first_name: first.control.value.trim(), last_name: last.control.value.trim(), email: mail.control.value.trim(), mobile: mobile.control.value.trim(), role: role.control.value };
         if (roleName.control.value.trim()) r.role_name = roleName.control.value.trim();
@@ -441,55 +545,67 @@
       };
       list.append(li);
       first.control.focus();
-      say("Recipient " + list.children.length + " added");
+      say(t("say.recipientadded", { n: list.children.length }));
     };
+    // An archived file (signed elsewhere) has no recipients and no fields.
+    const recipientsPart = el("div", {});
+    const submit = el("button", { type: "submit", class: "primary" }, t("new.submit"));
     const showSource = () => {
-      const t = source.control.value === "template";
-      file.wrap.hidden = t; tpl.wrap.hidden = !t; customBox.hidden = !t;
+      const v = source.control.value;
+      file.wrap.hidden = v === "template"; tpl.wrap.hidden = customBox.hidden = v !== "template";
+      signDate.wrap.hidden = v !== "archive"; recipientsPart.hidden = v === "archive";
+      submit.textContent = t(v === "archive" ? "new.archive" : "new.submit");
     };
     source.control.addEventListener("change", showSource);
     tpl.control.addEventListener("change", async () => {
       customBox.replaceChildren();
-      const t = templates.find(x => x.id === tpl.control.value);
-      if (!t) return;
-      if (!name.control.value) name.control.value = t.name;
-      for (const f of t.fields || []) {
+      const chosen = templates.find(x => x.id === tpl.control.value);
+      if (!chosen) return;
+      if (!name.control.value) name.control.value = chosen.name;
+      for (const f of chosen.fields || []) {
         const c = field(f.name, { required: f.required, value: f.default_value || "" });
         c.control.dataset.customField = f.name;
         customBox.append(c.wrap);
       }
     });
-    const form = el("form", { class: "create", novalidate: true }, box, name.wrap, source.wrap, file.wrap, tpl.wrap, customBox,
-      el("h2", {}, "Recipients"), order.wrap, list,
-      el("button", { type: "button", onclick: addRecipient }, "Add recipient"),
-      el("div", { class: "acts" }, el("button", { type: "submit", class: "primary" }, "Create and place fields")));
+    recipientsPart.append(el("h2", {}, t("new.recipients")), order.wrap, list,
+      el("button", { type: "button", onclick: addRecipient }, t("new.addrecipient")));
+    const form = el("form", { class: "create", novalidate: true }, box, name.wrap, source.wrap, file.wrap, tpl.wrap, customBox, signDate.wrap,
+      recipientsPart,
+      el("div", { class: "acts" }, submit));
     form.addEventListener("submit", async e => {
       e.preventDefault();
       box.hidden = true;
       const recipients = Array.from(list.children).map((li, i) => Object.assign(li.read(), order.control.checked ? { order_num: i + 1 } : {}));
-      if (!name.control.value.trim()) return showError(new Error("Give the document a name."), box);
+      if (!name.control.value.trim()) return showError(new Error(t("new.needname")), box);
       const body = { name: name.control.value.trim(), is_signing_order: order.control.checked, recipients };
       if (source.control.value === "template") {
-        if (!tpl.control.value) return showError(new Error("Choose a template."), box);
+        if (!tpl.control.value) return showError(new Error(t("new.needtemplate")), box);
         body.template_id = tpl.control.value;
         body.custom_fields = Array.from(customBox.querySelectorAll("[data-custom-field]")).map(i => ({ name: i.dataset.customField, value: i.value }));
       } else if (!file.control.files.length) {
-        return showError(new Error("Choose a PDF or Word file."), box);
+        return showError(new Error(t("new.needfile")), box);
       }
       try {
-        say("Creating the document");
+        say(t("say.creating"));
         if (source.control.value !== "template") body.file_ids = await upload(file.control.files[0]);
+        if (source.control.value === "archive") {
+          const a = { name: body.name, file_ids: body.file_ids };
+          if (signDate.control.value) a.sign_date = signDate.control.value + "T12:00:00Z";
+          const d = await post("/v1/upload/archive", a);
+          return go("/app/documents/" + encodeURIComponent(d.id));
+        }
         const d = await post("/v1/documents", body);
         go("/app/documents/" + encodeURIComponent(d.id) + "/fields");
       } catch (err) { showError(err, box); }
     });
-    frame("New document", form);
+    frame(t("new.title"), form);
     showSource();
     if (q.get("template")) tpl.control.dispatchEvent(new Event("change"));
   }
 
   // ---------- the field builder ----------
-  const TYPES = [["signature", "Signature"], ["initials", "Initials"], ["text", "Text"], ["date", "Date"], ["check", "Check box"], ["name", "Name"], ["email", "Email"], ["company", "Company"], ["title", "Title"]];
+  const TYPES = () => ["signature", "initials", "text", "date", "check", "name", "email", "company", "title"].map(x => [x, t("type." + x)]);
   const SIZES = { signature: [200, 50], initials: [80, 40], check: [20, 20], date: [120, 24] };
 
   async function waitForPages(path, box) {
@@ -500,48 +616,84 @@
         const list = Array.isArray(pages) ? pages : (pages.pages || []);
         if (list.length && list.every(p => p.thumb_url) || i > 60) return { d, pages: list };
       }
-      if (box) { box.hidden = false; box.className = "note"; box.textContent = "The file is being read; the pages appear in a moment."; }
+      if (box) { box.hidden = false; box.className = "note"; box.textContent = t("fb.reading"); }
       await new Promise(r => setTimeout(r, 500));
     }
-    throw new Error("the file's pages did not appear; reload to try again");
+    throw new Error(t("fb.nopages"));
   }
 
-  async function fieldBuilder(id) {
+  const sleep = ms => new Promise(r => setTimeout(r, ms));
+  // The field types a template's placed fields may have (`page_fields` at create).
+  const TEMPLATE_TYPES = ["signature", "initials", "text", "date", "check"];
+  const fieldOf = (f, who) => ({ field_type: f.field_type || f.type, page_num: f.page_num, field_left: f.field_left, field_top: f.field_top,
+    field_width: f.field_width, field_height: f.field_height, who, is_required: f.is_required !== false, field_label: f.field_label || "" });
+
+  // Where the builder's pages, people and fields come from and go to: a draft (its
+  // signers; PUT /v1/documents/{id}/fields) or a template (its signer roles;
+  // PUT /v1/templates/{id} with page_fields).
+  async function documentSource(id, wait) {
     const path = "/v1/documents/" + encodeURIComponent(id);
-    const wait = el("p", { class: "note", role: "status" }, "Loading the pages");
-    frame("Place fields", wait);
     const { d, pages } = await waitForPages(path, wait);
     const got = await get(path + "/fields");
-    let fields = (Array.isArray(got) ? got : (got.fields || [])).map(f => ({
-      field_type: f.field_type || f.type, page_num: f.page_num, field_left: f.field_left, field_top: f.field_top,
-      field_width: f.field_width, field_height: f.field_height, recipient_id: f.recipient_id, is_required: f.is_required !== false,
-      field_label: f.field_label || "" }));
-    const signers = d.recipients.filter(r => r.role === "signer" || r.role === "approver");
+    return {
+      name: d.name || "", pages, types: TYPES(), path, send: true,
+      people: d.recipients.filter(r => r.role === "signer" || r.role === "approver").map(r => [r.id, r.fullname || r.email]),
+      fields: (Array.isArray(got) ? got : (got.fields || [])).map(f => fieldOf(f, f.recipient_id)),
+      save: fields => api("PUT", path + "/fields", { fields: fields.map(({ who, ...f }) => Object.assign(f, { recipient_id: who })) }),
+      back: ["/app/documents/" + encodeURIComponent(id), t("fb.back")],
+    };
+  }
+  async function templateSource(id, wait) {
+    const path = "/v1/templates/" + encodeURIComponent(id);
+    let tpl;
+    for (let i = 0; i < 120; i++) {
+      tpl = await get(path);
+      const pages = tpl.pages || [];
+      if (tpl.status !== "importing" && (pages.every(p => p.thumb_url) || i > 60)) break;
+      wait.textContent = t("fb.reading");
+      await sleep(500);
+    }
+    if (tpl.status !== "ready") throw new Error(t("fb.nopages"));
+    return {
+      name: tpl.name, pages: tpl.pages, types: TYPES().filter(x => TEMPLATE_TYPES.includes(x[0])), path, send: false, roles: tpl.roles,
+      people: tpl.roles.filter(r => r.role === "signer").map(r => [r.role_name, r.role_name]),
+      fields: (tpl.page_fields || []).map(f => fieldOf(f, f.role_name)),
+      save: fields => api("PUT", path, { page_fields: fields.map(({ who, ...f }) => Object.assign(f, { role_name: who })) }),
+      back: ["/app/templates", t("tpl.back")],
+    };
+  }
+
+  async function fieldBuilder(kind, id) {
+    const wait = el("p", { class: "note", role: "status" }, t("fb.loading"));
+    frame(t("fb.title"), wait);
+    const src = kind === "template" ? await templateSource(id, wait) : await documentSource(id, wait);
+    const { pages, path } = src;
+    let fields = src.fields;
     const box = alertBox();
-    const saveState = el("p", { class: "muted", role: "status" }, "All changes saved");
+    const saveState = el("p", { class: "muted", role: "status" }, t("fb.saved"));
     let selected = -1, pending = null, saving = false, dirty = false;
-    const nameOf = r => (r && (r.fullname || r.email)) || "nobody";
-    const recipientOf = f => d.recipients.find(r => r.id === f.recipient_id);
-    const describe = f => `${labelOf(f.field_type)} for ${nameOf(recipientOf(f))} on page ${f.page_num} at ${Math.round(f.field_left)}, ${Math.round(f.field_top)} points, ${Math.round(f.field_width)} by ${Math.round(f.field_height)}`;
-    const labelOf = t => (TYPES.find(x => x[0] === t) || [t, t])[1];
-    const HOW = ". Arrows move, Alt and arrows resize, Delete removes.";
+    const personOf = f => (src.people.find(p => p[0] === f.who) || [null, t("fb.nobody")])[1];
+    const describe = f => t("fb.describe", { type: labelOf(f.field_type), name: personOf(f), page: f.page_num,
+      left: Math.round(f.field_left), top: Math.round(f.field_top), width: Math.round(f.field_width), height: Math.round(f.field_height) });
+    const labelOf = k => tValue("type.", k);
+    const HOW = t("fb.how");
     // A box's name begins with the text it shows (what a person sees is what they say).
-    const shown = f => labelOf(f.field_type) + " · " + nameOf(recipientOf(f));
+    const shown = f => labelOf(f.field_type) + " · " + personOf(f);
     const boxName = f => shown(f) + ", " + describe(f) + HOW;
 
-    // Saved through PUT /fields; a failed save (a dropped connection) is retried until
+    // Saved through the source's PUT; a failed save (a dropped connection) is retried until
     // it goes through, and the page says so; nothing typed is lost meanwhile.
     async function save() {
       if (saving) { dirty = true; return; }
       saving = true; dirty = false;
-      saveState.textContent = "Saving";
+      saveState.textContent = t("fb.saving");
       try {
-        await api("PUT", path + "/fields", { fields });
-        saveState.textContent = "All changes saved";
+        await src.save(fields);
+        saveState.textContent = t("fb.saved");
         box.hidden = true;
       } catch (e) {
-        if (e instanceof ApiError && e.status < 500 && e.status !== 408 && e.status !== 429) { showError(e, box); saveState.textContent = "Not saved"; }
-        else { saveState.textContent = "Not saved yet: the connection dropped; trying again"; dirty = true; await new Promise(r => setTimeout(r, 2000)); }
+        if (e instanceof ApiError && e.status < 500 && e.status !== 408 && e.status !== 429) { showError(e, box); saveState.textContent = t("fb.notsaved"); }
+        else { saveState.textContent = t("fb.retrying"); dirty = true; await new Promise(r => setTimeout(r, 2000)); }
       } finally { saving = false; }
       if (dirty) save();
     }
@@ -551,27 +703,27 @@
     function changed(text, i, full) {
       say(text);
       clearTimeout(pending);
-      saveState.textContent = "Unsaved changes";
+      saveState.textContent = t("fb.unsaved");
       pending = setTimeout(save, 400);
       if (full) draw(); else update(i);
     }
-    const typeSel = field("Field type", { tag: "select", value: "signature", options: TYPES });
-    const whoSel = field("For", { tag: "select", value: signers[0] ? signers[0].id : "", options: signers.map(r => [r.id, nameOf(r)]) });
-    const pageSel = field("On page", { tag: "select", value: "1", options: pages.map((p, i) => [String(i + 1), String(i + 1)]) });
+    const typeSel = field(t("fb.type"), { tag: "select", value: "signature", options: src.types });
+    const whoSel = field(t("fb.for"), { tag: "select", value: src.people[0] ? src.people[0][0] : "", options: src.people });
+    const pageSel = field(t("fb.page"), { tag: "select", value: "1", options: pages.map((p, i) => [String(i + 1), String(i + 1)]) });
     const add = () => {
-      const t = typeSel.control.value, [w, h] = SIZES[t] || [160, 24];
+      const kind = typeSel.control.value, [w, h] = SIZES[kind] || [160, 24];
       const n = parseInt(pageSel.control.value, 10) || 1;
       const p = pages[n - 1];
       // Below the page's lowest field, so a new field never hides another.
       const below = Math.max(62, ...fields.filter(x => x.page_num === n).map(x => x.field_top + x.field_height)) + 10;
-      const f = { field_type: t, page_num: n, field_left: 72, field_top: Math.min(p.page_height - h, below), field_width: w, field_height: h, recipient_id: whoSel.control.value, is_required: true, field_label: "" };
+      const f = { field_type: kind, page_num: n, field_left: 72, field_top: Math.min(p.page_height - h, below), field_width: w, field_height: h, who: whoSel.control.value, is_required: true, field_label: "" };
       fields.push(f);
       selected = fields.length - 1;
-      changed("Added " + describe(f), selected, true);
+      changed(t("fb.added", { field: describe(f) }), selected, true);
       focusField(selected);
     };
     const toolbar = el("div", { class: "toolbar" }, typeSel.wrap, whoSel.wrap, pageSel.wrap,
-      el("button", { type: "button", class: "primary", onclick: add }, "Add field"));
+      el("button", { type: "button", class: "primary", onclick: add }, t("fb.add")));
     const sheet = el("div", { class: "pages" });
     const table = el("div", { class: "fieldlist" });
 
@@ -591,11 +743,11 @@
         const [dx, dy] = dirs[e.key];
         if (e.altKey) { f.field_width += dx * step; f.field_height += dy * step; } else { f.field_left += dx * step; f.field_top += dy * step; }
         clamp(f);
-        changed((e.altKey ? "Resized: " : "Moved: ") + describe(f), i);
+        changed(t(e.altKey ? "fb.resized" : "fb.moved", { field: describe(f) }), i);
       } else if (e.key === "Delete" || e.key === "Backspace") {
         e.preventDefault();
         fields.splice(i, 1); selected = -1;
-        changed("Deleted the field", i, true);
+        changed(t("fb.deleted"), i, true);
       }
     }
     function drag(e, i, mode) {
@@ -615,7 +767,7 @@
       };
       const up = () => {
         target.removeEventListener("pointermove", move); target.removeEventListener("pointerup", up); target.removeEventListener("pointercancel", up);
-        changed((mode === "resize" ? "Resized: " : "Moved: ") + describe(f), i);
+        changed(t(mode === "resize" ? "fb.resized" : "fb.moved", { field: describe(f) }), i);
         focusField(i);
       };
       target.addEventListener("pointermove", move); target.addEventListener("pointerup", up); target.addEventListener("pointercancel", up);
@@ -642,7 +794,7 @@
     function draw() {
       sheet.replaceChildren(...pages.map((p, n) => {
         const page = el("div", { class: "page", style: null },
-          el("img", { src: p.thumb_url, alt: "Page " + (n + 1), draggable: "false" }));
+          el("img", { src: p.thumb_url, alt: t("fb.pageimage", { n: n + 1 }), draggable: "false" }));
         page.dataset.num = n + 1;
         requestAnimationFrame(() => {
           const scale = page.clientWidth / p.page_width;
@@ -665,40 +817,60 @@
       const num = (f, k, label) => {
         const c = field(label, { type: "number", value: String(Math.round(f[k])), min: 0, step: 1, inputmode: "decimal" });
         c.control.dataset.k = k;
-        c.control.addEventListener("change", () => { const v = parseFloat(c.control.value); if (!isNaN(v)) { f[k] = v; clamp(f); changed("Changed: " + describe(f), fields.indexOf(f)); } });
+        c.control.addEventListener("change", () => { const v = parseFloat(c.control.value); if (!isNaN(v)) { f[k] = v; clamp(f); changed(t("fb.changed", { field: describe(f) }), fields.indexOf(f)); } });
         return c.wrap;
       };
-      table.replaceChildren(el("h2", {}, "Fields"), fields.length === 0 ? el("p", { class: "muted" }, "No fields yet.") :
+      table.replaceChildren(el("h2", {}, t("fb.fields")), fields.length === 0 ? el("p", { class: "muted" }, t("fb.none")) :
         el("ol", {}, fields.map((f, i) => {
-          const who = field("For", { tag: "select", value: f.recipient_id, options: signers.map(r => [r.id, nameOf(r)]) });
-          who.control.addEventListener("change", () => { f.recipient_id = who.control.value; changed("Changed: " + describe(f), i, true); });
-          const kind = field("Type", { tag: "select", value: f.field_type, options: TYPES });
-          kind.control.addEventListener("change", () => { f.field_type = kind.control.value; changed("Changed: " + describe(f), i, true); });
-          return el("li", { class: "card", "data-item": i }, el("p", {}, describe(f)), kind.wrap, who.wrap, num(f, "field_left", "Left (pt)"), num(f, "field_top", "Top (pt)"), num(f, "field_width", "Width (pt)"), num(f, "field_height", "Height (pt)"),
-            el("button", { type: "button", class: "quiet", onclick: () => { fields.splice(i, 1); changed("Deleted the field", i, true); } }, "Delete field " + (i + 1)));
+          const who = field(t("fb.for"), { tag: "select", value: f.who, options: src.people });
+          who.control.addEventListener("change", () => { f.who = who.control.value; changed(t("fb.changed", { field: describe(f) }), i, true); });
+          const kind = field(t("fb.kind"), { tag: "select", value: f.field_type, options: src.types });
+          kind.control.addEventListener("change", () => { f.field_type = kind.control.value; changed(t("fb.changed", { field: describe(f) }), i, true); });
+          return el("li", { class: "card", "data-item": i }, el("p", {}, describe(f)), kind.wrap, who.wrap, num(f, "field_left", t("fb.left")), num(f, "field_top", t("fb.top")), num(f, "field_width", t("fb.width")), num(f, "field_height", t("fb.height")),
+            el("button", { type: "button", class: "quiet", onclick: () => { fields.splice(i, 1); changed(t("fb.deleted"), i, true); } }, t("fb.deletefield", { n: i + 1 })));
         })));
     }
-    const sendBtn = el("button", { type: "button", class: "primary", onclick: async () => {
-      try {
-        clearTimeout(pending);
-        await api("PUT", path + "/fields", { fields });
-        await post(path + "/send");
-        say("Sent");
-        go("/app/documents/" + encodeURIComponent(id));
-      } catch (e) { showError(e, box); }
-    } }, "Send");
-    const when = field("Send at (optional)", { type: "datetime-local" });
-    const schedule = el("button", { type: "button", onclick: async () => {
-      if (!when.control.value) return showError(new Error("Choose when to send."), box);
-      try {
-        await api("PUT", path + "/fields", { fields });
-        await post(path + "/send", { scheduled_sending_time: new Date(when.control.value).toISOString() });
-        go("/app/documents/" + encodeURIComponent(id));
-      } catch (e) { showError(e, box); }
-    } }, "Send at that time");
-    frame("Place fields: " + (d.name || ""), box, toolbar, saveState,
+    const ending = [link(src.back[0], src.back[1])];
+    if (src.send) {
+      const sendBtn = el("button", { type: "button", class: "primary", onclick: async () => {
+        try {
+          clearTimeout(pending);
+          await src.save(fields);
+          await post(path + "/send");
+          say(t("say.sent"));
+          go("/app/documents/" + encodeURIComponent(id));
+        } catch (e) { showError(e, box); }
+      } }, t("act.send"));
+      const at = field(t("fb.sendat"), { type: "datetime-local" });
+      const schedule = el("button", { type: "button", onclick: async () => {
+        if (!at.control.value) return showError(new Error(t("fb.needwhen")), box);
+        try {
+          await src.save(fields);
+          await post(path + "/send", { scheduled_sending_time: new Date(at.control.value).toISOString() });
+          go("/app/documents/" + encodeURIComponent(id));
+        } catch (e) { showError(e, box); }
+      } }, t("fb.sendatthattime"));
+      ending.push(at.wrap, schedule, sendBtn);
+    }
+    // A template's roles: renamed, added or removed here (a role its fields use stays).
+    let rolesForm = null;
+    if (src.roles) {
+      const roles = field(t("tpl.roles"), { value: src.roles.map(r => r.role_name).join(", ") });
+      rolesForm = el("form", { class: "inline card" }, roles.wrap, el("button", { type: "submit" }, t("tpl.saveroles")));
+      rolesForm.addEventListener("submit", async e => {
+        e.preventDefault();
+        const names = roles.control.value.split(",").map(x => x.trim()).filter(Boolean);
+        const kept = names.map(n => src.roles.find(r => r.role_name === n) || { role_name: n, role: "signer" });
+        try {
+          await api("PUT", path, { roles: kept.map(r => ({ role_name: r.role_name, role: r.role })) });
+          say(t("say.rolessaved"));
+          render();
+        } catch (err) { showError(err, box); }
+      });
+    }
+    frame(t("fb.titlenamed", { name: src.name }), box, rolesForm, toolbar, saveState,
       el("div", { class: "builder" }, sheet, table),
-      el("div", { class: "acts" }, link("/app/documents/" + encodeURIComponent(id), "Back to the document"), when.wrap, schedule, sendBtn));
+      el("div", { class: "acts" }, ...ending));
     draw();
     window.addEventListener("resize", draw, { once: true });
   }
@@ -707,53 +879,87 @@
   async function templatesPage() {
     const list = (await get("/v1/templates")).templates || [];
     const box = alertBox();
-    const name = field("Template name", { required: true, maxlength: 200 });
-    const file = field("File", { type: "file", accept: ".pdf,.docx" });
-    const roles = field("Roles (comma-separated)", { value: "Signer" });
-    const form = el("form", { class: "card" }, el("h2", {}, "New template"), name.wrap, file.wrap, roles.wrap, el("button", { type: "submit", class: "primary" }, "Create template"));
+    const name = field(t("tpl.name"), { required: true, maxlength: 200 });
+    const file = field(t("tpl.file"), { type: "file", accept: ".pdf,.docx" });
+    const roles = field(t("tpl.roles"), { value: t("tpl.defaultrole") });
+    const form = el("form", { class: "card" }, el("h2", {}, t("tpl.new")), name.wrap, file.wrap, roles.wrap, el("button", { type: "submit", class: "primary" }, t("tpl.create")));
     form.addEventListener("submit", async e => {
       e.preventDefault();
-      if (!name.control.value.trim() || !file.control.files.length) return showError(new Error("Give the template a name and a file."), box);
+      if (!name.control.value.trim() || !file.control.files.length) return showError(new Error(t("tpl.need")), box);
       const r = roles.control.value.split(",").map(s => s.trim()).filter(Boolean).map(role_name => ({ role_name, role: "signer" }));
       try {
         const file_id = await upload(file.control.files[0]);
         await post("/v1/templates", { name: name.control.value.trim(), file_id, roles: r });
-        say("Template created"); render();
+        say(t("say.templatecreated")); render();
       } catch (err) { showError(err, box); }
     });
-    frame("Templates", box,
-      list.length === 0 ? el("p", { class: "empty" }, "No templates yet.") :
-        el("table", { class: "list" }, el("thead", {}, el("tr", {}, ["Name", "Status", "Roles", "Fields", ""].map(th))),
-          el("tbody", {}, list.map(t => el("tr", {}, el("td", {}, t.name), el("td", {}, statusBadge(t.status)), el("td", { class: "num" }, String(t.role_count)), el("td", { class: "num" }, String(t.field_count)),
-            el("td", {}, t.status === "ready" ? link("/app/documents/new?template=" + encodeURIComponent(t.id), "Use " + t.name) : null,
-              actButton("Delete " + t.name, () => api("DELETE", "/v1/templates/" + encodeURIComponent(t.id)), box, "Delete this template?")))))),
+    frame(t("tpl.title"), box,
+      list.length === 0 ? el("p", { class: "empty" }, t("tpl.empty")) :
+        el("table", { class: "list" }, el("thead", {}, el("tr", {}, ["col.name", "col.status", "col.roles", "col.fields", ""].map(th))),
+          el("tbody", {}, list.map(x => el("tr", {}, el("td", {}, x.name), el("td", {}, statusBadge(x.status)), el("td", { class: "num" }, String(x.role_count)), el("td", { class: "num" }, String(x.field_count)),
+            el("td", {}, x.status === "ready" ? link("/app/documents/new?template=" + encodeURIComponent(x.id), t("tpl.use", { name: x.name })) : null, " ",
+              x.status === "ready" ? link("/app/templates/" + encodeURIComponent(x.id) + "/fields", t("tpl.editfields", { name: x.name })) : null, " ",
+              actButton(t("tpl.delete", { name: x.name }), () => api("DELETE", "/v1/templates/" + encodeURIComponent(x.id)), box, t("confirm.deletetemplate"))))))),
       form);
   }
 
   // ---------- settings ----------
+  // Webhook subscriptions: the caller's (all of the entity's for an admin), a new one
+  // (its signing secret shown once), a new secret, unsubscribing, and the deliveries
+  // that failed for good.
+  async function webhooksSection(box) {
+    const [subs, events, failed] = await Promise.all([get("/v1/subscriptions").catch(() => []), get("/v1/subscriptions/events").catch(() => []), get("/v1/subscriptions/errors").catch(() => [])]);
+    const secret = el("p", { class: "note", role: "status", hidden: true });
+    const show = text => { secret.hidden = false; secret.textContent = text; };
+    const event = field(t("set.event"), { tag: "select", value: "document.signed", options: events.map(e => [e.value, e.value]) });
+    const url = field(t("set.targeturl"), { type: "url", placeholder: "https://", maxlength: 2000 });
+    const form = el("form", { class: "inline" }, event.wrap, url.wrap, el("button", { type: "submit" }, t("set.subscribe")));
+    form.addEventListener("submit", async e => {
+      e.preventDefault();
+      try {
+        const made = await post("/v1/subscriptions", { event: event.control.value, target_url: url.control.value.trim() });
+        await settingsPage();
+        document.querySelector("[data-secret]").hidden = false;
+        document.querySelector("[data-secret]").textContent = t("say.subscribed", { secret: made.secret });
+      } catch (err) { showError(err, box); }
+    });
+    secret.dataset.secret = "";
+    const list = subs.length === 0 ? el("p", { class: "muted" }, t("set.nowebhooks")) :
+      el("ul", {}, subs.map(x => el("li", {}, el("strong", {}, x.event), " → ", x.target_url, " · ",
+        x.state === "active" ? t("set.active") : t("set.disabled", { reason: x.disabled_reason || "" }), " ",
+        el("button", { type: "button", onclick: async () => {
+          try { const r = await post("/v1/subscriptions/" + encodeURIComponent(x.id) + "/secret"); show(t("say.rotated", { secret: r.secret })); } catch (err) { showError(err, box); }
+        } }, t("set.rotate", { url: x.target_url })), " ",
+        actButton(t("set.unsubscribe", { url: x.target_url }), () => api("DELETE", "/v1/subscriptions/" + encodeURIComponent(x.id)), box, t("confirm.unsubscribe")))));
+    const errors = failed.length === 0 ? el("p", { class: "muted" }, t("set.nofailed")) :
+      el("ul", {}, failed.map(f => el("li", {}, t("set.failedline", { event: f.event, url: f.target_url, attempts: f.attempts, error: f.last_error, when: when(f.failed_at) }))));
+    return el("section", { class: "card" }, el("h2", {}, t("set.webhooks")), secret, list, form, el("h3", {}, t("set.failed")), errors);
+  }
+
   async function settingsPage() {
     const admin = me && me.user.role === "admin";
     const box = alertBox();
     const [entity, users, agents] = await Promise.all([get("/v1/entity").catch(() => null), get("/v1/users").catch(() => []), get("/v1/users/me/connections").catch(() => [])]);
     const parts = [box];
     if (entity && admin) {
-      const name = field("Entity name", { value: entity.name || entity.entity_name || "", maxlength: 200 });
-      const f = el("form", { class: "card" }, el("h2", {}, "Entity"), name.wrap, el("button", { type: "submit" }, "Save"));
-      f.addEventListener("submit", async e => { e.preventDefault(); try { await api("PUT", "/v1/entity", { name: name.control.value }); say("Saved"); } catch (err) { showError(err, box); } });
+      const name = field(t("set.entityname"), { value: entity.name || entity.entity_name || "", maxlength: 200 });
+      const f = el("form", { class: "card" }, el("h2", {}, t("set.entity")), name.wrap, el("button", { type: "submit" }, t("set.save")));
+      f.addEventListener("submit", async e => { e.preventDefault(); try { await api("PUT", "/v1/entity", { name: name.control.value }); say(t("say.saved")); } catch (err) { showError(err, box); } });
       parts.push(f);
     }
     const userList = Array.isArray(users) ? users : (users.users || []);
-    parts.push(el("section", { class: "card" }, el("h2", {}, "Users"),
-      el("ul", {}, userList.map(u => el("li", {}, (u.first_name || "") + " " + (u.last_name || "") + " · " + (u.email || "") + " · " + (u.role || ""))))));
+    parts.push(el("section", { class: "card" }, el("h2", {}, t("set.users")),
+      el("ul", {}, userList.map(u => el("li", {}, (u.first_name || "") + " " + (u.last_name || "") + " · " + (u.email || "") + " · " + tValue("role.", u.role || ""))))));
     const agentList = Array.isArray(agents) ? agents : (agents.connections || []);
-    parts.push(el("section", { class: "card" }, el("h2", {}, "Connected agents"),
-      agentList.length === 0 ? el("p", { class: "muted" }, "No agent is connected.") :
+    parts.push(el("section", { class: "card" }, el("h2", {}, t("set.agents")),
+      agentList.length === 0 ? el("p", { class: "muted" }, t("set.noagents")) :
         el("ul", {}, agentList.map(a => el("li", {}, (a.client_name || a.client_id) + " ",
-          actButton("Disconnect " + (a.client_name || a.client_id), () => api("DELETE", "/v1/users/me/connections/" + encodeURIComponent(a.client_id)), box))))));
-    parts.push(el("section", { class: "card" }, el("h2", {}, "Signing certificate"),
-      el("p", {}, "Final PDFs are sealed with this certificate. ", el("a", { href: "/v1/signing-certificate" }, "Download the certificate (PEM)"))));
-    frame("Settings", ...parts);
+          actButton(t("set.disconnect", { name: a.client_name || a.client_id }), () => api("DELETE", "/v1/users/me/connections/" + encodeURIComponent(a.client_id)), box))))));
+    parts.push(await webhooksSection(box));
+    parts.push(el("section", { class: "card" }, el("h2", {}, t("set.cert")),
+      el("p", {}, t("set.certtext"), " ", el("a", { href: "/v1/signing-certificate" }, t("set.certlink")))));
+    frame(t("set.title"), ...parts);
   }
 
-  render();
+  loadWords(preferred()).catch(() => loadWords("en")).then(render, render);
 })();

@@ -113,7 +113,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/upload/archive", &["POST"]),
     ("/v1/upload/{id}", &["GET"]),
     ("/v1/templates", &["GET", "POST"]),
-    ("/v1/templates/{id}", &["GET", "DELETE"]),
+    ("/v1/templates/{id}", &["GET", "PUT", "DELETE"]),
     ("/v1/templates/{id}/fields", &["GET"]),
     ("/v1/templates/{id}/roles", &["GET"]),
     ("/v1/templates/{id}/fields_roles", &["GET"]),

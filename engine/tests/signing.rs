@@ -1511,3 +1511,130 @@ fn page_view_times_add_up_per_page_and_bad_reports_are_refused() {
         .push(("origin".into(), "https://elsewhere.example".into()));
     assert_eq!(handle(&mut p, &req).status, 403);
 }
+
+/// `PUT /v1/templates/{id}`: once imported, a template's name, roles and placed fields
+/// are replaced (a document made afterwards gets the new fields for the recipient in
+/// the new role); what does not fit its page, names a missing role or comes before the
+/// import is refused whole.
+#[test]
+fn a_template_s_fields_and_roles_are_edited_after_its_import() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    // Before the import: 400 invalid_status.
+    let (s, b) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/templates",
+        Some(
+            json!({"name": "Early", "file_content": "JVBERi0xLjQKZmFrZQ==", "file_name": "t.pdf"}),
+        ),
+    );
+    assert_eq!(s, 200, "{b}");
+    let early = b["id"].as_str().unwrap().to_string();
+    // Its import never runs here.
+    take_jobs(&mut p, "template.import");
+    let (s, b) = api(
+        &mut p,
+        &t,
+        "PUT",
+        &format!("/v1/templates/{early}"),
+        Some(json!({"name": "x"})),
+    );
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (400, Some("invalid_status")),
+        "{b}"
+    );
+
+    let (s, tpl) = template(&mut p, &t, json!([]));
+    assert_eq!(s, 200, "{tpl}");
+    let id = tpl["id"].as_str().unwrap().to_string();
+    // Its pages are answered with their sizes.
+    assert_eq!(tpl["pages"].as_array().map(Vec::len), Some(2), "{tpl}");
+    assert_eq!(tpl["pages"][1]["page_num"], 2);
+    assert_eq!(tpl["pages"][0]["page_width"].as_f64(), Some(595.0));
+    let put = |p: &mut MemoryPlatform, b: Value| {
+        api(p, &t, "PUT", &format!("/v1/templates/{id}"), Some(b))
+    };
+    let sig = |role: &str, page: u32, top: f64| {
+        json!({"field_type": "signature", "page_num": page, "role_name": role,
+               "field_left": 72, "field_top": top, "field_width": 200, "field_height": 50})
+    };
+    // Refused whole: off the page, a third page, a role it does not have, an empty name,
+    // an unknown member.
+    for (body, code) in [
+        (
+            json!({"page_fields": [sig("Client", 1, 800.0)]}),
+            "invalid_position",
+        ),
+        (
+            json!({"page_fields": [sig("Client", 3, 100.0)]}),
+            "invalid_field",
+        ),
+        (
+            json!({"page_fields": [sig("Buyer", 1, 100.0)]}),
+            "invalid_field",
+        ),
+        (
+            json!({"roles": [{"role_name": "Buyer"}], "page_fields": [sig("Client", 1, 100.0)]}),
+            "invalid_field",
+        ),
+        (json!({"name": "  "}), "invalid_field"),
+        (json!({"colour": "red"}), "unknown_field"),
+    ] {
+        let (s, b) = put(&mut p, body.clone());
+        assert_eq!((s, b["error"].as_str()), (400, Some(code)), "{body}: {b}");
+    }
+    let (_, same) = api(&mut p, &t, "GET", &format!("/v1/templates/{id}"), None);
+    assert_eq!(same["name"], "Tpl");
+    assert_eq!(same["page_fields"], json!([]));
+    // Renamed, a new signer role, and a field placed for it.
+    let (s, b) = put(
+        &mut p,
+        json!({"name": "Offer", "roles": [{"role_name": "Buyer", "role": "signer"}],
+               "page_fields": [sig("Buyer", 2, 100.0)]}),
+    );
+    assert_eq!(s, 204, "{b}");
+    let (_, now) = api(&mut p, &t, "GET", &format!("/v1/templates/{id}"), None);
+    assert_eq!(now["name"], "Offer");
+    assert_eq!(now["roles"][0]["role_name"], "Buyer");
+    assert_eq!(now["roles"].as_array().map(Vec::len), Some(1));
+    assert_eq!(now["page_fields"][0]["page_num"], 2);
+    // Roles alone: one its fields use must stay.
+    let (s, b) = put(&mut p, json!({"roles": [{"role_name": "Other"}]}));
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (400, Some("invalid_field")),
+        "{b}"
+    );
+    // A document from it: the field is the Buyer's.
+    let (s, d) = api(
+        &mut p,
+        &t,
+        "POST",
+        "/v1/documents",
+        Some(json!({"template_id": id, "name": "From the template",
+                    "recipients": [{"first_name": "Bo", "last_name": "Buyer", "email": "bo@example.com", "role_name": "Buyer"}]})),
+    );
+    assert_eq!(s, 200, "{d}");
+    let doc = d["id"].as_str().unwrap().to_string();
+    let (_, f) = api(
+        &mut p,
+        &t,
+        "GET",
+        &format!("/v1/documents/{doc}/fields"),
+        None,
+    );
+    let (_, d) = api(&mut p, &t, "GET", &format!("/v1/documents/{doc}"), None);
+    assert_eq!(
+        f["fields"][0]["recipient_id"], d["recipients"][0]["id"],
+        "{f}"
+    );
+    assert_eq!(f["fields"][0]["page_num"], 2, "{f}");
+    // No fields: [] removes them.
+    let (s, _) = put(&mut p, json!({"page_fields": []}));
+    assert_eq!(s, 204);
+    let (_, now) = api(&mut p, &t, "GET", &format!("/v1/templates/{id}"), None);
+    assert_eq!(now["page_fields"], json!([]));
+}

@@ -152,6 +152,9 @@ impl Browser {
                          "--no-first-run", "--disable-background-networking",
                          "--disable-component-update", "--disable-sync",
                          "--disable-dev-shm-usage", "--hide-scrollbars",
+                         // English pages whatever the machine's locale (the app
+                         // picks its language from the browser's).
+                         "--lang=en-US",
                          format!("--user-data-dir={}", b.profile.display()),
                          "--window-size=1280,900"],
             }),

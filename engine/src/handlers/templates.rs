@@ -1,5 +1,5 @@
-//! `/v1/templates`: list, create (from a PDF or Word file, with fields and roles), read
-//! and delete templates.
+//! `/v1/templates`: list, create (from a PDF or Word file, with fields and roles), read,
+//! edit (name, roles, fields placed on the pages) and delete templates.
 
 use crate::base::api::{JobSpec, Request, Response};
 use crate::base::cx::Cx;
@@ -14,7 +14,9 @@ use crate::domain::templates::{
     self, FieldKind, PageFields, Template, TemplateAttachment, TemplateExt, TemplateField,
     TemplateRole, TemplateStatus, defaults, entity_index_key, find, page_fields, page_fields_key,
 };
-use crate::domain::{accounts, blobs, document, fields, folders, previews, pricing, uploads};
+use crate::domain::{
+    accounts, blobs, document, fields, folders, previews, pricing, public_files, uploads,
+};
 use serde_json::{Value, json};
 
 /// `/v1/templates/...`
@@ -28,8 +30,10 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
             let t = find(cx, &pr, id)?;
             let mut out = template_json(cx, &t);
             out["page_fields"] = page_fields_json(&page_fields(cx, &t.id));
+            out["pages"] = pages_json(cx, &t);
             Ok(json(200, &out))
         }
+        ("PUT", [id]) => update(cx, &pr, req, id),
         ("GET", [id, "fields"]) => {
             let t = find(cx, &pr, id)?;
             Ok(json(200, &fields_json(cx, &t)))
@@ -472,6 +476,84 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let mut out = template_json(cx, &t);
     out["page_fields"] = page_fields_json(&page_fields);
     Ok(json(200, &out))
+}
+
+/// The template's content pages as a document's are answered (`GET
+/// /v1/documents/{id}/pages`): number, size in points, and picture (`thumb_url`, empty
+/// until made after the import).
+fn pages_json(cx: &mut Cx, t: &Template) -> Value {
+    let previews = previews::load(cx, &templates::blob_owner(&t.id));
+    let sizes = t.file.as_ref().map(|f| f.pages.clone()).unwrap_or_default();
+    let mut out = Vec::new();
+    for (i, (w, h)) in sizes.iter().enumerate() {
+        let thumb = match previews.pages.get(i) {
+            Some(p) => public_files::url(cx, &p.secret),
+            None => String::new(),
+        };
+        out.push(json!({"page_num": i + 1, "page_width": w, "page_height": h, "thumb_url": thumb}));
+    }
+    Value::Array(out)
+}
+
+/// `PUT /v1/templates/{id}`: its `name`, `roles` and the fields placed on its pages
+/// (`page_fields`, as at create), each replaced when given; 204. Only once its file is
+/// imported (400 `invalid_status` before, or after a failed import); every placed field
+/// must fit its page and name one of the roles (the new ones when `roles` is given).
+fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    let mut t = find(cx, pr, id)?;
+    let f = req.body_fields()?;
+    f.only(&["name", "roles", "page_fields"])?;
+    if t.status != TemplateStatus::Ready {
+        return Err(http::ApiError::bad_request(
+            "invalid_status",
+            "the template's file is not imported (yet): its pages can be edited once its status is ready",
+        ));
+    }
+    if let Some(name) = f.optional_str("name")? {
+        if name.trim().is_empty() {
+            return Err(http::ApiError::bad_request(
+                "invalid_field",
+                "the field `name` must not be empty",
+            ));
+        }
+        t.name = name.trim().to_string();
+    }
+    if f.has("roles") {
+        t.roles = parse_roles(&f)?;
+    }
+    let given = if f.has("page_fields") {
+        Some(parse_page_fields(cx, &f, &t.roles)?)
+    } else {
+        None
+    };
+    let placed = match &given {
+        Some(p) => p.clone(),
+        None => page_fields(cx, &t.id),
+    };
+    let sizes = t.file.as_ref().map(|f| f.pages.clone()).unwrap_or_default();
+    for (i, (role, field)) in placed.iter().enumerate() {
+        let path = format!("page_fields[{i}]");
+        let Some((w, h)) = sizes.get(field.page_num as usize - 1) else {
+            return Err(http::ApiError::bad_request(
+                "invalid_field",
+                format!("`{path}.page_num`: the template has {} pages", sizes.len()),
+            ));
+        };
+        fields::check_fit(field, *w, *h, &path)?;
+        if !role.is_empty() && !t.roles.iter().any(|r| &r.role_name == role) {
+            return Err(http::ApiError::bad_request(
+                "invalid_field",
+                format!("`{path}` is for the role {role:?}, which the new roles do not have"),
+            ));
+        }
+    }
+    templates::save(cx, &t);
+    match given {
+        Some(p) if p.is_empty() => cx.p.delete(&page_fields_key(&t.id)),
+        Some(p) => cx.save(&page_fields_key(&t.id), &p),
+        None => {}
+    }
+    Ok(no_content())
 }
 
 fn page_fields_json(fields: &PageFields) -> Value {
