@@ -32,6 +32,24 @@ pub fn safety_headers(headers: &mut Vec<(String, String)>) {
     }
 }
 
+/// An embedded asset of a page (the signing page's, the sender app's): its URL carries
+/// [`VERSION`], so it is cached for good.
+pub fn asset_response(ctype: &str, body: &[u8]) -> Response {
+    let mut headers = vec![
+        ("content-type".to_string(), ctype.to_string()),
+        (
+            "cache-control".to_string(),
+            "public, max-age=31536000, immutable".to_string(),
+        ),
+    ];
+    safety_headers(&mut headers);
+    Response {
+        status: 200,
+        headers,
+        body: body.to_vec(),
+    }
+}
+
 /// Text made safe inside HTML elements and attribute values.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());

@@ -15,7 +15,7 @@
 //! no inline script or style, nothing from another origin, never framed.
 
 use crate::base::api::{Request, Response};
-use crate::base::html::{VERSION, safety_headers};
+use crate::base::html::{VERSION, asset_response, safety_headers};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 
@@ -48,19 +48,7 @@ pub fn asset(name: &str) -> Option<Response> {
         "sender.css" => ("text/css; charset=utf-8", SENDER_CSS),
         _ => ("application/json", messages(name)?),
     };
-    let mut headers = vec![
-        ("content-type".to_string(), ctype.to_string()),
-        (
-            "cache-control".to_string(),
-            "public, max-age=31536000, immutable".to_string(),
-        ),
-    ];
-    safety_headers(&mut headers);
-    Some(Response {
-        status: 200,
-        headers,
-        body: body.to_vec(),
-    })
+    Some(asset_response(ctype, body))
 }
 
 /// Whether `views` (the path's segments after `app`) names a view of the app.

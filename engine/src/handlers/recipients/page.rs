@@ -15,7 +15,7 @@
 //! no-store` (assets: immutable).
 
 use crate::base::api::{Request, Response};
-use crate::base::html::{esc, styled_page};
+use crate::base::html::{asset_response, esc, styled_page};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::iso8601;
@@ -47,19 +47,7 @@ pub fn asset(name: &str) -> Option<Response> {
         "video.svg" => ("image/svg+xml", VIDEO_POSTER),
         _ => return None,
     };
-    let mut headers = vec![
-        ("content-type".to_string(), ctype.to_string()),
-        (
-            "cache-control".to_string(),
-            "public, max-age=31536000, immutable".to_string(),
-        ),
-    ];
-    safety_headers(&mut headers);
-    Some(Response {
-        status: 200,
-        headers,
-        body: body.to_vec(),
-    })
+    Some(asset_response(ctype, body))
 }
 
 fn shell(status: u16, title: &str, body: &str, script: bool) -> Response {

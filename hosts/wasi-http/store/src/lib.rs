@@ -10,7 +10,12 @@
 //!   postcard file per version. A call reads the highest version; its commit writes
 //!   version + 1 by hard-linking a finished temporary file to that name, which fails
 //!   when another request committed that version first (then nothing is written and the
-//!   adapter answers 503). The four newest versions are kept.
+//!   adapter answers 503). The four newest versions are kept whole; an older one is
+//!   emptied, not removed, so that its name stays taken: a call that read a version
+//!   several commits ago (a slow request on a busy host) then fails to link its commit
+//!   instead of publishing a version below the newest, which no later call would read
+//!   (a commit answered 200 and lost). The empty names go once 1 000 newer versions
+//!   exist, far more commits than can pass during one request.
 //! - `b/{id}`: blobs, written when the engine stores them and deleted after the commit
 //!   that deletes them. A blob written by a call that does not commit stays behind.
 //!
@@ -155,6 +160,8 @@ fn load() -> Result<(u64, State), String> {
             return Ok((0, State::default()));
         }
         match std::fs::read(version_path(&root, v)) {
+            // Emptied by a commit since the listing: a newer version exists.
+            Ok(bytes) if bytes.is_empty() => continue,
             Ok(bytes) => {
                 let state = postcard::from_bytes(&bytes)
                     .map_err(|e| format!("version {v} is unreadable: {e}"))?;
@@ -166,6 +173,9 @@ fn load() -> Result<(u64, State), String> {
     }
     Err("the data directory changes faster than it can be read".into())
 }
+
+/// How many versions back a version's name stays taken after its content is gone.
+const RESERVED: u64 = 1000;
 
 /// Writes `state` as version `base + 1`; false when that version exists already.
 fn publish(root: &Path, base: u64, state: &State) -> Result<bool, String> {
@@ -179,8 +189,13 @@ fn publish(root: &Path, base: u64, state: &State) -> Result<bool, String> {
     let _ = std::fs::remove_file(&tmp);
     match linked {
         Ok(()) => {
+            // Four versions stay whole; older names stay taken (see the module's
+            // documentation) until 1 000 newer versions exist.
             if base >= 4 {
-                let _ = std::fs::remove_file(version_path(root, base - 3));
+                let _ = std::fs::write(version_path(root, base - 3), []);
+            }
+            if base >= RESERVED {
+                let _ = std::fs::remove_file(version_path(root, base - RESERVED));
             }
             Ok(true)
         }
