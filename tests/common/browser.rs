@@ -345,13 +345,27 @@ impl Browser {
 
     /// Types `text` into the input or text area labelled `label` (replacing its value).
     pub fn fill(&self, label: &str, text: &str) {
-        let c = self.c();
         let xpath = format!(
             "//*[(self::input or self::textarea) and (@id=//label[normalize-space()='{label}']/@for or @aria-label='{label}')]"
         );
-        // Found again when the page re-rendered under it (as `click`), ten times at most.
+        self.fill_at(&xpath, label, text);
+    }
+
+    /// [`Browser::fill`] for the last input labelled `label` (the newest of a repeated
+    /// group, such as a second recipient's "First name").
+    pub fn fill_last(&self, label: &str, text: &str) {
+        let xpath = format!(
+            "(//*[(self::input or self::textarea) and @id=//label[normalize-space()='{label}']/@for])[last()]"
+        );
+        self.fill_at(&xpath, label, text);
+    }
+
+    /// Types `text` into the element at `xpath` (replacing its value), found again when
+    /// the page re-rendered under it (as `click`), ten times at most.
+    fn fill_at(&self, xpath: &str, label: &str, text: &str) {
+        let c = self.c();
         for attempt in 1..=10 {
-            let (c, xpath, text) = (c.clone(), xpath.clone(), text.to_string());
+            let (c, xpath, text) = (c.clone(), xpath.to_string(), text.to_string());
             let filled = self.block(async move {
                 let el = c.wait().for_element(Locator::XPath(&xpath)).await?;
                 el.clear().await?;
@@ -365,22 +379,6 @@ impl Browser {
                 Err(e) => panic!("filling {label:?} failed: {e}"),
             }
         }
-    }
-
-    /// [`Browser::fill`] for the last input labelled `label` (the newest of a repeated
-    /// group, such as a second recipient's "First name").
-    pub fn fill_last(&self, label: &str, text: &str) {
-        let xpath = format!(
-            "(//*[(self::input or self::textarea) and @id=//label[normalize-space()='{label}']/@for])[last()]"
-        );
-        let c = self.c();
-        let text = text.to_string();
-        self.block(async move {
-            let el = c.wait().for_element(Locator::XPath(&xpath)).await?;
-            el.clear().await?;
-            el.send_keys(&text).await
-        })
-        .unwrap_or_else(|e| panic!("filling the last {label:?} failed: {e}"));
     }
 
     /// Chooses `file` in the file input labelled `label`.
