@@ -271,7 +271,7 @@ fn getaccept_shared(dir: &Path) -> (std::path::PathBuf, Vec<String>) {
 }
 
 #[test]
-fn getaccepts_own_schema_accepts_our_answers_to_the_operations_we_share() {
+fn schemathesis_with_getaccepts_own_schema_accepts_our_answers_to_the_operations_we_share() {
     let Some(py) = schemathesis() else {
         eprintln!("skipped: no Python with schemathesis (set ESIGN_PYTHON)");
         return;
