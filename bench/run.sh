@@ -9,7 +9,9 @@
 # and send), then backups (bench/backup.sh: backup time and the longest write pause,
 # restore, esign admin check, at 10 000 and 100 000 documents), then webhook deliveries
 # per second and commit-to-first-attempt latency, then the signing page in headless
-# Chromium (bytes before the first page is visible, opening a link to signed), then
+# Chromium (bytes before the first page is visible, opening a link to signed), then the
+# sender's app (its script and style compressed, bytes before the documents list is
+# usable on a phone, "Sign in" to a list of 100 documents), then
 # sealing (a 20-page document's render, page images and seal; seals per second), then
 # PostgreSQL (a throwaway cluster, tools/pg-cluster): the list at 100 000 documents
 # there, create + send throughput on sled and on 1, 2 and 3 hosts sharing one database,
@@ -23,7 +25,7 @@ if ! command -v wrk >/dev/null || ! command -v chromedriver >/dev/null; then
     echo "installing wrk, chromium and chromium-driver (Debian packages)"
     apt-get update -qq && apt-get install -y -qq wrk chromium chromium-driver >/dev/null
 fi
-cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example seal_bench --example scale_bench --example formats_bench
+cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example app_bench --example seal_bench --example scale_bench --example formats_bench
 
 WORK=$(mktemp -d)
 cleanup() {
@@ -182,6 +184,8 @@ echo
 ESIGN_BIN=target/release/esign target/release/examples/webhook_bench
 echo
 target/release/examples/signing_bench "$ESIGN" bench@example.com bench-password
+echo
+target/release/examples/app_bench "$ESIGN" bench@example.com bench-password
 
 echo
 echo "== sealing (in process, one thread)"

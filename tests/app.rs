@@ -500,11 +500,7 @@ fn every_screen_in_swedish_with_no_missing_word() {
     b.goto(&s.url("/app/documents"));
     sign_in(&b);
     // The switcher in the header.
-    b.js(
-        "const l = [...document.querySelectorAll('label')].find(x => x.innerText === 'Language');\
-         const s = document.getElementById(l.htmlFor); s.value = 'sv'; s.dispatchEvent(new Event('change'));",
-        vec![],
-    );
+    b.select("Language", "sv");
     b.wait_js(20, "Swedish", "return document.documentElement.lang === 'sv' && document.querySelector('h1').innerText === 'Dokument'");
     let check = |screen: &str| {
         let missing = b.js("return window.esignMissingWords", vec![]);
@@ -626,11 +622,7 @@ fn a_sender_corrects_revises_marks_signed_archives_and_verifies() {
     // A file signed elsewhere, archived.
     b.click("New document");
     b.wait_for_text("Start from");
-    b.js(
-        "const l = [...document.querySelectorAll('label')].find(x => x.innerText === 'Start from');\
-         const s = document.getElementById(l.htmlFor); s.value = 'archive'; s.dispatchEvent(new Event('change'));",
-        vec![],
-    );
+    b.select("Start from", "archive");
     b.fill("Document name", "Old contract");
     b.choose_file("File", &pdf);
     // No recipients for an archived file: their part of the form is hidden.
@@ -656,4 +648,215 @@ fn a_sender_corrects_revises_marks_signed_archives_and_verifies() {
     b.click("Verify");
     b.wait_for_text("This PDF carries no signature.");
     b.assert_no_violations("documents with a verification");
+}
+
+/// Settings for an admin: a user added (their password shown once, and it works), a
+/// custom data property added and deleted, the default mail texts saved, and a test
+/// event sent to a subscription, which receives it; a user in a team; the entity's colour
+/// and logo, shown on a signing page. A document's recipients' language chosen at
+/// creation and changed on its page, and its pricing table made there. Each checked
+/// through the API.
+#[test]
+fn settings_users_properties_mail_texts_a_test_event_and_a_document_s_language_and_pricing() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let rx = HttpsServer::start(|_| Canned::ok(Vec::new()));
+    let s = server_for(&rx, "1s");
+    let t = s.admin_token();
+    let dir = fresh_dir("app-settings");
+    let pdf = sample_pdf(&dir);
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Hook target",
+        serde_json::json!([person("Ann", "Tester", "ann@example.com")]),
+        serde_json::json!({}),
+    );
+    subscribe(
+        &s,
+        &t,
+        "document.signed",
+        &rx.url("/hook"),
+        serde_json::json!({}),
+    );
+    b.goto(&s.url("/app/settings"));
+    sign_in(&b);
+    b.wait_for_text("Add user");
+    // The token is refreshed at 80 % of its life (60 days), not at once: a timer past
+    // 2^31 - 1 ms fires immediately, which once refreshed the token without pause.
+    std::thread::sleep(Duration::from_secs(2));
+    let refreshes = b.js(
+        "return performance.getEntriesByType('resource').filter(r => new URL(r.name).pathname === '/v1/refresh').length",
+        vec![],
+    );
+    assert_eq!(refreshes, 0, "no refresh soon after signing in");
+
+    // A user: the password made for them, shown once, signs them in.
+    b.fill("Email", "newbie@example.com");
+    b.fill("First name", "New");
+    b.fill("Last name", "Bie");
+    b.select("Role", "manager");
+    b.fill("Team", "Sales");
+    b.click("Add user");
+    b.wait_for_text("The password for newbie@example.com, shown only now:");
+    let note = b.text("[data-secret]");
+    let password = note.rsplit(": ").next().unwrap().trim().to_string();
+    let login = s.login("newbie@example.com", &password, None);
+    assert_eq!(login.status().as_u16(), 200, "{password:?} signs in");
+    let (_, users) = s.get_as(&t, "/v1/users");
+    let list = users
+        .as_array()
+        .cloned()
+        .or_else(|| users["users"].as_array().cloned())
+        .unwrap();
+    let newbie = list
+        .iter()
+        .find(|u| u["email"] == "newbie@example.com")
+        .expect("listed");
+    assert_eq!(newbie["role"], "manager");
+    assert_eq!(newbie["team_id"], "Sales");
+    b.wait_for_text("Sales (users: 1)");
+    let (_, teams) = s.get_as(&t, "/v1/teams");
+    assert_eq!(teams["teams"][0]["team_id"], "Sales", "{teams}");
+    b.assert_no_violations("settings with a new user's password");
+
+    // A custom data property, then deleted.
+    b.fill("Key", "crm_deal");
+    b.fill("Label", "CRM deal");
+    b.select("Value type", "number");
+    b.click("Add property");
+    b.wait_for_text("Delete crm_deal");
+    let (_, props) = s.get_as(&t, "/v1/custom-data/entity");
+    assert_eq!(props["allowed_properties"][0]["key"], "crm_deal", "{props}");
+    assert_eq!(
+        props["allowed_properties"][0]["value_type"], "number",
+        "{props}"
+    );
+    b.js("window.confirm = () => true", vec![]);
+    b.click("Delete crm_deal");
+    b.wait_for_text("No properties yet.");
+    let (_, props) = s.get_as(&t, "/v1/custom-data/entity");
+    assert_eq!(
+        props["allowed_properties"],
+        serde_json::json!([]),
+        "{props}"
+    );
+
+    // The entity's default invitation texts.
+    b.fill("Invitation subject", "Please sign {{document_name}}");
+    b.fill("Invitation message", "Thank you!");
+    b.js("[...document.querySelectorAll('form')].find(f => f.innerText.includes('Default mail texts')).requestSubmit()", vec![]);
+    wait_until(20, "the saved texts", || {
+        let (_, e) = s.get_as(&t, "/v1/entity");
+        (e["entity"]["email_send_message"] == "Thank you!").then_some(())
+    });
+    let (_, e) = s.get_as(&t, "/v1/entity");
+    assert_eq!(
+        e["entity"]["email_send_subject"],
+        "Please sign {{document_name}}"
+    );
+
+    // Branding: a colour and a logo (a PNG), then on the signing page of a document.
+    let mut logo_png = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut logo_png, 120, 40);
+        enc.set_color(png::ColorType::Rgb);
+        let mut w = enc.write_header().unwrap();
+        w.write_image_data(&[30u8, 86, 49].repeat(120 * 40))
+            .unwrap();
+    }
+    let logo_file = dir.join("logo.png");
+    std::fs::write(&logo_file, &logo_png).unwrap();
+    b.select("Colour", "#1e5631");
+    b.choose_file("Logo (PNG)", &logo_file);
+    b.js(
+        "document.getElementById('h-brand').closest('form').requestSubmit()",
+        vec![],
+    );
+    let entity = wait_until(20, "the branding", || {
+        let (_, e) = s.get_as(&t, "/v1/entity");
+        (e["entity"]["logo_url"] != "").then_some(e)
+    });
+    assert_eq!(entity["entity"]["brand_color"], "#1e5631", "{entity}");
+    let logo_url = entity["entity"]["logo_url"].as_str().unwrap().to_string();
+    let served = client()
+        .get(s.url(&logo_url))
+        .send()
+        .unwrap()
+        .bytes()
+        .unwrap();
+    assert_eq!(
+        served.as_ref(),
+        logo_png.as_slice(),
+        "the logo is served as given"
+    );
+    b.wait_for_text("Remove the logo");
+    b.assert_no_violations("settings with branding");
+
+    // A test event about the document, to the subscription of its event.
+    b.select("Document for the test", &id);
+    b.click("Send test");
+    b.wait_for_text("sent to 1 subscriptions");
+    let got = rx.wait_for("/hook", 1, 30);
+    assert_eq!(got[0].json()["event"], "document.signed");
+    b.assert_no_violations("settings after a test event");
+
+    // The signing page shows the logo and takes the colour as its accent.
+    s.act_ok(&t, &id, "send");
+    s.wait_status(&t, &id, "sent");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let secret = secret_of(&d, 0);
+    b.goto(&s.url(&format!("/s/{secret}")));
+    b.wait_for_text("Hook target");
+    assert_eq!(
+        b.js("const i = document.querySelector('header img.logo'); return i ? i.getAttribute('src') : ''", vec![]),
+        Value::String(logo_url.clone())
+    );
+    b.wait_js(
+        20,
+        "the accent",
+        "return getComputedStyle(document.documentElement).getPropertyValue('--accent').trim() === '#1e5631'",
+    );
+    b.assert_no_violations("the signing page with the sender's branding");
+    b.goto(&s.url("/app/documents"));
+    sign_in(&b);
+
+    // A document for Swedish recipients, then German ones.
+    b.click("New document");
+    b.wait_for_text("Start from");
+    b.fill("Document name", "Avtal");
+    b.choose_file("File", &pdf);
+    b.select("Recipients' language", "sv");
+    b.click("Create and place fields");
+    let new_id = document_in_url(&b);
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{new_id}"));
+    assert_eq!(d["language"], "sv", "{d}");
+    s.wait_status(&t, &new_id, "draft");
+    b.js(&format!("history.pushState(null, '', '/app/documents/{new_id}'); dispatchEvent(new PopStateEvent('popstate'))"), vec![]);
+    b.wait_for_text("Recipients' language");
+    // Its pricing table: a section with a row, the total shown, saved.
+    b.click("Add section");
+    b.fill("Section name", "Licences");
+    b.fill("Item 1", "Seat");
+    b.fill("Quantity 1", "3");
+    b.fill("Price 1", "100");
+    b.fill("Currency", "SEK");
+    b.wait_for_text("Total: 300 SEK");
+    b.click("Save the pricing table");
+    let tables = wait_until(20, "the pricing table", || {
+        let (_, p) = s.get_as(&t, &format!("/v1/documents/{new_id}/pricing-tables"));
+        (p["pricing_tables"][0]["total"] == 300.0).then_some(p)
+    });
+    let table = &tables["pricing_tables"][0];
+    assert_eq!(table["currency_settings"]["currency"], "SEK", "{tables}");
+    assert_eq!(table["sections"][0]["display_name"], "Licences", "{tables}");
+    assert_eq!(table["sections"][0]["rows"][0]["name"], "Seat", "{tables}");
+    b.assert_no_violations("a document's pricing table");
+    b.select("Recipients' language", "de");
+    b.js("[...document.querySelectorAll('form')].find(f => f.innerText.includes(\"Recipients' language\")).requestSubmit()", vec![]);
+    wait_until(20, "the new language", || {
+        let (_, d) = s.get_as(&t, &format!("/v1/documents/{new_id}"));
+        (d["language"] == "de").then_some(())
+    });
+    b.assert_no_violations("a document's page");
 }

@@ -431,11 +431,7 @@ fn an_sms_code_before_opening_and_a_lockout_after_five_wrong_codes() {
     for i in 1..=4 {
         b.fill("Verification code", wrong);
         b.click("Verify");
-        b.wait_for_text(&format!(
-            "{} {} left",
-            5 - i,
-            if i == 4 { "try" } else { "tries" }
-        ));
+        b.wait_for_text(&format!("Tries left: {}.", 5 - i));
     }
     b.fill("Verification code", wrong);
     b.click("Verify");
@@ -489,7 +485,7 @@ fn a_question_before_signing_and_an_eid_check_with_the_test_provider() {
     b.wait_for_text("The project's code name?");
     b.fill("Answer", "red fox");
     b.click("Verify");
-    b.wait_for_text("the answer is wrong; 4 tries left");
+    b.wait_for_text("That is not right. Tries left: 4.");
     b.fill("Answer", "  blue falcon ");
     b.click("Verify");
     // Then eID: off to the provider's page and back.
@@ -615,4 +611,63 @@ fn a_person_connects_an_agent_on_a_phone_signing_in_and_approving_in_the_browser
     assert_eq!(resp.status(), 200);
     let tokens: Value = resp.json().unwrap();
     assert_eq!(tokens["token_type"], "Bearer");
+}
+
+/// The signing page in the document's language (Swedish): every word from the
+/// catalogue, the page's language said, axe-core content; the recipient switches to
+/// English, a reload keeps it, and they sign in Swedish again.
+#[test]
+fn the_signing_page_speaks_the_document_s_language_and_the_recipient_can_switch() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Avtal",
+        json!([person("Åsa", "Ek", "asa@example.com")]),
+        json!({"language": "sv"}),
+    );
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    add_field(
+        &s,
+        &t,
+        &id,
+        json!({"field_type": "text", "page_num": 1, "field_left": 72, "field_top": 300,
+               "field_width": 220, "field_height": 28, "recipient_id": d["recipients"][0]["id"],
+               "field_label": "Org.nr", "is_required": true}),
+    );
+    let d = send(&s, &t, &id);
+    let (sv, en) = (words("sv"), words("en"));
+    let text = |w: &Value, key: &str| said(w, key, &[]);
+    let showing = |w: &Value, key: &str, lang: &str| {
+        let want = serde_json::to_string(&text(w, key)).unwrap();
+        b.wait_js(
+            20,
+            key,
+            &format!("return document.documentElement.lang === '{lang}' && document.getElementById('next').innerText === {want}"),
+        );
+    };
+    b.goto(&link(&d, 0));
+    showing(&sv, "sign.todo_signer", "sv");
+    assert_eq!(b.js("return window.esignMissingWords", vec![]), json!([]));
+    // Nothing absent is drawn as text (a document without a video once showed "null").
+    assert!(!b.text("#app").contains("null"), "{}", b.text("#app"));
+    b.assert_no_violations("the signing page in Swedish");
+    screenshot(&b, "signing-page-swedish.png");
+    b.select(&text(&sv, "sign.language"), "en");
+    showing(&en, "sign.todo_signer", "en");
+    b.goto(&link(&d, 0));
+    showing(&en, "sign.todo_signer", "en");
+    b.select("Language", "sv");
+    showing(&sv, "sign.todo_signer", "sv");
+    // A required field left empty: the page says so in Swedish.
+    b.click(&text(&sv, "sign.sign"));
+    b.wait_for_text(&said(&sv, "sign.missing_fields", &[("fields", "Org.nr")]));
+    b.js("const i = document.querySelector('.field input'); i.value = 'Ja'; i.dispatchEvent(new Event('input'))", vec![]);
+    b.click(&text(&sv, "sign.sign"));
+    b.wait_for_text(&text(&sv, "sign.done_signed"));
+    assert_eq!(b.js("return window.esignMissingWords", vec![]), json!([]));
+    s.wait_status(&t, &id, "signed");
 }

@@ -1,6 +1,7 @@
 //! The document lifecycle, black-box: seal, send (and each of its 400s), send to
 //! recipients, forward, expiration, manual signing, lost, revisions, reminders, delete
-//! and recall, scheduled sending across a restart, pricing tables and products.
+//! and recall, scheduled sending across a restart, pricing tables and products, and the
+//! language of the recipients' texts.
 
 mod common;
 
@@ -1109,4 +1110,90 @@ fn signing_order_groups_rejection_cc_and_a_transfer_that_keeps_its_place() {
     assert_eq!(mails_to(&s, &t, "q@example.com"), 1);
     assert_eq!(act(&s, &link(&d, q), "sign").0, 200);
     s.wait_status(&t, &id, "signed");
+}
+
+#[test]
+fn the_recipients_texts_are_in_the_document_s_language() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let (status, body) = s.post_json(&t, "/v1/documents", &json!({"name": "x", "language": "xx"}));
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Avtal",
+        json!([person("Åsa", "Ek", "asa@example.com")]),
+        json!({"language": "sv-SE"}),
+    );
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(d["language"], "sv", "{d}");
+    s.act_ok(&t, &id, "send");
+    s.wait_status(&t, &id, "sent");
+    let sv = words("sv");
+    let mail = s
+        .wait_mails(1, |m| m.contains("To: asa@example.com"))
+        .remove(0);
+    let sender = d["sender_name"].as_str().unwrap();
+    for text in [
+        said(
+            &sv,
+            "mail.invitation_subject",
+            &[("sender", sender), ("document", "Avtal")],
+        ),
+        said(&sv, "mail.hello", &[("name", "Åsa Ek")]),
+        said(&sv, "mail.open_sign", &[]),
+        said(&sv, "mail.personal", &[]),
+    ] {
+        assert!(mail.contains(&text), "{text:?} is not in {mail}");
+    }
+    // The signing page: its header, its language and the words its script shows.
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let page = client()
+        .get(s.url(&format!("/s/{}", link(&d, 0))))
+        .header("accept", "text/html")
+        .send()
+        .unwrap()
+        .text()
+        .unwrap();
+    assert!(page.contains("<html lang=\"sv\""), "{page}");
+    for key in ["sign.from", "sign.expires", "sign.loading"] {
+        let text = html_escaped(&said(&sv, key, &[]));
+        assert!(page.contains(&text), "{key}: {text:?} is not on the page");
+    }
+    let consent = serde_json::to_string(&sv["sign.consent"]).unwrap();
+    assert!(page.contains(&consent), "the script's words are embedded");
+    // From now on, German: a reminder is in German.
+    let (status, body) = s.put_json(
+        &t,
+        &format!("/v1/documents/{id}"),
+        &json!({"language": "de"}),
+    );
+    assert_eq!(status, 204, "{body}");
+    let (status, body) = s.put_json(
+        &t,
+        &format!("/v1/documents/{id}"),
+        &json!({"language": "klingon"}),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_field");
+    let (status, body) = s.post_json(&t, &format!("/v1/documents/{id}/reminders"), &json!({}));
+    assert_eq!(status, 200, "{body}");
+    let de = words("de");
+    let subject = said(&de, "mail.reminder_subject", &[("document", "Avtal")]);
+    s.wait_mails(1, |m| m.contains(&subject));
+    // A link that does not work says so in the browser's language.
+    let (status, notice) = {
+        let r = client()
+            .get(s.url("/s/nothing-here"))
+            .header("accept", "text/html")
+            .header("accept-language", "fi-FI, en;q=0.5")
+            .send()
+            .unwrap();
+        (r.status().as_u16(), r.text().unwrap())
+    };
+    assert_eq!(status, 404);
+    let fi = html_escaped(&said(&words("fi"), "sign.link_broken", &[]));
+    assert!(
+        notice.contains(&fi) && notice.contains("lang=\"fi\""),
+        "{notice}"
+    );
 }

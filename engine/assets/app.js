@@ -9,6 +9,59 @@
   const app = document.getElementById("app");
   let view = data;
 
+  // ---------- words ----------
+  // The page's words come from engine/assets/messages-{lang}.json (the catalogue the
+  // sender's app and the mails share): the server embeds those of the document's
+  // language (#esign-words); the switcher fetches another language's, and the choice is
+  // kept (localStorage: a preference, not a secret) for the recipient's other links.
+  const LANGS = { en: "English", sv: "Svenska", nb: "Norsk bokmål", da: "Dansk", fi: "Suomi", de: "Deutsch", fr: "Français", es: "Español", nl: "Nederlands", pl: "Polski" };
+  const version = ((document.currentScript && document.currentScript.src) || "").split("?v=")[1] || "";
+  let words = JSON.parse(document.getElementById("esign-words").textContent);
+  let lang = (view.document && view.document.language) || "en";
+  // Keys asked for and not in the catalogue (the tests read it).
+  const missing = window.esignMissingWords = [];
+  function t(key, vars) {
+    let s = words[key];
+    if (s === undefined) { missing.push(lang + ":" + key); s = key; }
+    return vars ? s.replace(/\{(\w+)\}/g, (m, k) => vars[k] !== undefined ? String(vars[k]) : m) : s;
+  }
+  async function useLanguage(code) {
+    const r = await fetch("/s/_/messages-" + code + ".json?v=" + version);
+    if (!r.ok) throw new Error(t("sign.err_server"));
+    const all = await r.json();
+    words = Object.fromEntries(Object.entries(all).filter(([k]) => k.startsWith("sign.")));
+    lang = code;
+    document.documentElement.lang = code;
+  }
+  function languageSwitch() {
+    const select = el("select", { id: "sign-lang" },
+      Object.entries(LANGS).map(([code, name]) => el("option", { value: code, lang: code, selected: code === lang }, name)));
+    select.addEventListener("change", async () => {
+      try {
+        await useLanguage(select.value);
+        try { localStorage.setItem("esign-sign-lang", select.value); } catch (_) { /* storage off */ }
+        render();
+        const again = document.getElementById("sign-lang");
+        if (again) again.focus();
+      } catch (e) { fail(e); }
+    });
+    return el("div", { class: "lang" }, el("label", { for: "sign-lang", text: t("sign.language") }), select);
+  }
+
+  // ---------- the sender's colour ----------
+  // Their brand colour is the page's accent where white text on it (and it as text on
+  // white) keeps a contrast of at least 4.5:1; a lighter one marks the header only.
+  (function brand() {
+    const c = (view.brand && view.brand.color) || "";
+    if (!/^#[0-9a-f]{6}$/i.test(c)) return;
+    const lin = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+    const [r, g, b] = [1, 3, 5].map(i => lin(parseInt(c.slice(i, i + 2), 16)));
+    const contrast = 1.05 / (0.2126 * r + 0.7152 * g + 0.0722 * b + 0.05);
+    const root = document.documentElement.style;
+    root.setProperty("--brand", c);
+    if (contrast >= 4.5) root.setProperty("--accent", c);
+  })();
+
   // ---------- small helpers ----------
   function el(tag, attrs, ...children) {
     const e = document.createElement(tag);
@@ -30,15 +83,29 @@
     const init = body === undefined
       ? { headers: { accept: "application/json" } }
       : { method: "POST", headers: { "content-type": "application/json", accept: "application/json" }, body: JSON.stringify(body) };
-    const resp = await fetch(api + path, init);
+    let resp;
+    try { resp = await fetch(api + path, init); } catch (_) { throw new Error(t("sign.err_offline")); }
     let json = null;
     try { json = await resp.json(); } catch (_) { /* empty body */ }
     if (!resp.ok) {
-      const err = new Error((json && json.description) || ("the server answered " + resp.status));
+      const err = new Error(problem(resp, json));
       err.status = resp.status;
+      err.code = json && json.error;
       throw err;
     }
     return json;
+  }
+
+  // What went wrong, in the page's language where the answer is one it knows; else the
+  // server's own description.
+  function problem(resp, json) {
+    if (resp.status === 429) {
+      const wait = Number(resp.headers.get("retry-after"));
+      if (wait > 0) return t("sign.err_wait", { seconds: wait });
+    }
+    if (resp.status >= 500) return t("sign.err_server");
+    if (resp.status === 410) return t("sign.err_gone");
+    return (json && json.description) || t("sign.err_server");
   }
 
   const me = () => view.recipient;
@@ -55,23 +122,23 @@
 
   function whatNext() {
     const r = me();
-    if (doc().status === "rejected") return "The document was rejected. Nothing more to do.";
+    if (doc().status === "rejected") return t("sign.rejected_done");
     if (r.status === "signed" || r.status === "signedwithoutverification") {
       return doc().final_ready
-        ? "Everyone has signed. Download your copy of the signed document below."
+        ? t("sign.all_signed_ready")
         : doc().status === "signed"
-          ? "Everyone has signed. The signed PDF is being prepared; it appears here in a moment."
-          : "You have signed. The others are still to sign; you will get an email when the document is complete.";
+          ? t("sign.all_signed_preparing")
+          : t("sign.you_signed_others");
     }
-    if (r.status === "approved") return "You approved the document. The sender has been told.";
-    if (r.status === "rejected") return "You rejected the document. The sender has been told.";
-    if (!open()) return "This document can no longer be signed.";
+    if (r.status === "approved") return t("sign.you_approved");
+    if (r.status === "rejected") return t("sign.you_rejected");
+    if (!open()) return t("sign.closed");
     if (view.waiting_for && view.waiting_for.length) {
-      return "It is not your turn yet: waiting for " + view.waiting_for.join(", ") + " to finish first. You will get an email when it is your turn.";
+      return t("sign.not_your_turn", { names: view.waiting_for.join(", ") });
     }
-    if (r.role === "signer") return "Read the document, fill in your fields, then sign at the bottom of the page.";
-    if (r.role === "approver") return "Read the document, then approve or reject it at the bottom of the page.";
-    return "You received a copy of this document to read. No action is needed.";
+    if (r.role === "signer") return t("sign.todo_signer");
+    if (r.role === "approver") return t("sign.todo_approver");
+    return t("sign.todo_cc");
   }
 
   // ---------- time on each page ----------
@@ -142,15 +209,15 @@
   const inputs = new Map(); // field id -> input element
   function pageView() {
     pageTime.forget();
-    const wrap = el("section", { class: "pages", "aria-label": "Document pages" });
+    const wrap = el("section", { class: "pages", "aria-label": t("sign.pages") });
     const pages = view.pages || [];
     if (!pages.length) {
-      wrap.append(el("p", { class: "muted", text: "The pages are being prepared. Reload the page in a moment." }));
+      wrap.append(el("p", { class: "muted", text: t("sign.pages_preparing") }));
     }
     pages.forEach((p, i) => {
       const img = el("img", {
         src: p.image, width: p.width, height: p.height,
-        alt: "Page " + p.num + " of " + pages.length,
+        alt: t("sign.page_alt", { num: p.num, count: pages.length }),
         loading: i < 2 ? "eager" : "lazy", decoding: "async",
       });
       const box = el("div", { class: "page", id: "page-" + p.num }, img);
@@ -172,23 +239,26 @@
     const box = el("div", { class: "field field-" + f.type + (f.mine ? " mine" : "") });
     box.setAttribute("data-style", style);
     applyStyle(box, style);
-    const label = f.label || (f.type === "date" ? "Date" : f.type === "check" ? "Check box" : f.type === "text" ? "Text" : f.type);
-    const editable = f.mine && open() && !finished() && f.type !== "signature" && f.type !== "initials";
+    const label = f.label || (f.type === "date" ? t("sign.field_date") : f.type === "check" ? t("sign.field_check") : f.type === "text" ? t("sign.field_text") : f.type);
+    const named = f.required ? t("sign.required", { label }) : label;
+    // Text, dates and check boxes are typed or ticked; signatures and initials come from
+    // signing; name, email, company and title from the signer's data (shown as is).
+    const editable = f.mine && open() && !finished() && ["text", "date", "check"].includes(f.type);
     if (editable) {
       let input;
       if (f.type === "check") {
-        input = el("input", { type: "checkbox", "aria-label": label + (f.required ? " (required)" : ""), checked: f.value === "1" });
+        input = el("input", { type: "checkbox", "aria-label": named, checked: f.value === "1" });
       } else {
         input = el("input", {
           type: f.type === "date" ? "date" : "text", value: f.value || (f.type === "date" ? today() : ""),
-          "aria-label": label + (f.required ? " (required)" : ""), required: f.required, maxlength: 1000,
+          "aria-label": named, required: f.required, maxlength: 1000,
           placeholder: f.type === "text" ? label : null,
         });
       }
       inputs.set(f.id, input);
       box.append(input);
     } else if (f.type === "signature" || f.type === "initials") {
-      box.append(el("span", { class: "placeholder", text: f.mine ? (f.type === "signature" ? "Your signature" : "Your initials") : "" }));
+      box.append(el("span", { class: "placeholder", text: f.mine ? (f.type === "signature" ? t("sign.your_signature") : t("sign.your_initials")) : "" }));
     } else {
       box.append(el("span", { class: "value", text: f.type === "check" ? (f.value === "1" ? "✓" : "") : f.value }));
     }
@@ -220,7 +290,7 @@
 
   // ---------- signature pad ----------
   function signaturePad() {
-    const canvas = el("canvas", { class: "pad", width: 600, height: 200, "aria-label": "Draw your signature here with a mouse, finger or pen", role: "img" });
+    const canvas = el("canvas", { class: "pad", width: 600, height: 200, "aria-label": t("sign.pad"), role: "img" });
     const ctx = canvas.getContext("2d");
     ctx.lineWidth = 3; ctx.lineCap = "round"; ctx.lineJoin = "round"; ctx.strokeStyle = "#1a237e";
     let drawing = false, strokes = 0, last = null;
@@ -268,7 +338,7 @@
   // ---------- the acts ----------
   function actions() {
     const r = me();
-    const box = el("section", { class: "actions", "aria-label": "Your actions" });
+    const box = el("section", { class: "actions", "aria-label": t("sign.actions") });
     if (!open() || finished() || (view.waiting_for && view.waiting_for.length) || r.role === "cc") return box;
     if ((r.role === "signer" || r.role === "approver") && ver().sign.length) {
       box.append(gate("sign"));
@@ -277,7 +347,7 @@
     }
     if (r.role === "signer") box.append(signForm());
     if (r.role === "approver") {
-      box.append(el("button", { type: "button", class: "primary", onclick: () => act("/approve", {}, "Approving…") }, "Approve"));
+      box.append(el("button", { type: "button", class: "primary", onclick: () => act("/approve", {}, t("sign.approving")) }, t("sign.approve")));
     }
     box.append(rejectForm());
     return box;
@@ -286,20 +356,20 @@
   function signForm() {
     const r = me();
     const form = el("div", { class: "sign" });
-    form.append(el("h2", { text: "Sign" }));
+    form.append(el("h2", { text: t("sign.sign_heading") }));
     let mode = "typed";
     const name = el("input", { id: "sig-name", type: "text", value: r.fullname || "", autocomplete: "name", maxlength: 100 });
     const preview = el("div", { class: "preview", "aria-hidden": "true", text: name.value });
     name.addEventListener("input", () => { preview.textContent = name.value; });
     const typed = el("div", { class: "typed" },
-      el("label", { for: "sig-name", text: "Full name" }), name, preview);
+      el("label", { for: "sig-name", text: t("sign.full_name") }), name, preview);
     const pad = signaturePad();
     const drawn = el("div", { class: "drawn", hidden: true },
-      el("p", { class: "muted", text: "Draw your signature in the box." }), pad.canvas,
-      el("button", { type: "button", class: "link", onclick: () => pad.clear() }, "Clear drawing"));
-    const tabs = el("div", { class: "tabs", role: "group", "aria-label": "How to sign" });
-    const tType = el("button", { type: "button", "aria-pressed": "true" }, "Type my name");
-    const tDraw = el("button", { type: "button", "aria-pressed": "false" }, "Draw my signature");
+      el("p", { class: "muted", text: t("sign.draw_hint") }), pad.canvas,
+      el("button", { type: "button", class: "link", onclick: () => pad.clear() }, t("sign.clear")));
+    const tabs = el("div", { class: "tabs", role: "group", "aria-label": t("sign.how") });
+    const tType = el("button", { type: "button", "aria-pressed": "true" }, t("sign.type_name"));
+    const tDraw = el("button", { type: "button", "aria-pressed": "false" }, t("sign.draw"));
     tType.addEventListener("click", () => { mode = "typed"; typed.hidden = false; drawn.hidden = true; tType.setAttribute("aria-pressed", "true"); tDraw.setAttribute("aria-pressed", "false"); });
     tDraw.addEventListener("click", () => { mode = "drawn"; typed.hidden = true; drawn.hidden = false; tDraw.setAttribute("aria-pressed", "true"); tType.setAttribute("aria-pressed", "false"); });
     tabs.append(tType, tDraw);
@@ -309,9 +379,9 @@
     if (needInitials) {
       const guess = (r.fullname || "").split(/\s+/).filter(Boolean).map((w) => w[0].toUpperCase()).join("");
       initials = el("input", { id: "sig-initials", type: "text", value: guess, maxlength: 10, autocomplete: "off" });
-      form.append(el("div", { class: "initials" }, el("label", { for: "sig-initials", text: "Initials" }), initials));
+      form.append(el("div", { class: "initials" }, el("label", { for: "sig-initials", text: t("sign.initials") }), initials));
     }
-    form.append(el("p", { class: "muted", text: "By signing you agree to the document above. Your signature, the time and your IP address are recorded." }));
+    form.append(el("p", { class: "muted", text: t("sign.consent") }));
     form.append(el("button", {
       type: "button", class: "primary",
       onclick: async () => {
@@ -325,33 +395,33 @@
           fields[f.id] = v;
           if (f.required && !v) missing.push(f.label || f.type);
         }
-        if (missing.length) { fail("Fill in every required field first: " + missing.join(", ")); return; }
+        if (missing.length) { fail(t("sign.missing_fields", { fields: missing.join(", ") })); return; }
         const body = { fields };
         if (mode === "typed") {
           const n = name.value.trim();
-          if (!n) { fail("Type your full name to sign."); name.focus(); return; }
+          if (!n) { fail(t("sign.need_name")); name.focus(); return; }
           body.signature = { type: "typed", name: n, image: await typedImage(n, 600, 150) };
         } else {
-          if (pad.empty()) { fail("Draw your signature in the box first."); return; }
+          if (pad.empty()) { fail(t("sign.need_drawing")); return; }
           body.signature = { type: "drawn", name: name.value.trim(), image: pad.png() };
         }
         if (initials) {
-          const t = initials.value.trim();
-          if (!t) { fail("Type your initials to sign."); initials.focus(); return; }
-          body.initials = { type: "typed", text: t, image: await typedImage(t, 300, 150) };
+          const typed = initials.value.trim();
+          if (!typed) { fail(t("sign.need_initials")); initials.focus(); return; }
+          body.initials = { type: "typed", text: typed, image: await typedImage(typed, 300, 150) };
         }
-        await act("/sign", body, "Signing…");
+        await act("/sign", body, t("sign.signing"));
       },
-    }, "Sign"));
+    }, t("sign.sign")));
     return form;
   }
 
   function rejectForm() {
     const reason = el("textarea", { id: "reject-reason", rows: 3, maxlength: 2000 });
     return el("details", { class: "reject" },
-      el("summary", { text: "I do not agree" }),
-      el("label", { for: "reject-reason", text: "Reason" }), reason,
-      el("button", { type: "button", class: "danger", onclick: () => act("/reject", { reason: reason.value }, "Rejecting…") }, "Reject"));
+      el("summary", { text: t("sign.disagree") }),
+      el("label", { for: "reject-reason", text: t("sign.reason") }), reason,
+      el("button", { type: "button", class: "danger", onclick: () => act("/reject", { reason: reason.value }, t("sign.rejecting")) }, t("sign.reject")));
   }
 
   async function act(path, body, busy) {
@@ -373,16 +443,16 @@
     const list = el("ol", { class: "comments" });
     const text = el("textarea", { id: "comment-text", rows: 2, maxlength: 4000 });
     const section = el("section", { class: "thread", "aria-labelledby": "comments-h" },
-      el("h2", { id: "comments-h", text: "Comments" }), list,
-      el("label", { for: "comment-text", text: "Comment" }), text,
+      el("h2", { id: "comments-h", text: t("sign.comments") }), list,
+      el("label", { for: "comment-text", text: t("sign.comment") }), text,
       el("button", {
         type: "button",
         onclick: async () => {
           clearFail();
-          if (!text.value.trim()) { fail("Write a comment first."); return; }
+          if (!text.value.trim()) { fail(t("sign.comment_empty")); return; }
           try { await call("/comment", { text: text.value }); text.value = ""; await loadComments(list); } catch (e) { fail(e); }
         },
-      }, "Send comment"));
+      }, t("sign.comment_send")));
     loadComments(list);
     return section;
   }
@@ -394,18 +464,18 @@
         el("strong", { text: c.author_name }), " ",
         el("time", { datetime: c.created_at, class: "muted", text: (c.created_at || "").slice(0, 16).replace("T", " ") }),
         el("p", { text: c.text }))));
-      if (!res.comments.length) list.replaceChildren(el("li", { class: "muted", text: "No comments yet." }));
+      if (!res.comments.length) list.replaceChildren(el("li", { class: "muted", text: t("sign.no_comments") }));
     } catch (_) { /* the thread is optional */ }
   }
 
   // ---------- download / print ----------
   function tools() {
-    return el("nav", { class: "tools", "aria-label": "Document tools" },
-      el("a", { class: "button", href: data.links.download, download: (doc().name || "document") + ".pdf" }, "Download"),
+    return el("nav", { class: "tools", "aria-label": t("sign.tools") },
+      el("a", { class: "button", href: data.links.download, download: (doc().name || "document") + ".pdf" }, t("sign.download")),
       el("button", {
         type: "button",
         onclick: async () => { try { await call("/print", {}); } catch (_) { /* printing still works */ } window.print(); },
-      }, "Print"));
+      }, t("sign.print")));
   }
 
   // ---------- identity checks ----------
@@ -415,57 +485,68 @@
   function gate(stage) {
     const pending = ver()[stage];
     const box = el("section", { class: "gate", "aria-labelledby": "gate-h" });
-    box.append(el("h2", { id: "gate-h", text: stage === "open" ? "Verify your identity to open the document" : "Verify your identity to sign" }));
+    box.append(el("h2", { id: "gate-h", text: stage === "open" ? t("sign.verify_open") : t("sign.verify_sign") }));
     if (ver().locked) {
-      box.append(el("p", { text: "This link is locked after too many wrong attempts. The sender has been told; contact them for help." }));
+      box.append(el("p", { text: t("sign.locked_text") }));
       return box;
     }
     const c = pending[0];
     const done = async () => { clearFail(); await refresh(); };
+    // A wrong code or answer: the tries left come with the view, read again without
+    // drawing the check anew (the code entered stays); a lock (403) is drawn.
+    const failed = async (e) => {
+      if (e.code === "verification_failed") {
+        try { view = await call(""); } catch (_) { /* the count is the view's */ }
+        fail(new Error(t("sign.err_wrong_left", { left: ver().tries_left })));
+      } else {
+        fail(e);
+        if (e.status === 403) await refresh();
+      }
+    };
     if (c.method === "sms" || c.method === "email") {
-      const where = c.method === "sms" ? "by text message to " + c.to : "by email to " + c.to;
+      const by = c.method === "sms" ? "sms" : "email";
       const code = el("input", { id: "ver-code", type: "text", inputmode: "numeric", autocomplete: "one-time-code", maxlength: 6 });
       const entry = el("div", { hidden: true },
-        el("label", { for: "ver-code", text: "Verification code" }), code,
+        el("label", { for: "ver-code", text: t("sign.code") }), code,
         el("button", {
           type: "button", class: "primary",
           onclick: async () => {
             clearFail();
-            try { await call("/verify", { method: c.method, code: code.value, stage }); await done(); } catch (e) { fail(e); if (e.status === 403) await refresh(); }
+            try { await call("/verify", { method: c.method, code: code.value, stage }); await done(); } catch (e) { await failed(e); }
           },
-        }, "Verify"));
-      box.append(el("p", { text: "We send a 6-digit code " + where + ". It is valid for 10 minutes." }),
+        }, t("sign.verify")));
+      box.append(el("p", { text: t("sign.code_hint_" + by, { to: c.to }) }),
         el("button", {
           type: "button",
           onclick: async (ev) => {
             clearFail();
             try {
               await call("/verify/start", { method: c.method, stage });
-              entry.hidden = false; ev.target.textContent = "Send a new code"; code.focus();
-              say("The code is on its way " + where + ".");
+              entry.hidden = false; ev.target.textContent = t("sign.new_code"); code.focus();
+              say(t("sign.code_sent_" + by, { to: c.to }));
             } catch (e) { fail(e); }
           },
-        }, "Send code"), entry);
+        }, t("sign.send_code")), entry);
     } else if (c.method === "qna") {
       const answer = el("input", { id: "ver-answer", type: "text", autocomplete: "off", maxlength: 200 });
       box.append(el("p", { class: "question", text: c.question || "" }),
-        el("label", { for: "ver-answer", text: "Answer" }), answer,
+        el("label", { for: "ver-answer", text: t("sign.answer") }), answer,
         el("button", {
           type: "button", class: "primary",
           onclick: async () => {
             clearFail();
-            try { await call("/verify", { method: "qna", answer: answer.value, stage }); await done(); } catch (e) { fail(e); if (e.status === 403) await refresh(); }
+            try { await call("/verify", { method: "qna", answer: answer.value, stage }); await done(); } catch (e) { await failed(e); }
           },
-        }, "Verify"));
+        }, t("sign.verify")));
     } else {
-      box.append(el("p", { text: "You will be sent to your eID provider" + (c.type ? " (" + c.type + ")" : "") + " and back here." }),
+      box.append(el("p", { text: c.type ? t("sign.eid_hint_type", { type: c.type }) : t("sign.eid_hint") }),
         el("button", {
           type: "button", class: "primary",
           onclick: async () => {
             clearFail();
             try { const r = await call("/verify/start", { method: "eid", stage }); window.location.assign(r.redirect_url); } catch (e) { fail(e); }
           },
-        }, "Verify with eID"));
+        }, t("sign.eid_verify")));
     }
     return box;
   }
@@ -475,16 +556,16 @@
   function render() {
     inputs.clear();
     if (ver().locked || ver().open.length) {
-      say(ver().locked ? "This link is locked." : "The sender asks you to verify who you are before you open the document.");
-      app.replaceChildren(next, alertBox, gate("open"));
+      say(ver().locked ? t("sign.locked") : t("sign.verify_first"));
+      app.replaceChildren(languageSwitch(), next, alertBox, gate("open"));
       return;
     }
     say(whatNext());
     const done = finished() || doc().status === "signed";
-    const parts = [next, alertBox];
+    const parts = [languageSwitch(), next, alertBox];
     if (done) parts.push(doneView());
     parts.push(videoView(), pageView(), actions(), commentsView(), tools());
-    app.replaceChildren(...parts);
+    app.replaceChildren(...parts.filter(Boolean)); // no video: null, not the text "null"
     if (doc().status === "signed" && !doc().final_ready && !polling) {
       let tries = 0;
       polling = setInterval(async () => {
@@ -502,22 +583,22 @@
     const v = doc().video;
     if (!v) return null;
     return el("section", { class: "video", "aria-labelledby": "video-h" },
-      el("h2", { id: "video-h", text: "A video from " + (doc().sender_name || "the sender") }),
-      el("video", { controls: true, preload: "metadata", src: v.url, poster: v.poster, "aria-label": v.title || "Video" }));
+      el("h2", { id: "video-h", text: t("sign.video_from", { name: doc().sender_name || t("sign.the_sender") }) }),
+      el("video", { controls: true, preload: "metadata", src: v.url, poster: v.poster, "aria-label": v.title || t("sign.video") }));
   }
 
   function doneView() {
     const box = el("section", { class: "done", "aria-labelledby": "done-h" });
     const r = me();
-    const title = r.status === "rejected" ? "You rejected the document"
-      : r.status === "approved" ? "You approved the document"
-        : r.status.startsWith("signed") ? "You signed the document" : "The document is complete";
+    const title = r.status === "rejected" ? t("sign.done_rejected")
+      : r.status === "approved" ? t("sign.done_approved")
+        : r.status.startsWith("signed") ? t("sign.done_signed") : t("sign.done_complete");
     box.append(el("h2", { id: "done-h", text: title }));
     if (doc().final_ready) {
-      box.append(el("p", { text: "The signed PDF is ready." }),
-        el("a", { class: "button primary", href: data.links.download, download: (doc().name || "document") + ".pdf" }, "Download the signed PDF"));
+      box.append(el("p", { text: t("sign.pdf_ready") }),
+        el("a", { class: "button primary", href: data.links.download, download: (doc().name || "document") + ".pdf" }, t("sign.download_signed")));
     } else if (doc().status === "signed") {
-      box.append(el("p", { class: "muted", text: "Preparing the signed PDF…" }));
+      box.append(el("p", { class: "muted", text: t("sign.pdf_preparing") }));
     }
     return box;
   }
@@ -534,6 +615,14 @@
     }
   }
 
-  render();
+  async function start() {
+    let chosen = null;
+    try { chosen = localStorage.getItem("esign-sign-lang"); } catch (_) { /* storage off */ }
+    if (chosen && LANGS[chosen] && chosen !== lang) {
+      try { await useLanguage(chosen); } catch (_) { /* the document's language then */ }
+    }
+    render();
+  }
+  start();
   if (open()) call("/view", {}).then(() => refresh()).catch(() => { /* viewing still works */ });
 })();

@@ -129,9 +129,11 @@
   const get = p => api("GET", p);
   const post = (p, b) => api("POST", p, b === undefined ? {} : b);
 
+  // At 80 % of the token's life, and at least hourly: a timer longer than 2^31 - 1 ms
+  // (under 25 days; tokens live 60) fires at once, which refreshed without pause.
   function keepFresh(expiresIn) {
     clearTimeout(refreshTimer);
-    const ms = Math.max(5, Math.floor(expiresIn * 0.8)) * 1000;
+    const ms = Math.min(3600, Math.max(5, Math.floor(Number(expiresIn) * 0.8) || 5)) * 1000;
     refreshTimer = setTimeout(async () => {
       try { const r = await get("/v1/refresh"); token = r.access_token; keepFresh(r.expires_in); } catch (_) { /* the next call asks to sign in */ }
     }, ms);
@@ -155,6 +157,8 @@
   }
   window.addEventListener("popstate", () => render());
 
+  // Where the browser is: a view that awaited the API draws only if it is still there.
+  const here = () => location.pathname + location.search;
   function frame(title, ...content) {
     document.title = title + " · esign";
     const path = location.pathname;
@@ -258,21 +262,23 @@
   const PAGE = 25;
 
   async function documentsList() {
+    const shown = here();
     const q = new URLSearchParams(location.search);
     const params = new URLSearchParams();
     const filter = q.get("filter") || "", sort = q.get("sort_by") || "", order = q.get("sort_order") || "asc";
     const search = q.get("q") || "", scope = q.get("scope") || "mine", offset = Math.max(0, parseInt(q.get("offset") || "0", 10) || 0);
     const folder = q.get("folder") || "";
+    const per = [25, 50, 100].includes(Number(q.get("per"))) ? Number(q.get("per")) : PAGE;
     if (filter) params.set("filter", filter);
     if (sort) { params.set("sort_by", sort); params.set("sort_order", order); }
     if (search) params.set("external_id", search);
     if (scope === "team") params.set("showteam", "true");
     if (scope === "all") params.set("showall", "true");
     if (folder) params.set("folder_id", folder);
-    params.set("offset", String(offset)); params.set("limit", String(PAGE + 1));
+    params.set("offset", String(offset)); params.set("limit", String(per + 1));
     const [docs, folders] = await Promise.all([get("/v1/documents?" + params), get("/v1/folders").catch(() => [])]);
-    const more = docs.length > PAGE;
-    const rows = docs.slice(0, PAGE);
+    const more = docs.length > per;
+    const rows = docs.slice(0, per);
 
     const f1 = field(t("list.show"), { tag: "select", value: filter, options: FILTERS() });
     const f2 = field(t("list.sortby"), { tag: "select", value: sort, options: SORTS() });
@@ -281,6 +287,7 @@
     const f5 = field(t("list.whose"), { tag: "select", value: scope, options: [["mine", t("list.mine")], ["team", t("list.team")], ["all", t("list.everyone")]] });
     const folderList = (Array.isArray(folders) ? folders : (folders.folders || [])).filter(x => x.type !== "template");
     const f6 = field(t("list.folder"), { tag: "select", value: folder, options: [["", t("list.anyfolder")]].concat(folderList.map(x => [x.id, x.name])) });
+    const f7 = field(t("list.perpage"), { tag: "select", value: String(per), options: [25, 50, 100].map(n => [String(n), String(n)]) });
     const apply = e => {
       if (e) e.preventDefault();
       const n = new URLSearchParams();
@@ -289,12 +296,13 @@
       if (f4.control.value.trim()) n.set("q", f4.control.value.trim());
       if (f5.control.value !== "mine") n.set("scope", f5.control.value);
       if (f6.control.value) n.set("folder", f6.control.value);
+      if (f7.control.value !== String(PAGE)) n.set("per", f7.control.value);
       go("/app/documents" + (n.toString() ? "?" + n : ""));
     };
-    const form = el("form", { class: "filters", role: "search" }, f1.wrap, f2.wrap, f3.wrap, f5.wrap, f6.wrap, f4.wrap,
+    const form = el("form", { class: "filters", role: "search" }, f1.wrap, f2.wrap, f3.wrap, f5.wrap, f6.wrap, f7.wrap, f4.wrap,
       el("button", { type: "submit" }, t("list.apply")));
     form.addEventListener("submit", apply);
-    for (const f of [f1, f2, f3, f5, f6]) f.control.addEventListener("change", apply);
+    for (const f of [f1, f2, f3, f5, f6, f7]) f.control.addEventListener("change", apply);
     f3.wrap.hidden = !sort;
 
     const table = rows.length === 0
@@ -313,9 +321,10 @@
       return link("/app/documents?" + n, text);
     };
     const pager = el("nav", { class: "pager", "aria-label": t("list.pages") },
-      offset > 0 ? pageLink(Math.max(0, offset - PAGE), t("list.prev")) : null,
+      offset > 0 ? pageLink(Math.max(0, offset - per), t("list.prev")) : null,
       el("span", { class: "muted" }, rows.length ? `${offset + 1}–${offset + rows.length}` : ""),
-      more ? pageLink(offset + PAGE, t("list.next")) : null);
+      more ? pageLink(offset + per, t("list.next")) : null);
+    if (here() !== shown) return; // another view was asked for meanwhile
     frame(t("nav.documents"), form, table, pager, verifyCard());
   }
 
@@ -346,6 +355,7 @@
   function statusBadge(s) { return el("span", { class: "badge s-" + s }, tValue("status.", s)); }
 
   async function documentPage(id) {
+    const shown = here();
     const path = "/v1/documents/" + encodeURIComponent(id);
     const [d, log, comments] = await Promise.all([get(path), get(path + "/log").catch(() => []), get(path + "/comments").catch(() => [])]);
     const box = alertBox();
@@ -356,6 +366,12 @@
       d.expiration_date ? el("div", {}, el("dt", {}, t("doc.expires")), el("dd", {}, when(d.expiration_date))) : null,
       d.value ? el("div", {}, el("dt", {}, t("col.value")), el("dd", {}, String(d.value))) : null,
       d.external_id ? el("div", {}, el("dt", {}, t("doc.external")), el("dd", {}, d.external_id)) : null);
+    const language = field(t("doc.language"), { tag: "select", value: d.language || "en", options: Object.entries(LANGS) });
+    const languageForm = el("form", { class: "inline" }, language.wrap, el("button", { type: "submit" }, t("set.save")));
+    languageForm.addEventListener("submit", async e => {
+      e.preventDefault();
+      try { await api("PUT", path, { language: language.control.value }); say(t("say.saved")); } catch (err) { showError(err, box); }
+    });
     const recips = el("section", { "aria-labelledby": "h-rec" }, el("h2", { id: "h-rec" }, t("doc.recipients")),
       el("table", { class: "list" },
         el("thead", {}, el("tr", {}, ["col.name", "col.email", "col.role", "col.order", "col.status", ""].map(th))),
@@ -376,18 +392,86 @@
     });
     const commentSection = el("section", { "aria-labelledby": "h-com" }, el("h2", { id: "h-com" }, t("doc.comments")),
       el("ul", { class: "comments" }, commentList.map(c => el("li", {}, el("strong", {}, (c.author && c.author.name) || c.full_name || ""), " ", el("time", { datetime: c.created_at }, when(c.created_at)), el("p", {}, c.text)))), commentForm);
-    frame(d.name || t("doc.noname"), box, facts, acts, recips, timeline, commentSection);
+    const pricing = await pricingSection(path, d, box);
+    if (here() !== shown) return; // another view was asked for meanwhile
+    frame(d.name || t("doc.noname"), box, facts, acts, recips, pricing, languageForm, timeline, commentSection);
     // The page follows the document: when its trail grows (a recipient opened or signed
     // it), the page is drawn again, unless the sender is typing in it.
-    const shown = location.pathname;
     viewTimer = setInterval(async () => {
-      if (document.hidden || location.pathname !== shown) return;
-      const typing = document.activeElement && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName);
+      if (document.hidden || here() !== shown) return;
+      // Not while the sender types, nor over edits not saved yet (a form marked dirty).
+      const typing = (document.activeElement && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName))
+        || document.querySelector("form[data-dirty]") !== null;
       try {
         const [nd, nl] = await Promise.all([get(path), get(path + "/log")]);
-        if (stateOf(nd, nl) !== stateOf(d, log) && !typing && location.pathname === shown) { say(t("say.changed")); render(); }
+        if (stateOf(nd, nl) !== stateOf(d, log) && !typing && here() === shown) { say(t("say.changed")); render(); }
       } catch (_) { /* shown again on the next act */ }
     }, 3000);
+  }
+
+  // The document's pricing table (GET/PUT /v1/documents/{id}/pricing-tables): sections
+  // of rows (item, quantity, price), their totals, the currency. Until the document is
+  // signed, recalled, lost or rejected it can change; what the editor does not show
+  // (discounts and taxes, `locked`) is sent back as it came.
+  async function pricingSection(path, d, box) {
+    const got = await get(path + "/pricing-tables").catch(() => ({ pricing_tables: [] }));
+    const tables = got.pricing_tables || [];
+    const table = tables[0] || { currency_settings: { currency: "", locale: "" }, sections: [], summary_values: {}, locked: false };
+    const editable = !["signed", "signedwithoutverification", "recalled", "lost", "rejected", "archived"].includes(d.status);
+    const sections = table.sections.map(sec => ({ display_name: sec.display_name, rows: sec.rows.map(r => ({ name: r.name, quantity: r.quantity, price: r.price })) }));
+    const currency = field(t("pricing.currency"), { maxlength: 8, value: (table.currency_settings && table.currency_settings.currency) || "", disabled: !editable });
+    const body = el("div", {});
+    const total = el("p", { class: "total" });
+    const sum = () => sections.reduce((a, sec) => a + sec.rows.reduce((b, r) => b + (Number(r.quantity) || 0) * (Number(r.price) || 0), 0), 0);
+    const showTotal = () => { total.textContent = t("pricing.total") + ": " + sum().toLocaleString(lang) + " " + currency.control.value; };
+    const draw = () => {
+      body.replaceChildren(...sections.map((sec, si) => {
+        const name = field(t("pricing.section"), { maxlength: 200, value: sec.display_name, disabled: !editable });
+        name.control.addEventListener("input", () => { sec.display_name = name.control.value; });
+        const cell = (r, key, label, n, attrs) => {
+          const input = el("input", Object.assign({ "aria-label": label + " " + n, value: String(r[key]), disabled: !editable }, attrs));
+          input.addEventListener("input", () => { r[key] = attrs.type === "number" ? Number(input.value) : input.value; showTotal(); });
+          return el("td", {}, input);
+        };
+        const rows = sec.rows.map((r, ri) => {
+          const n = ri + 1;
+          return el("tr", {}, cell(r, "name", t("pricing.item"), n, { maxlength: 200 }),
+            cell(r, "quantity", t("pricing.quantity"), n, { type: "number", step: "any", inputmode: "decimal" }),
+            cell(r, "price", t("pricing.price"), n, { type: "number", step: "any", inputmode: "decimal" }),
+            el("td", {}, editable ? el("button", { type: "button", class: "quiet", onclick: () => { sec.rows.splice(ri, 1); draw(); } }, t("pricing.removerow", { n: ri + 1 })) : null));
+        });
+        return el("div", { class: "pricing-section" }, name.wrap,
+          el("table", { class: "list" }, el("thead", {}, el("tr", {}, ["pricing.item", "pricing.quantity", "pricing.price", ""].map(th))), el("tbody", {}, rows)),
+          editable ? el("button", { type: "button", onclick: () => { sec.rows.push({ name: "", quantity: 1, price: 0 }); draw(); focusLast(si); } }, t("pricing.addrow")) : null);
+      }));
+      showTotal();
+    };
+    const focusLast = si => requestAnimationFrame(() => {
+      const inputs = body.querySelectorAll(".pricing-section")[si].querySelectorAll("tbody tr:last-child input");
+      if (inputs[0]) inputs[0].focus();
+    });
+    currency.control.addEventListener("input", showTotal);
+    draw();
+    // Unsaved edits keep the page from being drawn again under them.
+    const dirty = () => { form.dataset.dirty = "1"; };
+    const form = el("form", { class: "card pricing", "aria-labelledby": "h-price" }, el("h2", { id: "h-price" }, t("pricing.title")),
+      sections.length || editable ? null : el("p", { class: "muted" }, t("pricing.none")),
+      currency.wrap, body, total,
+      editable ? el("div", { class: "acts" },
+        el("button", { type: "button", onclick: () => { sections.push({ display_name: "", rows: [{ name: "", quantity: 1, price: 0 }] }); draw(); focusLast(sections.length - 1); } }, t("pricing.addsection")),
+        el("button", { type: "submit", class: "primary" }, t("pricing.save"))) : null);
+    form.addEventListener("input", dirty);
+    form.addEventListener("click", e => { if (e.target.type === "button") dirty(); });
+    form.addEventListener("submit", async e => {
+      e.preventDefault();
+      const out = sections.length === 0 ? [] : [Object.assign({}, table, {
+        currency_settings: { currency: currency.control.value.trim(), locale: (table.currency_settings && table.currency_settings.locale) || "" },
+        sections: sections.map(sec => ({ display_name: sec.display_name, rows: sec.rows.map(r => ({ name: r.name, quantity: Number(r.quantity) || 0, price: Number(r.price) || 0 })) })),
+      })].concat(tables.slice(1));
+      for (const x of out) { delete x.subtotal; delete x.total; }
+      try { await api("PUT", path + "/pricing-tables", { pricing_tables: out }); delete form.dataset.dirty; say(t("say.saved")); } catch (err) { showError(err, box); }
+    });
+    return form;
   }
 
   const stateOf = (d, log) => [d.status, d.download_url, d.content_sha256, log.length].join("|");
@@ -512,6 +596,7 @@
   }
 
   async function newDocument() {
+    const shown = here();
     const q = new URLSearchParams(location.search);
     const templates = (await get("/v1/templates")).templates || [];
     const box = alertBox();
@@ -522,6 +607,7 @@
     const customBox = el("div", { class: "custom" });
     const signDate = field(t("new.signdate"), { type: "date" });
     const order = field(t("new.order"), { type: "checkbox" });
+    const language = field(t("new.language"), { tag: "select", value: lang, options: Object.entries(LANGS) });
     const list = el("ol", { class: "recipients" });
     const addRecipient = () => {
       const first = field(t("r.first"), { autocomplete: "off" }), last = field(t("r.last"), { autocomplete: "off" });
@@ -568,7 +654,7 @@
         customBox.append(c.wrap);
       }
     });
-    recipientsPart.append(el("h2", {}, t("new.recipients")), order.wrap, list,
+    recipientsPart.append(el("h2", {}, t("new.recipients")), language.wrap, order.wrap, list,
       el("button", { type: "button", onclick: addRecipient }, t("new.addrecipient")));
     const form = el("form", { class: "create", novalidate: true }, box, name.wrap, source.wrap, file.wrap, tpl.wrap, customBox, signDate.wrap,
       recipientsPart,
@@ -578,7 +664,7 @@
       box.hidden = true;
       const recipients = Array.from(list.children).map((li, i) => Object.assign(li.read(), order.control.checked ? { order_num: i + 1 } : {}));
       if (!name.control.value.trim()) return showError(new Error(t("new.needname")), box);
-      const body = { name: name.control.value.trim(), is_signing_order: order.control.checked, recipients };
+      const body = { name: name.control.value.trim(), is_signing_order: order.control.checked, recipients, language: language.control.value };
       if (source.control.value === "template") {
         if (!tpl.control.value) return showError(new Error(t("new.needtemplate")), box);
         body.template_id = tpl.control.value;
@@ -599,6 +685,7 @@
         go("/app/documents/" + encodeURIComponent(d.id) + "/fields");
       } catch (err) { showError(err, box); }
     });
+    if (here() !== shown) return; // another view was asked for meanwhile
     frame(t("new.title"), form);
     showSource();
     if (q.get("template")) tpl.control.dispatchEvent(new Event("change"));
@@ -623,8 +710,6 @@
   }
 
   const sleep = ms => new Promise(r => setTimeout(r, ms));
-  // The field types a template's placed fields may have (`page_fields` at create).
-  const TEMPLATE_TYPES = ["signature", "initials", "text", "date", "check"];
   const fieldOf = (f, who) => ({ field_type: f.field_type || f.type, page_num: f.page_num, field_left: f.field_left, field_top: f.field_top,
     field_width: f.field_width, field_height: f.field_height, who, is_required: f.is_required !== false, field_label: f.field_label || "" });
 
@@ -655,7 +740,7 @@
     }
     if (tpl.status !== "ready") throw new Error(t("fb.nopages"));
     return {
-      name: tpl.name, pages: tpl.pages, types: TYPES().filter(x => TEMPLATE_TYPES.includes(x[0])), path, send: false, roles: tpl.roles,
+      name: tpl.name, pages: tpl.pages, types: TYPES(), path, send: false, roles: tpl.roles,
       people: tpl.roles.filter(r => r.role === "signer").map(r => [r.role_name, r.role_name]),
       fields: (tpl.page_fields || []).map(f => fieldOf(f, f.role_name)),
       save: fields => api("PUT", path, { page_fields: fields.map(({ who, ...f }) => Object.assign(f, { role_name: who })) }),
@@ -664,6 +749,7 @@
   }
 
   async function fieldBuilder(kind, id) {
+    const asked = here();
     const wait = el("p", { class: "note", role: "status" }, t("fb.loading"));
     frame(t("fb.title"), wait);
     const src = kind === "template" ? await templateSource(id, wait) : await documentSource(id, wait);
@@ -868,6 +954,7 @@
         } catch (err) { showError(err, box); }
       });
     }
+    if (here() !== asked) return; // another view was asked for meanwhile
     frame(t("fb.titlenamed", { name: src.name }), box, rolesForm, toolbar, saveState,
       el("div", { class: "builder" }, sheet, table),
       el("div", { class: "acts" }, ...ending));
@@ -877,6 +964,7 @@
 
   // ---------- templates ----------
   async function templatesPage() {
+    const shown = here();
     const list = (await get("/v1/templates")).templates || [];
     const box = alertBox();
     const name = field(t("tpl.name"), { required: true, maxlength: 200 });
@@ -893,6 +981,7 @@
         say(t("say.templatecreated")); render();
       } catch (err) { showError(err, box); }
     });
+    if (here() !== shown) return; // another view was asked for meanwhile
     frame(t("tpl.title"), box,
       list.length === 0 ? el("p", { class: "empty" }, t("tpl.empty")) :
         el("table", { class: "list" }, el("thead", {}, el("tr", {}, ["col.name", "col.status", "col.roles", "col.fields", ""].map(th))),
@@ -933,23 +1022,140 @@
         actButton(t("set.unsubscribe", { url: x.target_url }), () => api("DELETE", "/v1/subscriptions/" + encodeURIComponent(x.id)), box, t("confirm.unsubscribe")))));
     const errors = failed.length === 0 ? el("p", { class: "muted" }, t("set.nofailed")) :
       el("ul", {}, failed.map(f => el("li", {}, t("set.failedline", { event: f.event, url: f.target_url, attempts: f.attempts, error: f.last_error, when: when(f.failed_at) }))));
-    return el("section", { class: "card" }, el("h2", {}, t("set.webhooks")), secret, list, form, el("h3", {}, t("set.failed")), errors);
+    return el("section", { class: "card" }, el("h2", {}, t("set.webhooks")), secret, list, form, await testForm(events, box), el("h3", {}, t("set.failed")), errors);
+  }
+
+  // A test event to the subscriptions of an event (POST /v1/subscriptions/test), about
+  // one of the latest documents.
+  async function testForm(events, box) {
+    const listed = await get("/v1/documents?limit=20").catch(() => []);
+    const docs = Array.isArray(listed) ? listed : [];
+    const event = field(t("set.event"), { tag: "select", value: "document.signed", options: events.map(e => [e.value, e.value]) });
+    const doc = field(t("set.testdocument"), { tag: "select", value: "", options: docs.map(d => [d.id, d.name || d.id]) });
+    const f = el("form", { class: "inline" }, el("h3", {}, t("set.testevent")), event.wrap, doc.wrap, el("button", { type: "submit" }, t("set.testsend")));
+    f.addEventListener("submit", async e => {
+      e.preventDefault();
+      try {
+        const r = await post("/v1/subscriptions/test", { event: event.control.value, document_id: doc.control.value });
+        say(t("set.testsent", { id: r.event_id, count: r.subscriptions.length }));
+        const note = document.querySelector("[data-secret]");
+        note.hidden = false;
+        note.textContent = t("set.testsent", { id: r.event_id, count: r.subscriptions.length });
+      } catch (err) { showError(err, box); }
+    });
+    return f;
+  }
+
+  // The entity's default invitation texts (PUT /v1/entity), used when a document has
+  // none of its own; empty, the built-in ones in the document's language.
+  function mailTextsSection(ent, box) {
+    const subject = field(t("set.mailsubject"), { value: ent.email_send_subject || "", maxlength: 1000 });
+    const message = field(t("set.mailmessage"), { tag: "textarea", rows: 4, maxlength: 10000 });
+    message.control.value = ent.email_send_message || "";
+    const f = el("form", { class: "card" }, el("h2", {}, t("set.mailtexts")), el("p", { class: "muted" }, t("set.mailhint")),
+      subject.wrap, message.wrap, el("button", { type: "submit" }, t("set.save")));
+    f.addEventListener("submit", async e => {
+      e.preventDefault();
+      try { await api("PUT", "/v1/entity", { email_send_subject: subject.control.value, email_send_message: message.control.value }); say(t("say.saved")); } catch (err) { showError(err, box); }
+    });
+    return f;
+  }
+
+  // The entity's colour and logo on its documents' signing pages (PUT /v1/entity with
+  // `brand_color` and `logo`, a PNG as a data URL).
+  function brandingSection(ent, box) {
+    const color = field(t("set.brandcolor"), { type: "color", value: ent.brand_color || "#1a4fd6" });
+    const logo = field(t("set.logo"), { type: "file", accept: "image/png" });
+    const put = async body => {
+      try { await api("PUT", "/v1/entity", body); say(t("say.saved")); await settingsPage(); } catch (err) { showError(err, box); }
+    };
+    const f = el("form", { class: "card", "aria-labelledby": "h-brand" }, el("h2", { id: "h-brand" }, t("set.branding")), el("p", { class: "muted" }, t("set.brandhint")),
+      ent.logo_url ? el("img", { class: "logo", src: ent.logo_url, alt: t("set.currentlogo") }) : null,
+      color.wrap, logo.wrap,
+      el("div", { class: "acts" }, el("button", { type: "submit" }, t("set.save")),
+        ent.brand_color ? el("button", { type: "button", onclick: () => put({ brand_color: "" }) }, t("set.nocolor")) : null,
+        ent.logo_url ? el("button", { type: "button", onclick: () => put({ logo: "" }) }, t("set.removelogo")) : null));
+    f.addEventListener("submit", async e => {
+      e.preventDefault();
+      const body = { brand_color: color.control.value };
+      const file = logo.control.files[0];
+      if (file) {
+        body.logo = await new Promise((ok, no) => { const r = new FileReader(); r.onload = () => ok(r.result); r.onerror = no; r.readAsDataURL(file); });
+      }
+      await put(body);
+    });
+    return f;
+  }
+
+  // A new user of the entity (POST /v1/users): the password made for them is shown once.
+  function addUserForm(box, teams) {
+    const email = field(t("signin.email"), { type: "email", autocomplete: "off", maxlength: 254 });
+    const first = field(t("r.first"), { autocomplete: "off", maxlength: 100 }), last = field(t("r.last"), { autocomplete: "off", maxlength: 100 });
+    const role = field(t("set.userrole"), { tag: "select", value: "user", options: ["user", "manager", "admin"].map(r => [r, t("set.role." + r)]) });
+    // A team is the name its members carry: an existing one or a new one.
+    const team = field(t("set.team"), { maxlength: 64, autocomplete: "off", list: "teams-known" });
+    const known = el("datalist", { id: "teams-known" }, teams.map(x => el("option", { value: x.team_id })));
+    const f = el("form", { class: "inline" }, email.wrap, first.wrap, last.wrap, role.wrap, team.wrap, known, el("button", { type: "submit" }, t("set.adduser")));
+    f.addEventListener("submit", async e => {
+      e.preventDefault();
+      try {
+        const u = await post("/v1/users", { email: email.control.value.trim(), first_name: first.control.value.trim(), last_name: last.control.value.trim(), role: role.control.value, team_id: team.control.value.trim() });
+        await settingsPage();
+        const note = document.querySelector("[data-secret]");
+        note.hidden = false;
+        note.textContent = u.password ? t("set.userpassword", { email: u.email, password: u.password }) : t("set.useradded", { email: u.email });
+        say(t("set.useradded", { email: u.email }));
+      } catch (err) { showError(err, box); }
+    });
+    return f;
+  }
+
+  // The custom data properties documents of the entity may carry (/v1/custom-data/entity).
+  async function propertiesSection(box) {
+    const got = await get("/v1/custom-data/entity").catch(() => ({ allowed_properties: [] }));
+    const props = got.allowed_properties || [];
+    const key = field(t("set.propkey"), { maxlength: 64, autocomplete: "off" });
+    const label = field(t("set.proplabel"), { maxlength: 200, autocomplete: "off" });
+    const type = field(t("set.proptype"), { tag: "select", value: "string", options: ["string", "number", "boolean"].map(v => [v, t("set.proptype." + v)]) });
+    const f = el("form", { class: "inline" }, key.wrap, label.wrap, type.wrap, el("button", { type: "submit" }, t("set.addprop")));
+    f.addEventListener("submit", async e => {
+      e.preventDefault();
+      try {
+        await post("/v1/custom-data/entity", { key: key.control.value.trim(), label: label.control.value.trim(), value_type: type.control.value });
+        say(t("say.saved"));
+        await settingsPage();
+      } catch (err) { showError(err, box); }
+    });
+    const list = props.length === 0 ? el("p", { class: "muted" }, t("set.noprops")) :
+      el("ul", {}, props.map(p => el("li", {}, el("strong", {}, p.key), " · ", p.label, " · ", t("set.proptype." + p.value_type), " ",
+        actButton(t("set.deleteprop", { key: p.key }), () => api("DELETE", "/v1/custom-data/entity/" + encodeURIComponent(p.key)), box))));
+    return el("section", { class: "card" }, el("h2", {}, t("set.props")), list, f);
   }
 
   async function settingsPage() {
+    const shown = here();
     const admin = me && me.user.role === "admin";
     const box = alertBox();
-    const [entity, users, agents] = await Promise.all([get("/v1/entity").catch(() => null), get("/v1/users").catch(() => []), get("/v1/users/me/connections").catch(() => [])]);
+    const [entity, users, agents, teamList] = await Promise.all([get("/v1/entity").catch(() => null), get("/v1/users").catch(() => []), get("/v1/users/me/connections").catch(() => []), get("/v1/teams").catch(() => ({}))]);
+    const teams = teamList.teams || [];
     const parts = [box];
-    if (entity && admin) {
-      const name = field(t("set.entityname"), { value: entity.name || entity.entity_name || "", maxlength: 200 });
+    const ent = entity && (entity.entity || entity);
+    if (ent && admin) {
+      const name = field(t("set.entityname"), { value: ent.name || "", maxlength: 200 });
       const f = el("form", { class: "card" }, el("h2", {}, t("set.entity")), name.wrap, el("button", { type: "submit" }, t("set.save")));
       f.addEventListener("submit", async e => { e.preventDefault(); try { await api("PUT", "/v1/entity", { name: name.control.value }); say(t("say.saved")); } catch (err) { showError(err, box); } });
       parts.push(f);
+      parts.push(mailTextsSection(ent, box));
+      parts.push(brandingSection(ent, box));
     }
     const userList = Array.isArray(users) ? users : (users.users || []);
     parts.push(el("section", { class: "card" }, el("h2", {}, t("set.users")),
-      el("ul", {}, userList.map(u => el("li", {}, (u.first_name || "") + " " + (u.last_name || "") + " · " + (u.email || "") + " · " + tValue("role.", u.role || ""))))));
+      el("ul", {}, userList.map(u => el("li", {}, (u.first_name || "") + " " + (u.last_name || "") + " · " + (u.email || "") + " · " + t("set.role." + (u.role || "user")) + (u.team_id ? " · " + u.team_id : "")))),
+      el("h3", {}, t("set.teams")),
+      teams.length === 0 ? el("p", { class: "muted" }, t("set.noteams")) :
+        el("ul", {}, teams.map(x => el("li", {}, t("set.teamline", { name: x.name, count: x.team_user_count })))),
+      admin ? addUserForm(box, teams) : null));
+    if (admin) parts.push(await propertiesSection(box));
     const agentList = Array.isArray(agents) ? agents : (agents.connections || []);
     parts.push(el("section", { class: "card" }, el("h2", {}, t("set.agents")),
       agentList.length === 0 ? el("p", { class: "muted" }, t("set.noagents")) :
@@ -958,6 +1164,7 @@
     parts.push(await webhooksSection(box));
     parts.push(el("section", { class: "card" }, el("h2", {}, t("set.cert")),
       el("p", {}, t("set.certtext"), " ", el("a", { href: "/v1/signing-certificate" }, t("set.certlink")))));
+    if (here() !== shown) return; // another view was asked for meanwhile
     frame(t("set.title"), ...parts);
   }
 

@@ -412,6 +412,114 @@ fn page_get(p: &mut MemoryPlatform, path: &str, accept: &str) -> esign_engine::R
     handle(p, &req)
 }
 
+/// Name, email, company and title fields take the signer's own data when they sign: the
+/// sender cannot give them a value, the signer's view shows what signing puts in, and
+/// the final render stamps it.
+#[test]
+fn name_email_company_and_title_fields_are_filled_from_the_signer_s_data() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, doc) = draft(
+        &mut p,
+        &t,
+        json!([{"email": "ann@y.se", "first_name": "Ann", "last_name": "Lee",
+                "company_name": "Acme AB", "title": "CEO"}]),
+        json!({}),
+    );
+    let ann = doc["recipients"][0]["id"].as_str().unwrap().to_string();
+    let path = format!("/v1/documents/{id}/fields");
+    for (kind, bad) in [
+        ("company", json!({"field_value": "Other"})),
+        ("name", json!({"recipient_id": ""})),
+    ] {
+        let (s, b) = api(
+            &mut p,
+            &t,
+            "POST",
+            &path,
+            Some(field(kind, 1, &ann, bad.clone())),
+        );
+        assert_eq!(s, 400, "{kind} {bad}: {b}");
+    }
+    let kinds = ["name", "email", "company", "title"];
+    for (i, kind) in kinds.iter().enumerate() {
+        let top = 100.0 + 50.0 * i as f64;
+        let (s, b) = api(
+            &mut p,
+            &t,
+            "POST",
+            &path,
+            Some(field(kind, 1, &ann, json!({"field_top": top}))),
+        );
+        assert_eq!(s, 200, "{kind}: {b}");
+    }
+    let (s, sent) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    assert_eq!(s, 200, "{sent}");
+    finish_render(&mut p, 3);
+    let secret = secret_of(&sent, 0);
+    let (_, view) = recipient(&mut p, "GET", &format!("/v1/recipient/{secret}"), None);
+    let shown: Vec<(&str, &str)> = view["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["type"].as_str().unwrap(), f["value"].as_str().unwrap()))
+        .collect();
+    let want = [
+        ("name", "Ann Lee"),
+        ("email", "ann@y.se"),
+        ("company", "Acme AB"),
+        ("title", "CEO"),
+    ];
+    assert_eq!(shown, want, "the view shows what signing puts in");
+    // Values are not the signer's to type.
+    let (_, list) = api(&mut p, &t, "GET", &path, None);
+    let first = list["fields"][0]["field_id"].as_str().unwrap().to_string();
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("/v1/recipient/{secret}/sign"),
+        Some(
+            json!({"fields": {(first): "Someone else"}, "signature": {"type": "typed", "name": "Ann Lee"}}),
+        ),
+    );
+    assert_eq!(
+        (s, r["error"].as_str().unwrap_or("")),
+        (400, "unknown_field"),
+        "{r}"
+    );
+    let (s, r) = recipient(
+        &mut p,
+        "POST",
+        &format!("/v1/recipient/{secret}/sign"),
+        Some(json!({"signature": {"type": "typed", "name": "Ann Lee"}})),
+    );
+    assert_eq!(s, 200, "{r}");
+    let (_, list) = api(&mut p, &t, "GET", &path, None);
+    let values: Vec<&str> = list["fields"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["field_value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["Ann Lee", "ann@y.se", "Acme AB", "CEO"]);
+    let order = finish_render(&mut p, 3);
+    for (i, (_, value)) in want.iter().enumerate() {
+        let top = 100.0 + 50.0 * i as f32;
+        let stamp = order.stamps.iter().find(|s| s.page == 0 && s.top == top);
+        assert_eq!(
+            stamp.map(|s| s.content.clone()),
+            Some(StampContent::Text((*value).into())),
+            "{value}"
+        );
+    }
+}
+
 #[test]
 fn the_link_serves_a_page_to_browsers_and_json_to_clients() {
     let mut p = bootstrapped();
@@ -656,7 +764,10 @@ fn an_sms_code_guards_opening_and_five_wrong_codes_lock_the_link() {
     let html = page_get(&mut p, &format!("/s/{a}"), "text/html");
     let text = String::from_utf8(html.body).unwrap();
     assert!(text.contains("<h1>Contract</h1>"), "who sent what is shown");
-    assert!(!text.contains("4,321") && !text.contains("Pages"), "{text}");
+    assert!(
+        !text.contains("4,321") && !text.contains("<dt>Pages</dt>"),
+        "{text}"
+    );
     let (s, v) = recipient(&mut p, "GET", &base, None);
     assert_eq!(s, 200);
     assert_eq!(v["pages"], json!([]));

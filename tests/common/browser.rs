@@ -343,6 +343,18 @@ impl Browser {
             .unwrap_or(false)
     }
 
+    /// Chooses `value` in the last select (or other control) labelled `label`, as a
+    /// person would: its value set, then its `change` event.
+    pub fn select(&self, label: &str, value: &str) {
+        let script = format!(
+            "const l = [...document.querySelectorAll('label')].filter(x => x.innerText === {}).pop();\
+             const s = document.getElementById(l.htmlFor); s.value = {}; s.dispatchEvent(new Event('change'));",
+            serde_json::to_string(label).unwrap(),
+            serde_json::to_string(value).unwrap()
+        );
+        self.js(&script, vec![]);
+    }
+
     /// Types `text` into the input or text area labelled `label` (replacing its value).
     pub fn fill(&self, label: &str, text: &str) {
         let xpath = format!(

@@ -1161,3 +1161,33 @@ pub fn link(d: &Value, i: usize) -> String {
     let url = d["recipients"][i]["document_url"].as_str().unwrap();
     url.rsplit('/').next().unwrap().to_string()
 }
+
+/// A language's catalogue (`engine/assets/messages-{lang}.json`), the words the
+/// recipients' texts are made of.
+pub fn words(lang: &str) -> Value {
+    let path = format!(
+        "{}/../engine/assets/messages-{lang}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The text of `key` in `w` with `vars` put in, as the engine fills it.
+pub fn said(w: &Value, key: &str, vars: &[(&str, &str)]) -> String {
+    let mut s = w[key]
+        .as_str()
+        .unwrap_or_else(|| panic!("{key}"))
+        .to_string();
+    for (k, v) in vars {
+        s = s.replace(&format!("{{{k}}}"), v);
+    }
+    s
+}
+
+pub fn html_escaped(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+        .replace('\'', "&#39;")
+}

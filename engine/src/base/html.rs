@@ -68,19 +68,20 @@ pub fn esc(s: &str) -> String {
 
 /// An HTML page in the signing page's style, without security headers (the caller
 /// adds its own policy, or [`safety_headers`]).
-pub fn styled_page(status: u16, title: &str, body: &str, script: bool) -> Response {
+pub fn styled_page(status: u16, lang: &str, title: &str, body: &str, script: bool) -> Response {
     let script_tag = if script {
         format!("<script src=\"/s/_/app.js?v={VERSION}\" defer></script>")
     } else {
         String::new()
     };
     let html = format!(
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+        "<!doctype html>\n<html lang=\"{}\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <meta name=\"robots\" content=\"noindex\">\
          <title>{}</title>\
          <link rel=\"stylesheet\" href=\"/s/_/app.css?v={VERSION}\">{script_tag}</head>\
          <body>{body}</body></html>",
+        esc(lang),
         esc(title)
     );
     Response {

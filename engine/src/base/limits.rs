@@ -19,7 +19,7 @@ pub const DEFAULT_MAX_CHARS: usize = 10_000;
 pub fn max_chars(name: &str) -> Option<usize> {
     Some(match name {
         // Files and drawn pictures: bounded by the body's size and their own checks.
-        "file_content" | "file" | "image" => return None,
+        "file_content" | "file" | "image" | "logo" => return None,
         "email" | "sender_email" | "notification_email" => 254,
         "first_name" | "last_name" | "fullname" | "title" | "role_name" => 100,
         "name" | "company_name" | "company_number" | "external_id" | "external_client_id"
@@ -47,7 +47,9 @@ pub fn max_chars(name: &str) -> Option<usize> {
         | "jsonrpc"
         | "key"
         | "token_endpoint_auth_method"
-        | "restricted_to" => 64,
+        | "restricted_to"
+        | "language"
+        | "brand_color" => 64,
         "send_at"
         | "signed_at"
         | "sign_date"

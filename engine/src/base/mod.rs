@@ -8,6 +8,7 @@ pub mod html;
 pub mod http;
 pub mod job_kinds;
 pub mod limits;
+pub mod messages;
 #[allow(unused_imports)]
 pub mod prelude;
 pub mod records;

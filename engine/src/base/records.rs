@@ -66,18 +66,53 @@ pub fn decode_ext<T: DeserializeOwned, E: DeserializeOwned + Default>(bytes: &[u
 pub fn try_decode_ext<T: DeserializeOwned, E: DeserializeOwned + Default>(
     bytes: &[u8],
 ) -> Result<(T, E), String> {
-    let unreadable = |e: postcard::Error| format!("a stored record is unreadable: {e}");
+    let (value, rest) = take_record::<T>(bytes)?;
+    Ok((value, take_ext::<E>(rest)?.0))
+}
+
+/// Encodes a record with two extensions: the second holds members added after the
+/// first's layout was fixed ([`try_decode_ext2`]).
+pub fn encode_ext2<T: Serialize, E: Serialize, F: Serialize>(
+    value: &T,
+    ext: &E,
+    ext2: &F,
+) -> Vec<u8> {
+    let mut out = encode_ext(value, ext);
+    out.extend(postcard::to_allocvec(ext2).expect("records always serialize"));
+    out
+}
+
+/// Decodes a record written by [`encode_ext2`], [`encode_ext`] or [`encode`]: an
+/// extension the record ends before is its `Default`.
+pub fn try_decode_ext2<T, E, F>(bytes: &[u8]) -> Result<(T, E, F), String>
+where
+    T: DeserializeOwned,
+    E: DeserializeOwned + Default,
+    F: DeserializeOwned + Default,
+{
+    let (value, rest) = take_record::<T>(bytes)?;
+    let (ext, rest) = take_ext::<E>(rest)?;
+    Ok((value, ext, take_ext::<F>(rest)?.0))
+}
+
+fn unreadable(e: postcard::Error) -> String {
+    format!("a stored record is unreadable: {e}")
+}
+
+/// The record after its schema-version byte, and the bytes after it.
+fn take_record<T: DeserializeOwned>(bytes: &[u8]) -> Result<(T, &[u8]), String> {
     match bytes.split_first() {
-        Some((&SCHEMA_V1, rest)) => {
-            let (value, rest) = postcard::take_from_bytes::<T>(rest).map_err(unreadable)?;
-            let ext = if rest.is_empty() {
-                E::default()
-            } else {
-                postcard::take_from_bytes::<E>(rest).map_err(unreadable)?.0
-            };
-            Ok((value, ext))
-        }
+        Some((&SCHEMA_V1, rest)) => postcard::take_from_bytes::<T>(rest).map_err(unreadable),
         _ => Err("a stored record has an unknown schema version".into()),
+    }
+}
+
+/// An extension, or its default where the record ends before it.
+fn take_ext<E: DeserializeOwned + Default>(rest: &[u8]) -> Result<(E, &[u8]), String> {
+    if rest.is_empty() {
+        Ok((E::default(), rest))
+    } else {
+        postcard::take_from_bytes::<E>(rest).map_err(unreadable)
     }
 }
 
@@ -123,5 +158,35 @@ mod tests {
         // Readers that know only the record still read it.
         assert_eq!(decode::<Old>(&both).b, 1);
         assert!(try_decode_ext::<Old, Ext>(&both[..both.len() - 1]).is_err());
+    }
+
+    #[derive(Serialize, Deserialize, Debug, PartialEq, Default)]
+    struct Ext2 {
+        language: String,
+    }
+
+    #[test]
+    fn a_record_written_before_its_second_extension_reads_with_defaults() {
+        let old = Old {
+            a: "x".into(),
+            b: 7,
+        };
+        let ext = Ext {
+            folder: "f".into(),
+            n: None,
+        };
+        let (r, e, e2): (Old, Ext, Ext2) = try_decode_ext2(&encode(&old)).unwrap();
+        assert_eq!((r, e, e2), (old, Ext::default(), Ext2::default()));
+        let one = encode_ext(&Old::default(), &ext);
+        let (_, e, e2): (Old, Ext, Ext2) = try_decode_ext2(&one).unwrap();
+        assert_eq!((e, e2), (ext, Ext2::default()));
+        let ext2 = Ext2 {
+            language: "sv".into(),
+        };
+        let two = encode_ext2(&Old::default(), &Ext::default(), &ext2);
+        let (_, e, got): (Old, Ext, Ext2) = try_decode_ext2(&two).unwrap();
+        assert_eq!((e, got), (Ext::default(), ext2));
+        // A reader that knows one extension still reads the record and the first.
+        assert!(try_decode_ext::<Old, Ext>(&two).is_ok());
     }
 }

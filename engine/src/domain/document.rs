@@ -17,6 +17,7 @@
 //! Times in keys are 16 lower-case hex digits of milliseconds, so they sort.
 
 use crate::base::cx::Cx;
+use crate::base::messages;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
@@ -409,6 +410,9 @@ pub struct Document {
     /// What was added after this record's layout was fixed: stored after it.
     #[serde(skip)]
     pub ext: DocExt,
+    /// What was added after the first extension's layout was fixed: stored after it.
+    #[serde(skip)]
+    pub ext2: DocExt2,
 }
 
 /// The members of a document added after its record's layout was fixed, stored after
@@ -419,6 +423,22 @@ pub struct DocExt {
     pub folder_id: String,
     /// The communication template whose texts its mails use, or empty.
     pub communication_template_id: String,
+}
+
+/// The members of a document added after [`DocExt`]'s layout was fixed, stored after it
+/// (`records::encode_ext2`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct DocExt2 {
+    /// The language of the recipients' texts (mail, SMS, the signing page): a code of
+    /// `base::messages::LANGUAGES`; empty (documents written before) reads as English.
+    pub language: String,
+}
+
+impl Document {
+    /// The language of the recipients' texts.
+    pub fn language(&self) -> &'static str {
+        messages::language(&self.ext2.language).unwrap_or("en")
+    }
 }
 
 /// The boolean settings of a document (spec §2.1).
@@ -656,8 +676,9 @@ pub fn load_doc(cx: &mut Cx, id: &str) -> Option<Document> {
 
 /// A stored document record with its extension ([`DocExt`]).
 pub fn try_decode_doc(bytes: &[u8]) -> Result<Document, String> {
-    let (mut doc, ext): (Document, DocExt) = records::try_decode_ext(bytes)?;
+    let (mut doc, ext, ext2): (Document, DocExt, DocExt2) = records::try_decode_ext2(bytes)?;
     doc.ext = ext;
+    doc.ext2 = ext2;
     Ok(doc)
 }
 
@@ -682,7 +703,10 @@ pub fn store_doc(cx: &mut Cx, before: Option<&Document>, doc: &mut Document) {
             cx.p.put(k, b"");
         }
     }
-    cx.p.put(&doc_key(&doc.id), &records::encode_ext(doc, &doc.ext));
+    cx.p.put(
+        &doc_key(&doc.id),
+        &records::encode_ext2(doc, &doc.ext, &doc.ext2),
+    );
 }
 
 /// Removes a document and its index keys (its other data is erased by a job).

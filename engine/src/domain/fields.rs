@@ -20,7 +20,7 @@ use crate::base::http::{self, ApiError, ApiResult, member_text};
 use crate::base::prelude::*;
 use crate::base::util::{self, new_id};
 use crate::base::work::{self, Stamp, StampContent};
-use crate::domain::document::{self, Document};
+use crate::domain::document::{self, Document, Recipient};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -37,6 +37,12 @@ pub enum FieldType {
     Signature,
     Initials,
     Date,
+    // Filled from the signer's own data when they sign (GetAccept's merge fields).
+    // Variants are appended: records hold their index.
+    Name,
+    Email,
+    Company,
+    Title,
 }
 
 impl FieldType {
@@ -47,6 +53,10 @@ impl FieldType {
             "signature" => FieldType::Signature,
             "initials" => FieldType::Initials,
             "date" => FieldType::Date,
+            "name" => FieldType::Name,
+            "email" => FieldType::Email,
+            "company" => FieldType::Company,
+            "title" => FieldType::Title,
             _ => return None,
         })
     }
@@ -58,7 +68,30 @@ impl FieldType {
             FieldType::Signature => "signature",
             FieldType::Initials => "initials",
             FieldType::Date => "date",
+            FieldType::Name => "name",
+            FieldType::Email => "email",
+            FieldType::Company => "company",
+            FieldType::Title => "title",
         }
+    }
+
+    /// Filled from the signer's data (name, email, company, title) when they sign.
+    pub fn is_merge(self) -> bool {
+        matches!(
+            self,
+            FieldType::Name | FieldType::Email | FieldType::Company | FieldType::Title
+        )
+    }
+
+    /// What a merge field of this type holds for `r`; `None` for other types.
+    pub fn merged(self, r: &Recipient) -> Option<String> {
+        Some(match self {
+            FieldType::Name => r.fullname(),
+            FieldType::Email => r.email.clone(),
+            FieldType::Company => r.company_name.clone(),
+            FieldType::Title => r.title.clone(),
+            _ => return None,
+        })
     }
 
     /// Filled by typing or ticking (not by the signature itself).
@@ -387,7 +420,7 @@ pub fn parse_shape(
     if !kind.is_input() && !value.is_empty() {
         return Err(invalid(
             &name_of(path, "field_value"),
-            "empty for signature and initials fields (the signer fills them)",
+            "empty for signature, initials, name, email, company and title fields (the signer's signing fills them)",
         ));
     }
     Ok(Field {
@@ -473,6 +506,7 @@ pub fn stamps(
                 FieldType::Text | FieldType::Date if f.is_filled() => {
                     work::StampContent::Text(f.value.clone())
                 }
+                k if k.is_merge() && f.is_filled() => work::StampContent::Text(f.value.clone()),
                 FieldType::Signature | FieldType::Initials => signed(&f.recipient_id, f.kind)?,
                 _ => return None,
             };

@@ -7,6 +7,7 @@ pub mod accounts;
 pub mod attachments;
 pub mod auth;
 pub mod blobs;
+pub mod branding;
 pub mod check;
 pub mod contacts;
 pub mod custom_data;

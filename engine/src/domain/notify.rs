@@ -4,6 +4,7 @@
 
 use crate::base::api::{Mail, Sms};
 use crate::base::cx::Cx;
+use crate::base::messages::Words;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
@@ -17,10 +18,12 @@ pub fn document_url(cx: &mut Cx, secret: &str) -> String {
     format!("{base}/s/{secret}")
 }
 
+/// What the recipient is asked to do, as the last part of a key: `mail.open_{what}`,
+/// `mail.reminder_{what}`.
 fn what_to_do(r: &Recipient) -> &'static str {
     match r.role {
-        document::Role::Signer => "review and sign",
-        document::Role::Approver | document::Role::ExternalApprover => "review and approve",
+        document::Role::Signer => "sign",
+        document::Role::Approver | document::Role::ExternalApprover => "approve",
         document::Role::Cc => "view",
     }
 }
@@ -33,11 +36,13 @@ fn sender_line(doc: &Document) -> String {
     }
 }
 
-/// Sends `r` their link to `doc`. `intro` is the first sentence (e.g. "X sent you").
-/// By mail; by SMS when `sms` is asked (and they have a mobile number) or they have no
-/// email.
+/// Sends `r` their link to `doc`, in the document's language. `intro` is the first
+/// sentence (e.g. "X sent you"). By mail; by SMS when `sms` is asked (and they have a
+/// mobile number) or they have no email.
+#[allow(clippy::too_many_arguments)]
 fn link_mail(
     cx: &mut Cx,
+    words: &Words,
     doc: &Document,
     r: &Recipient,
     subject: String,
@@ -56,14 +61,15 @@ fn link_mail(
         return;
     }
     let mut body = format!(
-        "Hello {},\n\n{intro}\n\nOpen it here to {}:\n{url}\n",
-        r.fullname(),
-        what_to_do(r)
+        "{}\n\n{intro}\n\n{}\n{url}\n",
+        words.fill("mail.hello", &[("name", &r.fullname())]),
+        words.get(&format!("mail.open_{}", what_to_do(r)))
     );
     if !message.is_empty() {
-        body.push_str(&format!("\nMessage from {}:\n{message}\n", doc.sender.name));
+        let from = words.fill("mail.message_from", &[("sender", &doc.sender.name)]);
+        body.push_str(&format!("\n{from}\n{message}\n"));
     }
-    body.push_str("\nThis link is personal: do not forward it.\n");
+    body.push_str(&format!("\n{}\n", words.get("mail.personal")));
     cx.p.send_mail(Mail {
         to: r.email.clone(),
         subject,
@@ -74,30 +80,35 @@ fn link_mail(
 
 /// The invitation sent when a document is sent (or a batch goes out).
 /// Its subject and message are the document's own, else those of its templates or its
-/// entity's defaults (`mail_templates::texts`), else the built-in ones.
+/// entity's defaults (`mail_templates::texts`), else the built-in ones in the
+/// document's language.
 pub fn invitation(cx: &mut Cx, doc: &Document, r: &Recipient) {
+    let words = Words::new(doc.language());
     let (subject, message) = mail_templates::texts(cx, doc, r, mail_templates::Mail::Sendout);
     let subject = if subject.trim().is_empty() {
-        format!("{} sent you \"{}\"", doc.sender.name, doc.name)
+        words.fill(
+            "mail.invitation_subject",
+            &[("sender", &doc.sender.name), ("document", &doc.name)],
+        )
     } else {
         subject
     };
-    let intro = format!(
-        "{} sent you the document \"{}\".",
-        sender_line(doc),
-        doc.name
+    let intro = words.fill(
+        "mail.invitation",
+        &[("sender", &sender_line(doc)), ("document", &doc.name)],
     );
-    link_mail(cx, doc, r, subject, intro, &message, false);
+    link_mail(cx, &words, doc, r, subject, intro, &message, false);
 }
 
 /// A reminder with the recipient's link: by mail, or by SMS when `sms` (a recipient
 /// without a mobile number gets it by mail then).
 /// A message given with the reminder wins over the templates' (`mail_templates::texts`).
 pub fn reminder(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str, sms: bool) {
+    let words = Words::new(doc.language());
     let (subject, texts_message) =
         mail_templates::texts(cx, doc, r, mail_templates::Mail::Reminder);
     let subject = if subject.trim().is_empty() {
-        format!("Reminder: \"{}\" is waiting for you", doc.name)
+        words.fill("mail.reminder_subject", &[("document", &doc.name)])
     } else {
         subject
     };
@@ -106,33 +117,34 @@ pub fn reminder(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str, sms: 
     } else {
         message
     };
-    let intro = format!(
-        "{} is waiting for you to {} \"{}\".",
-        sender_line(doc),
-        what_to_do(r),
-        doc.name
+    let intro = words.fill(
+        &format!("mail.reminder_{}", what_to_do(r)),
+        &[("sender", &sender_line(doc)), ("document", &doc.name)],
     );
-    link_mail(cx, doc, r, subject, intro, message, sms);
+    link_mail(cx, &words, doc, r, subject, intro, message, sms);
 }
 
 pub fn revision(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str) {
-    let subject = format!("\"{}\" was updated", doc.name);
-    let intro = format!(
-        "{} published a new revision of \"{}\".",
-        sender_line(doc),
-        doc.name
+    let words = Words::new(doc.language());
+    let subject = words.fill("mail.revision_subject", &[("document", &doc.name)]);
+    let intro = words.fill(
+        "mail.revision",
+        &[("sender", &sender_line(doc)), ("document", &doc.name)],
     );
-    link_mail(cx, doc, r, subject, intro, message, false);
+    link_mail(cx, &words, doc, r, subject, intro, message, false);
 }
 
 pub fn expiration_changed(cx: &mut Cx, doc: &Document, r: &Recipient) {
-    let subject = format!("New expiration date for \"{}\"", doc.name);
-    let intro = format!(
-        "The document \"{}\" now expires on {}.",
-        doc.name,
-        util::iso8601(doc.expiration_ms)
+    let words = Words::new(doc.language());
+    let subject = words.fill("mail.expiration_subject", &[("document", &doc.name)]);
+    let intro = words.fill(
+        "mail.expiration",
+        &[
+            ("document", &doc.name),
+            ("date", &util::iso8601(doc.expiration_ms)),
+        ],
     );
-    link_mail(cx, doc, r, subject, intro, "", false);
+    link_mail(cx, &words, doc, r, subject, intro, "", false);
 }
 
 /// A notice to the document's owner.

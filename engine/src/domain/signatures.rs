@@ -108,7 +108,10 @@ fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
     Some((be(16), be(20)))
 }
 
-fn png_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
+/// A PNG given as a base64 `data:image/png;base64,...` URL (or bare base64) in `v`:
+/// `None` for null or empty; 400 `invalid_image` for anything but a PNG within the
+/// size limits (signatures here, logos in `PUT /v1/entity`).
+pub fn png_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
     let s = match v {
         Value::Null => return Ok(None),
         Value::String(s) if s.is_empty() => return Ok(None),
@@ -137,7 +140,7 @@ fn png_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
         return Err(bad(
             "invalid_image",
             format!(
-                "`{name}` is {w}×{h} pixels; a signature may have at most {MAX_IMAGE_PIXELS} pixels"
+                "`{name}` is {w}×{h} pixels; an image here may have at most {MAX_IMAGE_PIXELS} pixels"
             ),
         ));
     }
@@ -262,6 +265,12 @@ pub fn read_sign_body(
                 _ => return Err(bad("invalid_field", format!("`fields.{id}` must be text"))),
             };
             field.value = fields::checked_value(field.kind, text, &format!("fields.{id}"))?;
+        }
+    }
+    // Merge fields (name, email, company, title) take the signer's data as it is now.
+    for x in all.iter_mut().filter(|x| x.recipient_id == r.id) {
+        if let Some(v) = x.kind.merged(r) {
+            x.value = v;
         }
     }
     let mine: Vec<&Field> = all.iter().filter(|x| x.recipient_id == r.id).collect();

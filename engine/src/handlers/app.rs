@@ -16,37 +16,19 @@
 
 use crate::base::api::{Request, Response};
 use crate::base::html::{VERSION, asset_response, safety_headers};
+use crate::base::messages;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 
 const SENDER_JS: &[u8] = include_bytes!("../../assets/sender.js");
 const SENDER_CSS: &[u8] = include_bytes!("../../assets/sender.css");
 
-/// The app's words, one catalogue per language (`assets/messages-{lang}.json`), every
-/// key in each: English and nine more. The script asks for the one it shows.
-const MESSAGES: &[(&str, &[u8])] = &[
-    ("en", include_bytes!("../../assets/messages-en.json")),
-    ("sv", include_bytes!("../../assets/messages-sv.json")),
-    ("nb", include_bytes!("../../assets/messages-nb.json")),
-    ("da", include_bytes!("../../assets/messages-da.json")),
-    ("fi", include_bytes!("../../assets/messages-fi.json")),
-    ("de", include_bytes!("../../assets/messages-de.json")),
-    ("fr", include_bytes!("../../assets/messages-fr.json")),
-    ("es", include_bytes!("../../assets/messages-es.json")),
-    ("nl", include_bytes!("../../assets/messages-nl.json")),
-    ("pl", include_bytes!("../../assets/messages-pl.json")),
-];
-
 /// `GET /app/_/{name}`: an asset of the app.
 pub fn asset(name: &str) -> Option<Response> {
-    let messages = |name: &str| {
-        let lang = name.strip_prefix("messages-")?.strip_suffix(".json")?;
-        MESSAGES.iter().find(|(l, _)| *l == lang).map(|(_, m)| *m)
-    };
     let (ctype, body) = match name {
         "sender.js" => ("text/javascript; charset=utf-8", SENDER_JS),
         "sender.css" => ("text/css; charset=utf-8", SENDER_CSS),
-        _ => ("application/json", messages(name)?),
+        _ => ("application/json", messages::asset(name)?),
     };
     Some(asset_response(ctype, body))
 }
@@ -102,91 +84,6 @@ mod tests {
             .map(|b| miniz_oxide::deflate::compress_to_vec(b, 9).len())
             .sum();
         assert!(total <= 80 * 1024, "{total} bytes compressed");
-    }
-
-    fn catalogue(lang: &str) -> serde_json::Map<String, serde_json::Value> {
-        let (_, bytes) = MESSAGES.iter().find(|(l, _)| *l == lang).unwrap();
-        match serde_json::from_slice(bytes) {
-            Ok(serde_json::Value::Object(m)) => m,
-            other => panic!("messages-{lang}.json is not an object: {other:?}"),
-        }
-    }
-
-    /// `{name}`-style placeholders of a message, sorted.
-    fn placeholders(text: &str) -> Vec<&str> {
-        let mut out: Vec<&str> = text
-            .split('{')
-            .skip(1)
-            .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
-            .collect();
-        out.sort_unstable();
-        out
-    }
-
-    /// Every language has every key of English, no other, with the same placeholders,
-    /// and no empty text.
-    #[test]
-    fn every_language_has_every_message() {
-        let english = catalogue("en");
-        assert!(MESSAGES.len() >= 10, "English and at least nine more");
-        for (lang, _) in MESSAGES {
-            let words = catalogue(lang);
-            for (key, text) in &english {
-                let Some(theirs) = words.get(key).and_then(|v| v.as_str()) else {
-                    panic!("messages-{lang}.json lacks {key:?}");
-                };
-                assert!(!theirs.trim().is_empty(), "{lang}: {key:?} is empty");
-                assert_eq!(
-                    placeholders(theirs),
-                    placeholders(text.as_str().unwrap()),
-                    "{lang}: {key:?} names other placeholders than English"
-                );
-            }
-            for key in words.keys() {
-                assert!(
-                    english.contains_key(key),
-                    "{lang}: {key:?} is not a key of English"
-                );
-            }
-        }
-    }
-
-    /// Every key the script names as a literal (`t("nav.documents")`) is in English
-    /// (so, by the test above, in every language); keys built from a prefix
-    /// (`t("filter." + f)`) have at least one entry with that prefix.
-    #[test]
-    fn the_script_asks_only_for_keys_the_catalogue_has() {
-        let english = catalogue("en");
-        let js = core::str::from_utf8(SENDER_JS).unwrap();
-        let mut asked = 0;
-        for (at, _) in js.match_indices("t(\"") {
-            // `t(`, not the end of another name (`get(`, `post(`).
-            let before = js[..at].chars().next_back().unwrap_or(' ');
-            if before.is_alphanumeric() || before == '_' || before == '.' {
-                continue;
-            }
-            let call = &js[at + 3..];
-            let key = &call[..call.find('"').unwrap()];
-            if !key.chars().all(|c| c.is_ascii_lowercase() || c == '.') {
-                continue;
-            }
-            asked += 1;
-            if key.ends_with('.') {
-                assert!(
-                    english.keys().any(|k| k.starts_with(key)),
-                    "sender.js builds keys from {key:?}, which no message starts with"
-                );
-            } else {
-                assert!(
-                    english.contains_key(key),
-                    "sender.js asks for {key:?}, not in messages-en.json"
-                );
-            }
-        }
-        assert!(
-            asked > 100,
-            "the script's words come from the catalogue ({asked} keys)"
-        );
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `GET /v1/entity` (what GetAccept's own apps read: the entity of the token, with its
-//! default mail texts) and `PUT /v1/entity` (admins change its name and those texts,
-//! which invitations then use: `domain::mail_templates`).
+//! default mail texts and its branding) and `PUT /v1/entity` (admins change its name,
+//! those texts, which invitations then use: `domain::mail_templates`, and the colour and
+//! logo its signing pages show: `domain::branding`).
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
@@ -10,7 +11,9 @@ use crate::base::prelude::*;
 use crate::base::util;
 use crate::domain::accounts::{self, Entity, entity_key};
 use crate::domain::auth::{Principal, authenticate};
+use crate::domain::branding;
 use crate::domain::mail_templates::{self, EntityTexts};
+use crate::domain::signatures;
 use serde_json::{Value, json};
 
 /// The built-in subject and message of an invitation, as placeholders.
@@ -19,6 +22,7 @@ const DEFAULT_MESSAGE: &str = "";
 
 fn entity_json(cx: &mut Cx, pr: &Principal, e: &Entity) -> Value {
     let texts = mail_templates::entity_texts(cx, &e.id);
+    let brand = branding::json(&branding::load(cx, &e.id));
     json!({"entity": {
         "id": e.id,
         "name": e.name,
@@ -27,6 +31,8 @@ fn entity_json(cx: &mut Cx, pr: &Principal, e: &Entity) -> Value {
         "default_email_send_subject": DEFAULT_SUBJECT,
         "email_send_message": texts.email_send_message,
         "default_email_send_message": DEFAULT_MESSAGE,
+        "brand_color": brand["color"],
+        "logo_url": brand["logo_url"],
         "role": pr.membership.role.as_str(),
         "api_access": e.api_access,
         "is_saml": e.saml,
@@ -50,7 +56,13 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
                 ));
             }
             let f = req.body_fields()?;
-            f.only(&["name", "email_send_subject", "email_send_message"])?;
+            f.only(&[
+                "name",
+                "email_send_subject",
+                "email_send_message",
+                "brand_color",
+                "logo",
+            ])?;
             let mut e = pr.entity.clone();
             if let Some(name) = f.optional_str("name")? {
                 if name.trim().is_empty() {
@@ -70,6 +82,20 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
                 texts.email_send_message = m;
             }
             cx.save(&mail_templates::entity_texts_key(&e.id), &texts);
+            if let Some(color) = f.optional_str("brand_color")? {
+                let color = color.trim();
+                if !color.is_empty() && !branding::is_color(color) {
+                    return Err(http::ApiError::bad_request(
+                        "invalid_field",
+                        "`brand_color` must be a colour as `#rrggbb`, or empty for none",
+                    ));
+                }
+                branding::set_color(cx, &e.id, color);
+            }
+            if let Some(v) = f.map.get("logo") {
+                let png = signatures::png_of(v, "logo")?;
+                branding::set_logo(cx, &e.id, png.as_deref())?;
+            }
             Ok(json(200, &entity_json(cx, &pr, &e)))
         }
         _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),

@@ -223,6 +223,7 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
             .collect::<Vec<_>>(),
         "folder_id": doc.ext.folder_id,
         "communication_template_id": doc.ext.communication_template_id,
+        "language": doc.language(),
         "import_error": doc.import_error,
         "comment_settings": doc.comment_settings,
         "sign_redirect": doc.sign_redirect,

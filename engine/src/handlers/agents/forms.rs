@@ -72,7 +72,11 @@ pub fn sign_in(
         csrf = esc(csrf),
         email = esc(email),
     );
-    finish(styled_page(status, "Sign in", &body, false), "", cookie)
+    finish(
+        styled_page(status, "en", "Sign in", &body, false),
+        "",
+        cookie,
+    )
 }
 
 /// One entity the person may choose on the consent page.
@@ -131,7 +135,7 @@ pub fn consent(
         csrf = esc(csrf),
     );
     finish(
-        styled_page(200, "Allow access", &body, false),
+        styled_page(200, "en", "Allow access", &body, false),
         redirect_origin,
         None,
     )
@@ -145,5 +149,5 @@ pub fn error(status: u16, heading: &str, text: &str) -> Response {
         esc(heading),
         esc(text)
     );
-    finish(styled_page(status, heading, &body, false), "", None)
+    finish(styled_page(status, "en", heading, &body, false), "", None)
 }

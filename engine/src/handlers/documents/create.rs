@@ -22,8 +22,8 @@ use crate::domain::accounts::user_name;
 use crate::domain::attachments as library;
 use crate::domain::auth::{self, Principal};
 use crate::domain::document::{
-    self, Attachment, CustomField, DocExt, DocFile, Document, Flags, PendingSource, Recipient,
-    Sender, normalize_tags, store_doc, unique_id_key,
+    self, Attachment, CustomField, DocExt, DocExt2, DocFile, Document, Flags, PendingSource,
+    Recipient, Sender, normalize_tags, store_doc, unique_id_key,
 };
 use crate::domain::events::emit_and_log;
 use crate::domain::templates::{self, Template};
@@ -674,6 +674,9 @@ fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiRe
         views: 0,
         log_seq: 0,
         ext,
+        ext2: DocExt2 {
+            language: input::language(&f)?.unwrap_or_else(|| "en".into()),
+        },
     };
     // Every 400 is behind us: from here on the document exists, whatever the answer.
     doc.unique_id = new_unique_id(cx, &id);

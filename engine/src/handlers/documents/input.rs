@@ -1,6 +1,7 @@
 //! Members of request bodies that several document routes read.
 
 use crate::base::http::{ApiError, ApiResult, Fields};
+use crate::base::messages;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use serde_json::Value;
@@ -63,6 +64,24 @@ pub fn sign_redirect(f: &Fields) -> ApiResult<Option<String>> {
         ));
     }
     Ok(Some(v))
+}
+
+/// `language`, the language of the recipients' texts: a code of
+/// `messages::LANGUAGES` (`sv` or `sv-SE`), kept as its two letters; `None` when not given.
+pub fn language(f: &Fields) -> ApiResult<Option<String>> {
+    let Some(v) = f.optional_str("language")? else {
+        return Ok(None);
+    };
+    match messages::language(&v) {
+        Some(code) => Ok(Some(code.to_string())),
+        None => Err(bad(
+            "invalid_field",
+            format!(
+                "`language` must be one of {}",
+                messages::LANGUAGES.join(", ")
+            ),
+        )),
+    }
 }
 
 fn bad(code: &'static str, text: impl Into<String>) -> ApiError {

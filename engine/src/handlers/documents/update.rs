@@ -117,6 +117,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
         "block_recipient_invite",
         "sign_copy_emails",
         "folder_id",
+        "language",
     ];
     const LATER: &[&str] = &[
         "value",
@@ -129,6 +130,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
         "block_recipient_invite",
         "sign_copy_emails",
         "folder_id",
+        "language",
     ];
     let draft = matches!(
         doc.status,
@@ -205,6 +207,9 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
     if let Some(v) = input::tags_text(&f)? {
         doc.tags = document::normalize_tags(&v);
         doc.tags_raw = v;
+    }
+    if let Some(code) = input::language(&f)? {
+        doc.ext2.language = code;
     }
     if f.map.contains_key("folder_id") {
         let given = f.optional_str("folder_id")?.unwrap_or_default();

@@ -47,7 +47,7 @@ use crate::handlers::recipients::view::{comments, page_image, recipient_view};
 pub fn page_route(cx: &mut Cx, req: &Request, secret: &str) -> Response {
     let html = page::wants_html(req);
     let mut resp = match by_secret(cx, secret) {
-        Err(_) if html => page::link_not_found(),
+        Err(_) if html => page::link_not_found(req),
         Err(e) => e.into_response(),
         Ok((doc, i)) if html => {
             let view = recipient_view(cx, &doc, i, secret, req);

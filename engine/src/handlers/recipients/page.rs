@@ -16,6 +16,7 @@
 
 use crate::base::api::{Request, Response};
 use crate::base::html::{asset_response, esc, styled_page};
+use crate::base::messages::{self, Words, from_accept_language};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::iso8601;
@@ -37,7 +38,8 @@ pub fn wants_html(req: &Request) -> bool {
     })
 }
 
-/// `GET /s/_/{name}`: an embedded asset.
+/// `GET /s/_/{name}`: an embedded asset (the catalogues of words too, for the page's
+/// language switch).
 pub fn asset(name: &str) -> Option<Response> {
     let (ctype, body) = match name {
         "app.js" => ("text/javascript; charset=utf-8", APP_JS),
@@ -45,71 +47,67 @@ pub fn asset(name: &str) -> Option<Response> {
         "dancing-script.woff2" => ("font/woff2", FONT),
         "dancing-script-OFL.txt" => ("text/plain; charset=utf-8", FONT_LICENSE),
         "video.svg" => ("image/svg+xml", VIDEO_POSTER),
-        _ => return None,
+        _ => ("application/json", messages::asset(name)?),
     };
     Some(asset_response(ctype, body))
 }
 
-fn shell(status: u16, title: &str, body: &str, script: bool) -> Response {
-    let mut resp = styled_page(status, title, body, script);
+fn shell(status: u16, lang: &str, title: &str, body: &str, script: bool) -> Response {
+    let mut resp = styled_page(status, lang, title, body, script);
     safety_headers(&mut resp.headers);
     resp
 }
 
 /// A page that only says something (an unknown link, a withdrawn document).
-pub fn notice(status: u16, heading: &str, text: &str) -> Response {
+pub fn notice(status: u16, words: &Words, heading: &str, text: &str) -> Response {
     let body = format!(
         "<main class=\"notice\"><div class=\"brand\">esign</div><h1>{}</h1><p>{}</p></main>",
         esc(heading),
         esc(text)
     );
-    shell(status, heading, &body, false)
+    shell(status, words.lang(), heading, &body, false)
 }
 
-/// The page for an unknown link.
-pub fn link_not_found() -> Response {
+/// The page for an unknown link, in the first of the browser's languages that esign
+/// has (there is no document to take one from).
+pub fn link_not_found(req: &Request) -> Response {
+    let words = Words::new(from_accept_language(req.header("accept-language")));
     notice(
         404,
-        "This link does not work",
-        "The link is wrong, or the document was deleted. Ask the sender for a new link.",
+        &words,
+        &words.get("sign.link_broken"),
+        &words.get("sign.link_broken_text"),
     )
+}
+
+/// The words of the document's language.
+fn words_of(view: &Value) -> Words {
+    Words::new(view["document"]["language"].as_str().unwrap_or("en"))
 }
 
 /// The notice for a document that can no longer be opened or acted on, if it is one.
 pub fn unavailable(view: &Value) -> Option<Response> {
     let d = &view["document"];
-    let sender = d["sender_name"].as_str().unwrap_or("the sender");
+    let words = words_of(view);
+    let the_sender = words.get("sign.the_sender");
+    let sender = d["sender_name"].as_str().unwrap_or(&the_sender);
     let name = d["name"].as_str().unwrap_or("");
-    let (heading, text) = match d["status"].as_str().unwrap_or("") {
-        "recalled" | "draft" | "importing" | "processing" | "scheduled" => (
-            "This document was withdrawn".to_string(),
-            format!(
-                "{sender} withdrew \"{name}\"; it can no longer be viewed or signed. Contact them if you expected it."
-            ),
-        ),
-        "lost" => (
-            "This document is closed".to_string(),
-            format!("{sender} closed \"{name}\"; it can no longer be signed."),
-        ),
-        "expired" => (
-            "This document has expired".to_string(),
-            format!(
-                "\"{name}\" expired on {}; it can no longer be signed. Ask {sender} to extend it or send a new one.",
-                d["expiration_date"].as_str().unwrap_or("")
-            ),
-        ),
-        "rejected" => {
-            let reason = d["rejection_reason"].as_str().unwrap_or("");
-            let mut text = format!("\"{name}\" was rejected, so it can no longer be signed.");
-            if !reason.is_empty() {
-                text.push_str(&format!(" The reason given: {reason}"));
-            }
-            text.push_str(&format!(" Contact {sender} if you have questions."));
-            ("This document was rejected".to_string(), text)
-        }
+    let date = d["expiration_date"].as_str().unwrap_or("");
+    let vars = [("sender", sender), ("document", name), ("date", date)];
+    let key = match d["status"].as_str().unwrap_or("") {
+        "recalled" | "draft" | "importing" | "processing" | "scheduled" => "sign.withdrawn",
+        "lost" => "sign.lost",
+        "expired" => "sign.expired",
+        "rejected" => "sign.rejected",
         _ => return None,
     };
-    Some(notice(410, &heading, &text))
+    let mut text = words.fill(&format!("{key}_text"), &vars);
+    let reason = d["rejection_reason"].as_str().unwrap_or("");
+    if key == "sign.rejected" && !reason.is_empty() {
+        text.push(' ');
+        text.push_str(&words.fill("sign.rejected_reason", &[("reason", reason)]));
+    }
+    Some(notice(410, &words, &words.get(key), &text))
 }
 
 fn money(v: f64) -> String {
@@ -135,13 +133,17 @@ fn money(v: f64) -> String {
     }
 }
 
-/// The signing page for a document that is out with its recipients (or finished).
+/// The signing page for a document that is out with its recipients (or finished), in
+/// the document's language: the header is written here, and the page's script gets the
+/// words it shows (`sign.*`) with the view.
 pub fn page(view: &Value, expiration_ms: u64) -> Response {
     let d = &view["document"];
+    let words = words_of(view);
     let s = |v: &Value| v.as_str().unwrap_or("").to_string();
     let name = s(&d["name"]);
     let mut facts = format!(
-        "<p class=\"from\">From <strong>{}</strong> <span class=\"muted\">{}</span></p>",
+        "<p class=\"from\">{} <strong>{}</strong> <span class=\"muted\">{}</span></p>",
+        esc(&words.get("sign.from")),
         esc(&s(&d["sender_name"])),
         esc(&s(&d["sender_email"]))
     );
@@ -158,35 +160,56 @@ pub fn page(view: &Value, expiration_ms: u64) -> Response {
     };
     if !value.is_empty() {
         facts.push_str(&format!(
-            "<div><dt>Value</dt><dd>{}</dd></div>",
+            "<div><dt>{}</dt><dd>{}</dd></div>",
+            esc(&words.get("sign.value")),
             esc(&value)
         ));
     }
     let date = iso8601(expiration_ms);
     facts.push_str(&format!(
-        "<div><dt>Expires</dt><dd><time datetime=\"{0}\">{1}</time></dd></div>",
+        "<div><dt>{}</dt><dd><time datetime=\"{}\">{}</time></dd></div>",
+        esc(&words.get("sign.expires")),
         esc(&date),
         esc(date.get(..10).unwrap_or(&date))
     ));
     if !gated {
         facts.push_str(&format!(
-            "<div><dt>Pages</dt><dd>{}</dd></div>",
+            "<div><dt>{}</dt><dd>{}</dd></div>",
+            esc(&words.get("sign.page_count")),
             view["pages"].as_array().map_or(0, Vec::len)
         ));
     }
     facts.push_str("</dl>");
     // `<` inside the JSON would end the script element: escape it (JSON allows \u003c).
-    let data = serde_json::to_string(view)
-        .unwrap_or_default()
-        .replace('<', "\\u003c");
+    let script_json = |v: &Value| {
+        serde_json::to_string(v)
+            .unwrap_or_default()
+            .replace('<', "\\u003c")
+    };
+    let data = script_json(view);
+    let page_words = script_json(&words.with_prefix("sign."));
+    // The sender's logo where they gave one (a PNG on this service), else esign's name.
+    let logo = view["brand"]["logo_url"].as_str().unwrap_or("");
+    let brand = if logo.starts_with("/v1/files/") {
+        format!(
+            "<img class=\"logo\" src=\"{}\" alt=\"{}\">",
+            esc(logo),
+            esc(&s(&d["sender_name"]))
+        )
+    } else {
+        "esign".to_string()
+    };
     let body = format!(
-        "<header class=\"top\"><div class=\"brand\">esign</div><h1>{}</h1>{facts}</header>\
-         <main id=\"app\" aria-live=\"polite\"><p class=\"next\" id=\"next\">Loading the document…</p></main>\
-         <noscript><p class=\"notice\">This page needs JavaScript to show and sign the document.</p></noscript>\
-         <script type=\"application/json\" id=\"esign-data\">{data}</script>",
-        esc(&name)
+        "<header class=\"top\"><div class=\"brand\">{brand}</div><h1>{}</h1>{facts}</header>\
+         <main id=\"app\" aria-live=\"polite\"><p class=\"next\" id=\"next\">{}</p></main>\
+         <noscript><p class=\"notice\">{}</p></noscript>\
+         <script type=\"application/json\" id=\"esign-data\">{data}</script>\
+         <script type=\"application/json\" id=\"esign-words\">{page_words}</script>",
+        esc(&name),
+        esc(&words.get("sign.loading")),
+        esc(&words.get("sign.noscript")),
     );
-    shell(200, &format!("{name} – esign"), &body, true)
+    shell(200, words.lang(), &format!("{name} – esign"), &body, true)
 }
 
 #[cfg(test)]
@@ -210,7 +233,7 @@ mod tests {
         let view = serde_json::json!({"document": {"name": "</script><script>alert(1)</script>"}, "pages": []});
         let r = page(&view, 0);
         let html = String::from_utf8(r.body).unwrap();
-        assert_eq!(html.matches("</script>").count(), 2, "{html}");
+        assert_eq!(html.matches("</script>").count(), 3, "{html}");
         assert!(
             r.headers
                 .iter()

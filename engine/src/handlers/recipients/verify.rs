@@ -5,6 +5,7 @@
 use crate::base::api::{Mail, Request, Sms};
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult, Fields};
+use crate::base::messages::Words;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{new_secret, sha256_hex};
@@ -122,6 +123,7 @@ pub fn view_json(c: &Checks, st: &Status, r: &Recipient) -> Value {
         "open": list(&st.open_pending),
         "sign": list(&st.sign_pending),
         "locked": st.locked,
+        "tries_left": MAX_FAILURES.saturating_sub(c.failures),
         "passed": st.passes.iter().map(|p| p.kind.clone()).collect::<Vec<_>>(),
     })
 }
@@ -282,10 +284,8 @@ pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<
             c.code_state = Some((hash, salt, now + CODE_TTL_MS, stage));
             c.codes_sent += 1;
             c.last_code_ms = now;
-            let text = format!(
-                "Your esign code for \"{}\" is {code}. It is valid for 10 minutes. Do not share it.",
-                doc.name
-            );
+            let words = Words::new(doc.language());
+            let text = words.fill("mail.code", &[("document", &doc.name), ("code", &code)]);
             let tag = format!("recipient:{}:{}", doc.id, r.id);
             if code_kind(&r) == "sms" {
                 cx.p.send_sms(Sms {
@@ -296,8 +296,11 @@ pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<
             } else {
                 cx.p.send_mail(Mail {
                     to: r.email.clone(),
-                    subject: format!("Your code for \"{}\"", doc.name),
-                    body: format!("Hello {},\n\n{text}\n", r.fullname()),
+                    subject: words.fill("mail.code_subject", &[("document", &doc.name)]),
+                    body: format!(
+                        "{}\n\n{text}\n",
+                        words.fill("mail.hello", &[("name", &r.fullname())])
+                    ),
                     tag,
                 });
             }

@@ -10,7 +10,7 @@ use crate::base::records;
 use crate::base::util::{self, iso8601};
 use crate::domain::document::{self, Comment, Document};
 use crate::domain::downloads::current_pdf;
-use crate::domain::{fields, pages, pricing, signatures, videos};
+use crate::domain::{branding, fields, pages, pricing, signatures, videos};
 use crate::handlers::recipients::acts::check_turn;
 use crate::handlers::recipients::verify;
 use crate::handlers::shapes;
@@ -67,6 +67,8 @@ pub(super) fn recipient_view(
     let r = &doc.recipients[i];
     let (checks, st) = verify::status(cx, doc, i, req);
     let verification = checks.as_ref().map(|c| verify::view_json(c, &st, r));
+    // The sender's colour and logo (before the checks too: they say who asks).
+    let brand = branding::json(&branding::load(cx, &doc.entity_id));
     if !st.open_pending.is_empty() || st.locked {
         // Nothing of the document's content before the checks for opening pass.
         return json!({
@@ -75,9 +77,11 @@ pub(super) fn recipient_view(
                 "sender_name": doc.sender.name, "sender_email": doc.sender.email,
                 "expiration_date": iso8601(doc.expiration_ms),
                 "rejection_reason": doc.rejection_reason,
+                "language": doc.language(),
             },
             "recipient": {"id": r.id, "fullname": r.fullname(), "role": r.role.as_str(), "status": r.status.as_str()},
             "verification": verification,
+            "brand": brand,
             "pages": [], "fields": [], "waiting_for": [],
             "links": {
                 "api": format!("/v1/recipient/{secret}"),
@@ -122,7 +126,12 @@ pub(super) fn recipient_view(
             json!({
                 "id": f.id, "type": f.kind.as_str(), "page_num": f.page_num,
                 "left": f.left, "top": f.top, "width": f.width, "height": f.height,
-                "required": f.required, "label": f.label, "value": f.value,
+                "required": f.required, "label": f.label,
+                // A merge field shows what signing will put in it.
+                "value": match f.kind.merged(r) {
+                    Some(v) if f.recipient_id == r.id && f.value.is_empty() => v,
+                    _ => f.value.clone(),
+                },
                 "mine": f.recipient_id == r.id,
             })
         })
@@ -147,6 +156,7 @@ pub(super) fn recipient_view(
             "is_signing": doc.flags.is_signing, "is_signing_order": doc.flags.is_signing_order,
             "is_signing_initials": doc.flags.is_signing_initials,
             "rejection_reason": doc.rejection_reason,
+            "language": doc.language(),
             "pricing_tables": pricing::tables_json(&doc.pricing_tables),
             "attachments": doc.attachments.iter()
                 .filter(|a| a.restricted_to.as_ref().is_none_or(|to| *to == me))
@@ -165,6 +175,7 @@ pub(super) fn recipient_view(
         "fields": field_list,
         "waiting_for": waiting_for,
         "verification": verification,
+        "brand": brand,
         "signature": mine.map(|s| json!({"type": s.signature.kind, "name": s.signature.text, "signed_at": iso8601(s.signed_ms)})),
         "links": {
             "api": format!("/v1/recipient/{secret}"),

@@ -1,0 +1,80 @@
+//! An entity's branding: its colour and its logo, shown on the signing page of its
+//! documents (`handlers::recipients`). The logo is a PNG published as a public file
+//! (`public_files`, `GET /v1/files/{secret}`), its blob held by `brand:{entity}`.
+//!
+//! | key | value |
+//! |---|---|
+//! | `brand/{entity}` | [`Branding`] |
+
+use crate::base::cx::Cx;
+use crate::base::http::ApiResult;
+#[allow(unused_imports)]
+use crate::base::prelude::*;
+use crate::base::util;
+use crate::domain::{blobs, public_files};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
+pub struct Branding {
+    /// `#rrggbb`, or empty for esign's own.
+    pub color: String,
+    /// The logo's blob and the secret of its public address; empty without a logo.
+    pub logo_blob: String,
+    pub logo_secret: String,
+}
+
+fn key(entity: &str) -> Vec<u8> {
+    util::key(&["brand", entity])
+}
+
+fn owner(entity: &str) -> String {
+    format!("brand:{entity}")
+}
+
+pub fn load(cx: &mut Cx, entity: &str) -> Branding {
+    cx.load(&key(entity)).unwrap_or_default()
+}
+
+/// Whether `s` is a colour as branding keeps it: `#` and six hex digits.
+pub fn is_color(s: &str) -> bool {
+    s.len() == 7 && s.starts_with('#') && s[1..].chars().all(|c| c.is_ascii_hexdigit())
+}
+
+/// Sets the colour (`#rrggbb`, checked by the caller) or clears it (empty).
+pub fn set_color(cx: &mut Cx, entity: &str, color: &str) {
+    let mut b = load(cx, entity);
+    b.color = color.to_ascii_lowercase();
+    cx.save(&key(entity), &b);
+}
+
+/// Replaces the logo with the PNG `png` (checked by the caller), or removes it. The
+/// old one stops being served and its blob is let go.
+pub fn set_logo(cx: &mut Cx, entity: &str, png: Option<&[u8]>) -> ApiResult<()> {
+    let mut b = load(cx, entity);
+    if !b.logo_secret.is_empty() {
+        public_files::unpublish(cx, &b.logo_secret);
+        blobs::release(cx, &b.logo_blob, &owner(entity));
+    }
+    b.logo_blob.clear();
+    b.logo_secret.clear();
+    if let Some(bytes) = png {
+        let (info, secret) =
+            public_files::store(cx, &owner(entity), bytes, "image/png", "logo.png")?;
+        b.logo_blob = info.id;
+        b.logo_secret = secret;
+    }
+    cx.save(&key(entity), &b);
+    Ok(())
+}
+
+/// The branding as answers show it: `color` and `logo_url` (a path on this service,
+/// empty without a logo).
+pub fn json(b: &Branding) -> Value {
+    let logo = if b.logo_secret.is_empty() {
+        String::new()
+    } else {
+        format!("/v1/files/{}", b.logo_secret)
+    };
+    json!({"color": b.color, "logo_url": logo})
+}
