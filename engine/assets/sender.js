@@ -357,7 +357,8 @@
   async function documentPage(id) {
     const shown = here();
     const path = "/v1/documents/" + encodeURIComponent(id);
-    const [d, log, comments] = await Promise.all([get(path), get(path + "/log").catch(() => []), get(path + "/comments").catch(() => [])]);
+    const [d, log, comments, pricing] = await Promise.all([get(path), get(path + "/log").catch(() => []), get(path + "/comments").catch(() => []),
+      get(path + "/pricing-tables").catch(() => ({ pricing_tables: [] }))]);
     const box = alertBox();
     const facts = el("dl", { class: "facts" },
       el("div", {}, el("dt", {}, t("col.status")), el("dd", {}, statusBadge(d.status))),
@@ -392,9 +393,8 @@
     });
     const commentSection = el("section", { "aria-labelledby": "h-com" }, el("h2", { id: "h-com" }, t("doc.comments")),
       el("ul", { class: "comments" }, commentList.map(c => el("li", {}, el("strong", {}, (c.author && c.author.name) || c.full_name || ""), " ", el("time", { datetime: c.created_at }, when(c.created_at)), el("p", {}, c.text)))), commentForm);
-    const pricing = await pricingSection(path, d, box);
     if (here() !== shown) return; // another view was asked for meanwhile
-    frame(d.name || t("doc.noname"), box, facts, acts, recips, pricing, languageForm, timeline, commentSection);
+    frame(d.name || t("doc.noname"), box, facts, acts, recips, pricingSection(path, d, pricing, box), languageForm, timeline, commentSection);
     // The page follows the document: when its trail grows (a recipient opened or signed
     // it), the page is drawn again, unless the sender is typing in it.
     viewTimer = setInterval(async () => {
@@ -413,8 +413,7 @@
   // of rows (item, quantity, price), their totals, the currency. Until the document is
   // signed, recalled, lost or rejected it can change; what the editor does not show
   // (discounts and taxes, `locked`) is sent back as it came.
-  async function pricingSection(path, d, box) {
-    const got = await get(path + "/pricing-tables").catch(() => ({ pricing_tables: [] }));
+  function pricingSection(path, d, got, box) {
     const tables = got.pricing_tables || [];
     const table = tables[0] || { currency_settings: { currency: "", locale: "" }, sections: [], summary_values: {}, locked: false };
     const editable = !["signed", "signedwithoutverification", "recalled", "lost", "rejected", "archived"].includes(d.status);

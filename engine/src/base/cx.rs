@@ -2,9 +2,11 @@
 //! once (its time, the settings) and who an MCP tool call acts for.
 
 use crate::base::api::{Platform, Settings};
+use crate::base::messages::Words;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{decode, encode};
+use alloc::rc::Rc;
 use core::any::Any;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -14,6 +16,9 @@ pub(crate) struct Cx<'a> {
     pub p: &'a mut dyn Platform,
     now: Option<u64>,
     settings: Option<Settings>,
+    /// The last catalogue of words read ([`Cx::words`]): a send mails every recipient
+    /// in one call, and parsing a catalogue for each was most of a mail's cost.
+    words: Option<Rc<Words>>,
     /// Inside an MCP tool call: who the agent's grant acts for (checked when the call
     /// began), which `domain::auth::authenticate` answers instead of reading a bearer
     /// token. Its type (`domain::auth::Principal`) belongs to the domain layer above this
@@ -31,6 +36,7 @@ impl<'a> Cx<'a> {
             p,
             now: None,
             settings: None,
+            words: None,
             agent: None,
             trail_heads: Default::default(),
         }
@@ -46,6 +52,18 @@ impl<'a> Cx<'a> {
             self.settings = Some(self.p.settings());
         }
         self.settings.as_ref().unwrap()
+    }
+
+    /// The words of `lang` (`base::messages`), read once per call and language.
+    pub fn words(&mut self, lang: &str) -> Rc<Words> {
+        match &self.words {
+            Some(w) if w.lang() == lang => w.clone(),
+            _ => {
+                let w = Rc::new(Words::new(lang));
+                self.words = Some(w.clone());
+                w
+            }
+        }
     }
 }
 

@@ -41,28 +41,32 @@ pub fn is_color(s: &str) -> bool {
     s.len() == 7 && s.starts_with('#') && s[1..].chars().all(|c| c.is_ascii_hexdigit())
 }
 
-/// Sets the colour (`#rrggbb`, checked by the caller) or clears it (empty).
-pub fn set_color(cx: &mut Cx, entity: &str, color: &str) {
+/// Changes the colour (`#rrggbb`, checked by the caller; empty clears it) and the logo
+/// (`Some(Some(png))`, checked by the caller, replaces it; `Some(None)` removes it),
+/// each only when given. A replaced logo stops being served and its blob is let go.
+pub fn update(
+    cx: &mut Cx,
+    entity: &str,
+    color: Option<&str>,
+    logo: Option<Option<&[u8]>>,
+) -> ApiResult<()> {
     let mut b = load(cx, entity);
-    b.color = color.to_ascii_lowercase();
-    cx.save(&key(entity), &b);
-}
-
-/// Replaces the logo with the PNG `png` (checked by the caller), or removes it. The
-/// old one stops being served and its blob is let go.
-pub fn set_logo(cx: &mut Cx, entity: &str, png: Option<&[u8]>) -> ApiResult<()> {
-    let mut b = load(cx, entity);
-    if !b.logo_secret.is_empty() {
-        public_files::unpublish(cx, &b.logo_secret);
-        blobs::release(cx, &b.logo_blob, &owner(entity));
+    if let Some(color) = color {
+        b.color = color.to_ascii_lowercase();
     }
-    b.logo_blob.clear();
-    b.logo_secret.clear();
-    if let Some(bytes) = png {
-        let (info, secret) =
-            public_files::store(cx, &owner(entity), bytes, "image/png", "logo.png")?;
-        b.logo_blob = info.id;
-        b.logo_secret = secret;
+    if let Some(png) = logo {
+        if !b.logo_secret.is_empty() {
+            public_files::unpublish(cx, &b.logo_secret);
+            blobs::release(cx, &b.logo_blob, &owner(entity));
+        }
+        b.logo_blob.clear();
+        b.logo_secret.clear();
+        if let Some(bytes) = png {
+            let (info, secret) =
+                public_files::store(cx, &owner(entity), bytes, "image/png", "logo.png")?;
+            b.logo_blob = info.id;
+            b.logo_secret = secret;
+        }
     }
     cx.save(&key(entity), &b);
     Ok(())

@@ -83,7 +83,7 @@ fn link_mail(
 /// entity's defaults (`mail_templates::texts`), else the built-in ones in the
 /// document's language.
 pub fn invitation(cx: &mut Cx, doc: &Document, r: &Recipient) {
-    let words = Words::new(doc.language());
+    let words = cx.words(doc.language());
     let (subject, message) = mail_templates::texts(cx, doc, r, mail_templates::Mail::Sendout);
     let subject = if subject.trim().is_empty() {
         words.fill(
@@ -104,7 +104,7 @@ pub fn invitation(cx: &mut Cx, doc: &Document, r: &Recipient) {
 /// without a mobile number gets it by mail then).
 /// A message given with the reminder wins over the templates' (`mail_templates::texts`).
 pub fn reminder(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str, sms: bool) {
-    let words = Words::new(doc.language());
+    let words = cx.words(doc.language());
     let (subject, texts_message) =
         mail_templates::texts(cx, doc, r, mail_templates::Mail::Reminder);
     let subject = if subject.trim().is_empty() {
@@ -125,7 +125,7 @@ pub fn reminder(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str, sms: 
 }
 
 pub fn revision(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str) {
-    let words = Words::new(doc.language());
+    let words = cx.words(doc.language());
     let subject = words.fill("mail.revision_subject", &[("document", &doc.name)]);
     let intro = words.fill(
         "mail.revision",
@@ -135,7 +135,7 @@ pub fn revision(cx: &mut Cx, doc: &Document, r: &Recipient, message: &str) {
 }
 
 pub fn expiration_changed(cx: &mut Cx, doc: &Document, r: &Recipient) {
-    let words = Words::new(doc.language());
+    let words = cx.words(doc.language());
     let subject = words.fill("mail.expiration_subject", &[("document", &doc.name)]);
     let intro = words.fill(
         "mail.expiration",

@@ -82,19 +82,20 @@ pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
                 texts.email_send_message = m;
             }
             cx.save(&mail_templates::entity_texts_key(&e.id), &texts);
-            if let Some(color) = f.optional_str("brand_color")? {
-                let color = color.trim();
-                if !color.is_empty() && !branding::is_color(color) {
-                    return Err(http::ApiError::bad_request(
-                        "invalid_field",
-                        "`brand_color` must be a colour as `#rrggbb`, or empty for none",
-                    ));
-                }
-                branding::set_color(cx, &e.id, color);
+            let color = f.optional_str("brand_color")?;
+            let color = color.as_deref().map(str::trim);
+            if color.is_some_and(|c| !c.is_empty() && !branding::is_color(c)) {
+                return Err(http::ApiError::bad_request(
+                    "invalid_field",
+                    "`brand_color` must be a colour as `#rrggbb`, or empty for none",
+                ));
             }
-            if let Some(v) = f.map.get("logo") {
-                let png = signatures::png_of(v, "logo")?;
-                branding::set_logo(cx, &e.id, png.as_deref())?;
+            let logo = match f.map.get("logo") {
+                Some(v) => Some(signatures::png_of(v, "logo")?),
+                None => None,
+            };
+            if color.is_some() || logo.is_some() {
+                branding::update(cx, &e.id, color, logo.as_ref().map(Option::as_deref))?;
             }
             Ok(json(200, &entity_json(cx, &pr, &e)))
         }

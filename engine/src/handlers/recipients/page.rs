@@ -88,12 +88,6 @@ fn words_of(view: &Value) -> Words {
 /// The notice for a document that can no longer be opened or acted on, if it is one.
 pub fn unavailable(view: &Value) -> Option<Response> {
     let d = &view["document"];
-    let words = words_of(view);
-    let the_sender = words.get("sign.the_sender");
-    let sender = d["sender_name"].as_str().unwrap_or(&the_sender);
-    let name = d["name"].as_str().unwrap_or("");
-    let date = d["expiration_date"].as_str().unwrap_or("");
-    let vars = [("sender", sender), ("document", name), ("date", date)];
     let key = match d["status"].as_str().unwrap_or("") {
         "recalled" | "draft" | "importing" | "processing" | "scheduled" => "sign.withdrawn",
         "lost" => "sign.lost",
@@ -101,6 +95,13 @@ pub fn unavailable(view: &Value) -> Option<Response> {
         "rejected" => "sign.rejected",
         _ => return None,
     };
+    // Read only for a notice: a page the document can still be acted on reads its own.
+    let words = words_of(view);
+    let the_sender = words.get("sign.the_sender");
+    let sender = d["sender_name"].as_str().unwrap_or(&the_sender);
+    let name = d["name"].as_str().unwrap_or("");
+    let date = d["expiration_date"].as_str().unwrap_or("");
+    let vars = [("sender", sender), ("document", name), ("date", date)];
     let mut text = words.fill(&format!("{key}_text"), &vars);
     let reason = d["rejection_reason"].as_str().unwrap_or("");
     if key == "sign.rejected" && !reason.is_empty() {

@@ -5,7 +5,6 @@
 use crate::base::api::{Mail, Request, Sms};
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult, Fields};
-use crate::base::messages::Words;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{new_secret, sha256_hex};
@@ -284,7 +283,7 @@ pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<
             c.code_state = Some((hash, salt, now + CODE_TTL_MS, stage));
             c.codes_sent += 1;
             c.last_code_ms = now;
-            let words = Words::new(doc.language());
+            let words = cx.words(doc.language());
             let text = words.fill("mail.code", &[("document", &doc.name), ("code", &code)]);
             let tag = format!("recipient:{}:{}", doc.id, r.id);
             if code_kind(&r) == "sms" {
