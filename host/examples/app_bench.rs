@@ -14,22 +14,9 @@
 #[path = "../../tests/common/browser.rs"]
 mod browser;
 
-#[path = "../../tests/common/process.rs"]
-#[allow(dead_code)]
-mod process;
-
-/// What the browser harness needs from the test harness.
-mod common {
-    pub use crate::process::{TempDir, succeeds};
-
-    pub fn fresh_dir(tag: &str) -> TempDir {
-        TempDir::create(std::env::temp_dir().join(format!(
-            "esign-bench-{tag}-{}-{}",
-            std::process::id(),
-            esign::ids::random_id()
-        )))
-    }
-}
+/// What the browser harness needs from the test harness, and a sign-in.
+#[path = "support/browser_bench.rs"]
+mod common;
 
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
@@ -68,14 +55,7 @@ fn main() -> anyhow::Result<()> {
     let http = reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()?;
-    let token = http
-        .post(format!("{base}/v1/auth"))
-        .json(&json!({"email": email, "password": password}))
-        .send()?
-        .json::<Value>()?["access_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let token = common::token(&http, &base, &email, &password)?;
     // Enough documents for a full list (drafts without files are quick to make).
     let listed: Value = http
         .get(format!("{base}/v1/documents?limit={LIST}"))

@@ -12,22 +12,9 @@
 #[path = "../../tests/common/browser.rs"]
 mod browser;
 
-#[path = "../../tests/common/process.rs"]
-#[allow(dead_code)]
-mod process;
-
-/// What the browser harness needs from the test harness.
-mod common {
-    pub use crate::process::{TempDir, succeeds};
-
-    pub fn fresh_dir(tag: &str) -> TempDir {
-        TempDir::create(std::env::temp_dir().join(format!(
-            "esign-bench-{tag}-{}-{}",
-            std::process::id(),
-            esign::ids::random_id()
-        )))
-    }
-}
+/// What the browser harness needs from the test harness, and a sign-in.
+#[path = "support/browser_bench.rs"]
+mod common;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
@@ -46,14 +33,7 @@ fn main() -> anyhow::Result<()> {
     let http = reqwest::blocking::Client::builder()
         .timeout(Duration::from_secs(30))
         .build()?;
-    let token = http
-        .post(format!("{base}/v1/auth"))
-        .json(&json!({"email": email, "password": password}))
-        .send()?
-        .json::<Value>()?["access_token"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let token = common::token(&http, &base, &email, &password)?;
     let pdf = base64::engine::general_purpose::STANDARD.encode(esign::pdf::sample_pdf(PAGES));
     // A sent document with one signer and one signature field on the last page; its link.
     let sent_doc = |n: usize| -> anyhow::Result<String> {
