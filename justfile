@@ -25,6 +25,12 @@ component:
 bench:
     bash bench/run.sh
 
+# Only the scaling rows of `just bench`: MCP against REST, the engine call natively and
+# as a component, then PostgreSQL (16 writers on 1, 2 and 3 hosts, in one entity and in
+# 16, re-runs by cause, wake-ups) and the list at a million documents.
+bench-scale:
+    bash bench/run.sh scale
+
 # Fuzz every target (fuzz/run.sh; nightly + cargo-fuzz), SECONDS each.
 fuzz SECONDS="30":
     bash fuzz/run.sh {{SECONDS}}

@@ -14,18 +14,24 @@
 # usable on a phone, "Sign in" to a list of 100 documents), then
 # sealing (a 20-page document's render, page images and seal; seals per second), then
 # PostgreSQL (a throwaway cluster, tools/pg-cluster): the list at 100 000 documents
-# there, create + send throughput on sled and on 1, 2 and 3 hosts sharing one database,
-# and how soon a host is woken for work another host queued (bench/wakeup.py). Release
+# there, create + send throughput on sled and on 1, 2 and 3 hosts sharing one database
+# (16 writers in one entity, then spread over 16 entities; re-runs by cause),
+# and how soon a host is woken for work another host queued (bench/wakeup.py), then
+# the list at a million documents on sled and on PostgreSQL. Release
 # build. Loopback only.
+# `bench/run.sh scale` runs only the rows of the scaling work: GET /v1/test, MCP
+# against REST, the engine call natively and as a component, then everything on
+# PostgreSQL but the list at 100 000 (the list at a million covers it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${BENCH_DURATION:-10s}
+SCOPE=${1:-all}
 
 if ! command -v wrk >/dev/null || ! command -v chromedriver >/dev/null; then
     echo "installing wrk, chromium and chromium-driver (Debian packages)"
     apt-get update -qq && apt-get install -y -qq wrk chromium chromium-driver >/dev/null
 fi
-cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example app_bench --example seal_bench --example scale_bench --example formats_bench
+cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example app_bench --example seal_bench --example scale_bench --example formats_bench --example million_seed
 
 WORK=$(mktemp -d)
 cleanup() {
@@ -134,6 +140,8 @@ done
 echo
 target/release/examples/engine_call
 echo
+# `bench/run.sh scale` (just bench-scale) stops here and goes on with PostgreSQL.
+if [ "$SCOPE" = all ]; then
 # The same call through jco in Node.js (hosts/js), when Node is installed.
 if command -v node >/dev/null; then
     [ -d hosts/js/node_modules ] || npm ci --prefix hosts/js --no-audit --no-fund --silent
@@ -191,11 +199,13 @@ echo
 echo "== sealing (in process, one thread)"
 target/release/examples/seal_bench
 
+fi
 echo
 echo "== PostgreSQL (a throwaway cluster on loopback, tools/pg-cluster)"
 # Its own directory under /tmp: the server runs as `postgres`, which cannot enter $WORK.
 PGDIR=$(mktemp -d)
 PG=$(tools/pg-cluster start "$PGDIR" 55434)
+if [ "$SCOPE" = all ]; then
 # The sled store docs_bench seeded (100 000 documents) moves to PostgreSQL.
 kill "$ESIGN_PID"; wait "$ESIGN_PID" 2>/dev/null || true
 target/release/esign admin migrate --from "$WORK/data" --to "${PG}esign_list" | tail -1
@@ -206,6 +216,7 @@ PG_LIST=$(wait_url "$WORK/pg-list.out")
 echo "GET /v1/documents?filter=sent&limit=100 on PostgreSQL, one client, 500 requests"
 DOCS_BENCH_LIST_ONLY=${DOCS_BENCH_LARGE:-100000} target/release/examples/docs_bench "$PG_LIST" bench@example.com bench-password
 kill "$PG_LIST_PID"; wait "$PG_LIST_PID" 2>/dev/null || true
+fi
 
 # Create + send: sled on one host, then 1, 2 and 3 hosts on one database.
 SECS=${BENCH_SCALE_SECS:-15}
@@ -221,8 +232,26 @@ login() {
         -d '{"email":"bench@example.com","password":"bench-password"}' \
         | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])'
 }
+# entity_tokens URL DATA_DIR N -> N comma-separated tokens of the bench user, one per
+# entity: its first entity and N-1 more (added by the admin CLI through the server).
+entity_tokens() {
+    local token user tokens
+    token=$(login "$1")
+    user=$(curl -s "$1/v1/users/me" -H "authorization: Bearer $token" \
+        | python3 -c 'import json,sys; print(json.load(sys.stdin)["user"]["id"])')
+    tokens=$token
+    for i in $(seq 2 "$3"); do
+        entity=$(target/release/esign admin --data-dir "$2" entity add --name "Bench $i" \
+            | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')
+        target/release/esign admin --data-dir "$2" member add --user "$user" --entity "$entity" \
+            --role admin >/dev/null
+        tokens+=,$(curl -s "$1/v1/refresh/$entity" -H "authorization: Bearer $token" \
+            | python3 -c 'import json,sys; print(json.load(sys.stdin)["access_token"])')
+    done
+    echo "$tokens"
+}
 echo
-echo "create + send, ${SECS} s per row, 16 clients round-robin over the hosts"
+echo "create + send, ${SECS} s per row, 16 clients round-robin over the hosts, in one entity and in 16"
 start_host sled-scale
 SLED_PID=$!
 SLED=$(wait_url "$WORK/sled-scale.out")
@@ -235,10 +264,15 @@ for h in 1 2 3; do
     start_host "pg-h$h" --store "${PG}esign_scale" --metrics-listen "127.0.0.1:$((9470 + h))"
     URLS+=("$(wait_url "$WORK/pg-h$h.out")")
     METRICS+=("http://127.0.0.1:$((9470 + h))/metrics")
-    [ "$h" = 1 ] && SCALE_TOKEN=$(login "${URLS[0]}")
-    "${ESIGN_PYTHON:-python3}" bench/store_counters.py "$WORK/counters.json" "${METRICS[@]}" >/dev/null
-    target/release/examples/scale_bench "$SCALE_TOKEN" "$SECS" "${URLS[@]}" | sed 's/^/  PostgreSQL: /'
-    "${ESIGN_PYTHON:-python3}" bench/store_counters.py "$WORK/counters.json" "${METRICS[@]}" | sed 's/^/              /'
+    if [ "$h" = 1 ]; then
+        SPREAD_TOKENS=$(entity_tokens "${URLS[0]}" "$WORK/pg-h1" 16)
+        SCALE_TOKEN=${SPREAD_TOKENS%%,*}
+    fi
+    for tokens in "$SCALE_TOKEN" "$SPREAD_TOKENS"; do
+        "${ESIGN_PYTHON:-python3}" bench/store_counters.py "$WORK/counters.json" "${METRICS[@]}" >/dev/null
+        target/release/examples/scale_bench "$tokens" "$SECS" "${URLS[@]}" | sed 's/^/  PostgreSQL: /'
+        "${ESIGN_PYTHON:-python3}" bench/store_counters.py "$WORK/counters.json" "${METRICS[@]}" | sed 's/^/              /'
+    done
 done
 echo "  (all hosts, the database and the clients share this machine's cores)"
 echo
@@ -248,3 +282,30 @@ WAKE_A=$(wait_url "$WORK/wake-a.out")
 start_host wake-b --store "${PG}esign_wake" --shared-poll-ms 600000 --metrics-listen 127.0.0.1:9465
 wait_url "$WORK/wake-b.out" >/dev/null
 "${ESIGN_PYTHON:-python3}" bench/wakeup.py "$WAKE_A" "$(login "$WAKE_A")" http://127.0.0.1:9465/metrics 200
+
+# The list at a million documents: 10 000 drafts made through the API (16 clients),
+# copied under new ids by million_seed (the bulk path: a million through the API would
+# take longer than everything else here) in the stopped sled store, measured there,
+# then the same store moved to PostgreSQL and measured there.
+MILLION=${BENCH_MILLION:-1000000}
+echo
+echo "GET /v1/documents?limit=100 at $MILLION documents, one client, 500 requests (goals: p99 <= 10 ms on sled, <= 50 ms on PostgreSQL)"
+start_host million
+MILLION_PID=$!
+MILLION_URL=$(wait_url "$WORK/million.out")
+DOCS_BENCH_DRAFTS=10000 target/release/examples/docs_bench "$MILLION_URL" bench@example.com bench-password
+kill "$MILLION_PID"; wait "$MILLION_PID" 2>/dev/null || true
+target/release/examples/million_seed "$WORK/million" "$MILLION"
+start_host million
+MILLION_PID=$!
+MILLION_URL=$(wait_url "$WORK/million.out")
+DOCS_BENCH_LIST_ONLY=$MILLION DOCS_BENCH_QUERY=limit=100 target/release/examples/docs_bench "$MILLION_URL" \
+    bench@example.com bench-password | sed 's/^  /  sled: /'
+kill "$MILLION_PID"; wait "$MILLION_PID" 2>/dev/null || true
+migrate_start=$SECONDS
+target/release/esign admin migrate --from "$WORK/million" --to "${PG}esign_million" | tail -1
+echo "  (esign admin migrate took $((SECONDS - migrate_start)) s)"
+start_host million-pg --store "${PG}esign_million"
+MILLION_PG=$(wait_url "$WORK/million-pg.out")
+DOCS_BENCH_LIST_ONLY=$MILLION DOCS_BENCH_QUERY=limit=100 target/release/examples/docs_bench "$MILLION_PG" \
+    bench@example.com bench-password | sed 's/^  /  PostgreSQL: /'

@@ -2,10 +2,10 @@
 
 Usage: store_counters.py STATE_FILE METRICS_URL...
 
-Reads esign_store_commits_total, esign_store_conflicts_total (by `at`) and
-esign_store_round_trips from each host's metrics page (prometheus_client's parser),
-sums them over the hosts, subtracts what STATE_FILE says the last call saw, and
-prints re-runs per commit and round trips per commit.
+Reads esign_store_commits_total, esign_store_conflicts_total (by `at` and `cause`)
+and esign_store_round_trips from each host's metrics page (prometheus_client's
+parser), sums them over the hosts, subtracts what STATE_FILE says the last call saw,
+and prints re-runs per commit, their causes, and round trips per commit.
 """
 
 import json
@@ -25,6 +25,8 @@ for url in urls:
                 now["commits"] += s.value
             elif s.name == "esign_store_conflicts_total":
                 now[s.labels["at"]] += s.value
+                cause = "cause " + s.labels.get("cause", "")
+                now[cause] = now.get(cause, 0.0) + s.value
             elif s.name == "esign_store_round_trips_sum":
                 now["trips"] += s.value
             elif s.name == "esign_store_round_trips_count":
@@ -39,3 +41,6 @@ print(
     f"{int(d['commits'])} commits; goal <= 0.05), "
     f"round trips per commit {d['trips'] / max(d['trip_count'], 1):.1f}"
 )
+causes = sorted((k[6:], int(v)) for k, v in d.items() if k.startswith("cause ") and v)
+if causes:
+    print("re-runs by cause: " + ", ".join(f"{c} {n}" for c, n in causes))

@@ -468,6 +468,31 @@ fn a_sled_store_migrated_to_postgres_answers_the_same() {
 
 /// Runs `sql` on the database `url` (a short-lived connection); the first column of
 /// the rows as text.
+/// The tables of the engine's per-document key families (schema step 2).
+const FAMILY_TABLES: [&str; 21] = [
+    "esign_d_bref",
+    "esign_d_dcd",
+    "esign_d_dcli",
+    "esign_d_dcom",
+    "esign_d_ddl",
+    "esign_d_dexp",
+    "esign_d_dext",
+    "esign_d_dfld",
+    "esign_d_dlog",
+    "esign_d_doc",
+    "esign_d_dpimg",
+    "esign_d_dpv",
+    "esign_d_drcp",
+    "esign_d_dseal",
+    "esign_d_dsig",
+    "esign_d_duid",
+    "esign_d_dx",
+    "esign_d_prev",
+    "esign_d_rlink",
+    "esign_d_rver",
+    "esign_d_sub_ent",
+];
+
 fn sql(url: &str, sql: &str) -> Vec<String> {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -506,39 +531,63 @@ fn the_schema_is_migrated_once_by_hosts_starting_together_and_a_newer_one_is_ref
             .collect();
         started.into_iter().map(|s| s.join().unwrap()).collect()
     });
-    assert_eq!(sql(&url, "SELECT version FROM esign_schema"), ["1"]);
+    assert_eq!(sql(&url, "SELECT version FROM esign_schema"), ["2"]);
     let tables = sql(
         &url,
         "SELECT tablename FROM pg_tables WHERE tablename LIKE 'esign_%' ORDER BY 1",
     );
-    assert_eq!(
-        tables,
-        [
-            "esign_blobs",
-            "esign_deliveries",
-            "esign_events",
-            "esign_jobs",
-            "esign_kv",
-            "esign_mail",
-            "esign_schema"
-        ]
-    );
+    let mut want = vec![
+        "esign_blobs",
+        "esign_deliveries",
+        "esign_events",
+        "esign_jobs",
+        "esign_kv",
+        "esign_mail",
+        "esign_schema",
+    ];
+    want.extend(FAMILY_TABLES);
+    want.sort();
+    assert_eq!(tables, want);
     // One first run among the three: one admin, one entity.
     let t = h[0].admin_token();
     let (_, users) = h[2].get_as(&t, "/v1/users");
     assert_eq!(users["users"].as_array().map(Vec::len), Some(1), "{users}");
     let doc = h[1].create_doc(&t, &json!({"name": "kept"}));
+    let id = doc["id"].as_str().unwrap().to_string();
     drop(h);
+
+    // Written by schema 1, where every engine key was in esign_kv: step 2 moves the
+    // document's rows into their families' tables, and it answers as before.
+    for table in FAMILY_TABLES {
+        sql(
+            &url,
+            &format!("INSERT INTO esign_kv SELECT k, v FROM {table}; DROP TABLE {table}"),
+        );
+    }
+    sql(&url, "UPDATE esign_schema SET version = 1");
+    let s = Server::start_with(&["--token-min-interval-ms", "0"], &[("ESIGN_STORE", &url)]);
+    assert_eq!(sql(&url, "SELECT version FROM esign_schema"), ["2"]);
+    assert_eq!(
+        sql(
+            &url,
+            "SELECT count(*) FROM esign_kv WHERE k >= 'd/doc/'::bytea AND k < 'd/doc0'::bytea"
+        ),
+        ["0"]
+    );
+    assert_eq!(sql(&url, "SELECT count(*) FROM esign_d_doc"), ["1"]);
+    let (status, _) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(status, 200);
+    let (status, list) = s.get_as(&t, "/v1/documents");
+    assert_eq!(status, 200);
+    assert_eq!(list[0]["id"], id.as_str(), "{list}");
+    drop(s);
 
     // From the previous version (nothing recorded): the steps apply again over the
     // existing tables, and the data stays.
     sql(&url, "UPDATE esign_schema SET version = 0");
     let s = Server::start_with(&["--token-min-interval-ms", "0"], &[("ESIGN_STORE", &url)]);
-    assert_eq!(sql(&url, "SELECT version FROM esign_schema"), ["1"]);
-    let (status, _) = s.get_as(
-        &t,
-        &format!("/v1/documents/{}", doc["id"].as_str().unwrap()),
-    );
+    assert_eq!(sql(&url, "SELECT version FROM esign_schema"), ["2"]);
+    let (status, _) = s.get_as(&t, &format!("/v1/documents/{id}"));
     assert_eq!(status, 200);
     drop(s);
 

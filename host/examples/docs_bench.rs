@@ -9,7 +9,10 @@
 //!
 //! Usage: `docs_bench BASE_URL EMAIL PASSWORD` (env `DOCS_BENCH_LARGE` overrides the
 //! 100 000, `DOCS_BENCH_ROUNDS` the 50 create-and-send rounds; `DOCS_BENCH_LIST_ONLY=N`
-//! only measures the list on a server that already holds N documents).
+//! only measures the list on a server that already holds N documents, with the query
+//! `DOCS_BENCH_QUERY` (default `filter=sent&limit=100`); `DOCS_BENCH_DRAFTS=N` seeds N
+//! drafts through the API, 16 clients, none sent, and measures
+//! `GET /v1/documents?limit=100`).
 
 use base64::Engine as _;
 use reqwest::blocking::Client;
@@ -79,10 +82,16 @@ impl Api {
 }
 
 /// Creates documents `from..to` with 8 threads; every tenth is sent.
+/// Creates documents `from..to` through the API, every tenth sent when `send` (then
+/// waits until all of those are sent).
 fn seed(api: &Arc<Api>, from: usize, to: usize) {
+    seed_with(api, from, to, true, 8)
+}
+
+fn seed_with(api: &Arc<Api>, from: usize, to: usize, send: bool, clients: usize) {
     let next = Arc::new(AtomicUsize::new(from));
     let started = Instant::now();
-    let threads: Vec<_> = (0..8)
+    let threads: Vec<_> = (0..clients)
         .map(|_| {
             let (api, next) = (api.clone(), next.clone());
             std::thread::spawn(move || {
@@ -101,7 +110,7 @@ fn seed(api: &Arc<Api>, from: usize, to: usize) {
                         &json!({"name": format!("Bench {i:06}"), "value": i,
                                 "recipients": [{"email": format!("r{i}@example.com")}]}),
                     );
-                    if i % 10 == 0 {
+                    if send && i % 10 == 0 {
                         let id = doc["id"].as_str().unwrap();
                         local.post(&format!("/v1/documents/{id}/send"), &json!({}));
                     }
@@ -111,6 +120,15 @@ fn seed(api: &Arc<Api>, from: usize, to: usize) {
         .collect();
     for t in threads {
         t.join().unwrap();
+    }
+    if !send {
+        let secs = started.elapsed().as_secs_f64();
+        println!(
+            "  seeded {} drafts through the API ({clients} clients) in {secs:.0} s, {:.0}/s",
+            to - from,
+            (to - from) as f64 / secs
+        );
+        return;
     }
     let sent_target = to.div_ceil(10);
     let deadline = Instant::now() + Duration::from_secs(1800);
@@ -135,13 +153,19 @@ fn seed(api: &Arc<Api>, from: usize, to: usize) {
 
 /// p50 and p99 of `GET /v1/documents?filter=sent&limit=100` over `n` requests.
 fn measure_list(api: &Api, n: usize) -> (Duration, Duration) {
+    measure_query(api, "filter=sent&limit=100", n)
+}
+
+/// p50 and p99 of `GET /v1/documents?{query}` (a page of 100) over `n` requests.
+fn measure_query(api: &Api, query: &str, n: usize) -> (Duration, Duration) {
+    let path = format!("/v1/documents?{query}");
     for _ in 0..20 {
-        api.get("/v1/documents?filter=sent&limit=100");
+        api.get(&path);
     }
     let mut samples = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        let list = api.get("/v1/documents?filter=sent&limit=100");
+        let list = api.get(&path);
         samples.push(t.elapsed());
         assert_eq!(list.as_array().unwrap().len(), 100);
     }
@@ -180,9 +204,24 @@ fn main() {
         .ok()
         .and_then(|v| v.parse::<usize>().ok())
     {
-        let (p50, p99) = measure_list(&api, 500);
+        let query =
+            std::env::var("DOCS_BENCH_QUERY").unwrap_or_else(|_| "filter=sent&limit=100".into());
+        let (p50, p99) = measure_query(&api, &query, 500);
         println!(
-            "  {n:>7} documents: p50 {:.2} ms  p99 {:.2} ms (goal: p99 <= 50 ms)",
+            "  {n:>7} documents, GET /v1/documents?{query}: p50 {:.2} ms  p99 {:.2} ms",
+            ms(p50),
+            ms(p99)
+        );
+        return;
+    }
+    if let Some(n) = std::env::var("DOCS_BENCH_DRAFTS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        seed_with(&api, 0, n, false, 16);
+        let (p50, p99) = measure_query(&api, "limit=100", 500);
+        println!(
+            "  {n:>7} documents, GET /v1/documents?limit=100: p50 {:.2} ms  p99 {:.2} ms",
             ms(p50),
             ms(p99)
         );

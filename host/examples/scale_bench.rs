@@ -2,12 +2,14 @@
 //! them on sled, then on one PostgreSQL database with 1, 2 and 3 hosts).
 //!
 //! `CLIENTS` client threads (default 16) each create a JSON document with one
-//! recipient and send it, round-robin over the hosts, for `SECONDS`. Prints documents
+//! recipient and send it, round-robin over the hosts, for `SECONDS`. Given several
+//! tokens (comma-separated, one per entity), client `c` writes with token
+//! `c % tokens`: the same load spread over that many entities. Prints documents
 //! created and sent per second and the p50/p99 of the two requests (each one engine
 //! call and one commit), plus how many answered 503 (conflicts past the retries). Then
 //! it waits, untimed, until no draft is left (the sends' renders ran).
 //!
-//! Usage: `scale_bench TOKEN SECONDS URL [URL...]`.
+//! Usage: `scale_bench TOKEN[,TOKEN...] SECONDS URL [URL...]`.
 
 use reqwest::blocking::Client;
 use serde_json::{Value, json};
@@ -33,10 +35,10 @@ struct Tally {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.len() < 3 {
-        eprintln!("usage: scale_bench TOKEN SECONDS URL [URL...]");
+        eprintln!("usage: scale_bench TOKEN[,TOKEN...] SECONDS URL [URL...]");
         std::process::exit(2);
     }
-    let token = args[0].clone();
+    let tokens: Vec<String> = args[0].split(',').map(str::to_string).collect();
     let seconds: u64 = args[1].parse().expect("SECONDS");
     let hosts: Vec<String> = args[2..].to_vec();
     let clients: usize = std::env::var("CLIENTS")
@@ -48,7 +50,8 @@ fn main() {
     let end = start + Duration::from_secs(seconds);
     let threads: Vec<_> = (0..clients)
         .map(|c| {
-            let (token, hosts, tally) = (token.clone(), hosts.clone(), tally.clone());
+            let token = tokens[c % tokens.len()].clone();
+            let (hosts, tally) = (hosts.clone(), tally.clone());
             std::thread::spawn(move || {
                 let http = Client::builder()
                     .timeout(Duration::from_secs(60))
@@ -107,24 +110,26 @@ fn main() {
         .timeout(Duration::from_secs(60))
         .build()
         .unwrap();
-    while drained.elapsed() < Duration::from_secs(900) {
+    let drafts_left = |token: &String| {
         let drafts: Value = http
             .get(format!("{}/v1/documents?filter=draft&limit=1", hosts[0]))
-            .bearer_auth(&token)
+            .bearer_auth(token)
             .send()
             .and_then(|r| r.json())
             .expect("list drafts");
-        if drafts.as_array().is_some_and(Vec::is_empty) {
-            break;
-        }
+        !drafts.as_array().is_some_and(Vec::is_empty)
+    };
+    while drained.elapsed() < Duration::from_secs(900) && tokens.iter().any(drafts_left) {
         std::thread::sleep(Duration::from_millis(200));
     }
     let mut t = tally.lock().unwrap();
     t.create.sort();
     t.send.sort();
     println!(
-        "{} host(s), {clients} clients: {:.0} documents created+sent/s; create p50 {:.1} ms p99 {:.1} ms; send p50 {:.1} ms p99 {:.1} ms; {} answered 503; renders drained {:.1} s later",
+        "{} host(s), {clients} clients, {} entit{}: {:.0} documents created+sent/s; create p50 {:.1} ms p99 {:.1} ms; send p50 {:.1} ms p99 {:.1} ms; {} answered 503; renders drained {:.1} s later",
         hosts.len(),
+        tokens.len(),
+        if tokens.len() == 1 { "y" } else { "ies" },
         t.done as f64 / elapsed,
         pct(&t.create, 0.5),
         pct(&t.create, 0.99),

@@ -57,7 +57,7 @@ struct Sums(BTreeMap<&'static str, (u64, u64, Sha256)>);
 
 impl Sums {
     fn add(&mut self, key: &[u8], value: &[u8]) {
-        let e = self.0.entry(Table::of(key).name()).or_default();
+        let e = self.0.entry(Table::of(key).manifest_name()).or_default();
         e.0 += 1;
         e.1 += (key.len() + value.len()) as u64;
         e.2.update((key.len() as u64).to_be_bytes());

@@ -236,8 +236,8 @@ impl Dispatcher {
                 Ok(resp) if resp.status == 503 => return Some(resp),
                 Ok(resp) => resp,
                 // A read found the transaction in conflict: re-run, like a failed commit.
-                Err(_) if state.txn.conflicted() => {
-                    crate::metrics::conflict("read");
+                Err(_) if let Some(cause) = state.txn.conflict() => {
+                    crate::metrics::conflict("read", cause);
                     continue;
                 }
                 Err(trap) if state.txn.unavailable() => {
@@ -278,8 +278,8 @@ impl Dispatcher {
                     }
                     return Some(resp);
                 }
-                Err(CommitError::Conflict) => {
-                    crate::metrics::conflict("commit");
+                Err(CommitError::Conflict(cause)) => {
+                    crate::metrics::conflict("commit", cause);
                     continue;
                 }
                 Err(CommitError::Unavailable(e)) => {
@@ -318,8 +318,8 @@ impl Dispatcher {
             let bytes = match read_leased(&mut txn, key, lease) {
                 Ok(Some(bytes)) => bytes,
                 Ok(None) => return Ok(false),
-                Err(_) if txn.conflicted() => {
-                    crate::metrics::conflict("read");
+                Err(_) if let Some(cause) = txn.conflict() => {
+                    crate::metrics::conflict("read", cause);
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -354,8 +354,8 @@ impl Dispatcher {
                     self.record_outcome(&mut txn, stored, outcome)?;
                     txn
                 }
-                Err(_) if state.txn.conflicted() => {
-                    crate::metrics::conflict("read");
+                Err(_) if let Some(cause) = state.txn.conflict() => {
+                    crate::metrics::conflict("read", cause);
                     continue;
                 }
                 Err(trap) => {
@@ -373,8 +373,8 @@ impl Dispatcher {
                     match txn.holds(key, lease) {
                         Ok(true) => {}
                         Ok(false) => return Ok(false),
-                        Err(_) if txn.conflicted() => {
-                            crate::metrics::conflict("read");
+                        Err(_) if let Some(cause) = txn.conflict() => {
+                            crate::metrics::conflict("read", cause);
                             continue;
                         }
                         Err(e) => return Err(e),
@@ -403,8 +403,8 @@ impl Dispatcher {
                     }
                     return Ok(true);
                 }
-                Err(CommitError::Conflict) => {
-                    crate::metrics::conflict("commit");
+                Err(CommitError::Conflict(cause)) => {
+                    crate::metrics::conflict("commit", cause);
                     continue;
                 }
                 Err(e) => return Err(e.into_error()),

@@ -33,10 +33,12 @@ pub struct RouteLabel {
     pub route: String,
 }
 
-/// Where a conflict showed: `read` (a read found the transaction doomed) or `commit`.
+/// Where a conflict showed, `read` (a read found the transaction doomed) or `commit`,
+/// and why (`crate::store::Cause`: `row`, `phantom`, `dependency`, `deadlock`).
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct AtLabel {
+pub struct ConflictLabels {
     pub at: String,
+    pub cause: String,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -71,7 +73,7 @@ pub struct Metrics {
     pub commits: Counter,
     pub read_only_calls: Counter,
     pub read_only_reruns: Counter,
-    pub conflicts: Family<AtLabel, Counter>,
+    pub conflicts: Family<ConflictLabels, Counter>,
     pub round_trips: Histogram,
     pub store_unavailable: Counter,
     pub webhook_attempts: Family<OutcomeLabel, Counter>,
@@ -422,9 +424,12 @@ pub fn read_only_call(rerun: bool) {
 }
 
 /// Counts a re-run after a conflict that showed `at` a read or the commit.
-pub fn conflict(at: &str) {
+pub fn conflict(at: &str, cause: crate::store::Cause) {
     get()
         .conflicts
-        .get_or_create(&AtLabel { at: at.to_string() })
+        .get_or_create(&ConflictLabels {
+            at: at.to_string(),
+            cause: cause.label().to_string(),
+        })
         .inc();
 }

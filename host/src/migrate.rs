@@ -56,7 +56,7 @@ pub fn sled_to_postgres(from: &Path, to: &str) -> anyhow::Result<()> {
         copied += batch.len() as u64;
     }
     let mut wrong = Vec::new();
-    for table in Table::ALL {
+    for table in Table::all() {
         let want = expected.get(&table).copied().unwrap_or(0);
         let got = pg.count(table)?;
         println!(

@@ -397,7 +397,7 @@ fn move_legacy_rows(store: &Arc<crate::store::Store>) -> anyhow::Result<usize> {
         }
         match txn.commit() {
             Ok(()) => moved += batch,
-            Err(CommitError::Conflict) => {}
+            Err(CommitError::Conflict(_)) => {}
             Err(e) => return Err(e.into_error()),
         }
     }
@@ -565,7 +565,7 @@ fn commit(shared: &Shared, batch: &[Attempted]) -> anyhow::Result<bool> {
         }
         match txn.commit() {
             Ok(()) => return Ok(jobs),
-            Err(CommitError::Conflict) => continue,
+            Err(CommitError::Conflict(_)) => continue,
             Err(e) => return Err(e.into_error()),
         }
     }

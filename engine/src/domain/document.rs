@@ -8,7 +8,7 @@
 //! | `dcli/{entity}/{external client id}/{created}/{id}` | empty: by external client id |
 //! | `drcp/{entity}/{recipient email}/{created}/{id}` | empty: by recipient email |
 //! | `dexp/{entity}/{expiration}/{id}` | empty: active documents by expiration |
-//! | `duid/{unique id}` | document id |
+//! | `duid/{unique id}` | document id (written until documents drew their number without a lookup; deleted with its document) |
 //! | `rlink/{sha256 of link secret}` | `{document id}/{recipient id}` |
 //! | `dlog/{id}/{at}{seq}` | [`LogEntry`] in a [`crate::domain::trail::Chained`] (schema 2) |
 //! | `dcom/{id}/{at}{comment id}` | [`Comment`] |

@@ -169,7 +169,7 @@ pub fn load_or_create_stored(
                     Ok(()) => tracing::info!(
                         "generated a signing key and a self-signed certificate in the database"
                     ),
-                    Err(crate::store::CommitError::Conflict) => continue,
+                    Err(crate::store::CommitError::Conflict(_)) => continue,
                     Err(e) => return Err(e.into_error()),
                 }
                 stored

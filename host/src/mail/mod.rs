@@ -269,7 +269,7 @@ fn record(
         }
         match txn.commit() {
             Ok(()) => return Ok(true),
-            Err(CommitError::Conflict) => continue,
+            Err(CommitError::Conflict(_)) => continue,
             Err(e) => return Err(e.into_error()),
         }
     }

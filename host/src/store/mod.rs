@@ -157,12 +157,46 @@ impl Lease {
 
 /// A read failed because the transaction conflicted with another (it must be re-run).
 /// Backends return it inside the `anyhow::Error` of a read.
-#[derive(Debug)]
-pub struct Conflict;
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Conflict(pub Cause);
+
+/// Why a transaction conflicted, as counted in `esign_store_conflicts_total{cause}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cause {
+    /// A row it read or wrote was changed by a transaction that committed meanwhile
+    /// (PostgreSQL's "concurrent update" or "concurrent delete"; sled: a value read
+    /// changed): two calls wanted the same record.
+    Row,
+    /// A range it scanned, or a key it found absent, gained or lost a row (sled only;
+    /// PostgreSQL counts these as [`Cause::Dependency`]).
+    Phantom,
+    /// PostgreSQL's serializable checks found a cycle of read/write dependencies. Its
+    /// predicate locks cover index pages, not only keys, so unrelated keys on one page
+    /// conflict too: the cause worth watching when writers do not scale.
+    Dependency,
+    /// A deadlock (`40P01`).
+    Deadlock,
+}
+
+impl Cause {
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            Cause::Row => "row",
+            Cause::Phantom => "phantom",
+            Cause::Dependency => "dependency",
+            Cause::Deadlock => "deadlock",
+        }
+    }
+}
 
 impl std::fmt::Display for Conflict {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the transaction conflicted with a concurrent one")
+        write!(
+            f,
+            "the transaction conflicted with a concurrent one ({})",
+            self.0.label()
+        )
     }
 }
 
@@ -209,7 +243,7 @@ pub const SHARED_POLL: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 pub enum CommitError {
     /// Something this transaction read changed before it committed; re-run it.
-    Conflict,
+    Conflict(Cause),
     /// The store could not be reached; nothing was applied (or, when the connection
     /// was lost during the commit itself, the outcome is unknown).
     Unavailable(anyhow::Error),
@@ -220,8 +254,8 @@ pub enum CommitError {
 impl CommitError {
     /// Sorts a backend error: a conflict, an unreachable store, or anything else.
     pub fn classify(e: anyhow::Error) -> CommitError {
-        if e.is::<Conflict>() {
-            CommitError::Conflict
+        if let Some(Conflict(cause)) = e.downcast_ref::<Conflict>() {
+            CommitError::Conflict(*cause)
         } else if e.is::<Unavailable>() {
             CommitError::Unavailable(e)
         } else {
@@ -232,7 +266,7 @@ impl CommitError {
     /// As an error, for callers that do not re-run (a conflict becomes an error too).
     pub fn into_error(self) -> anyhow::Error {
         match self {
-            CommitError::Conflict => Conflict.into(),
+            CommitError::Conflict(cause) => Conflict(cause).into(),
             CommitError::Unavailable(e) | CommitError::Backend(e) => e,
         }
     }
@@ -254,7 +288,7 @@ impl Store {
             store: self.clone(),
             inner: None,
             writes: BTreeMap::new(),
-            conflicted: false,
+            conflicted: None,
             unavailable: false,
             read_only: false,
         }
@@ -389,7 +423,7 @@ pub struct Txn {
     inner: Option<Box<dyn BackendTxn>>,
     writes: Writes,
     /// A read failed with [`Conflict`]: the caller must re-run the transaction.
-    conflicted: bool,
+    conflicted: Option<Cause>,
     /// A read failed with [`Unavailable`].
     unavailable: bool,
     /// Begun by [`Store::begin_read_only`].
@@ -411,7 +445,9 @@ impl Txn {
     /// Remembers a conflict seen by a read.
     fn noted<T>(&mut self, r: anyhow::Result<T>) -> anyhow::Result<T> {
         if let Err(e) = &r {
-            self.conflicted |= e.is::<Conflict>();
+            if let Some(Conflict(cause)) = e.downcast_ref::<Conflict>() {
+                self.conflicted = Some(*cause);
+            }
             self.unavailable |= e.is::<Unavailable>();
         }
         r
@@ -425,6 +461,11 @@ impl Txn {
     /// Whether a read failed because the transaction conflicted: the error it gave
     /// (and the trap that followed) means "re-run", not "failed".
     pub fn conflicted(&self) -> bool {
+        self.conflicted.is_some()
+    }
+
+    /// Why a read found the transaction in conflict, if one did.
+    pub fn conflict(&self) -> Option<Cause> {
         self.conflicted
     }
 
@@ -541,8 +582,8 @@ impl Txn {
 
     /// Applies the transaction's writes atomically, or fails and applies nothing.
     pub fn commit(mut self) -> Result<(), CommitError> {
-        if self.conflicted {
-            return Err(CommitError::Conflict);
+        if let Some(cause) = self.conflicted {
+            return Err(CommitError::Conflict(cause));
         }
         if self.inner.is_none() && self.writes.is_empty() {
             return Ok(());
@@ -645,6 +686,9 @@ pub(crate) mod tests {
     #[test]
     fn a_stale_read_conflicts_and_applies_nothing() {
         let (s, _d) = store();
+        let mut t = s.begin();
+        t.put(b"k", b"0");
+        t.commit().unwrap();
         let mut t1 = s.begin();
         let mut t2 = s.begin();
         t1.get(b"k").unwrap();
@@ -653,7 +697,10 @@ pub(crate) mod tests {
         t2.put(b"k", b"2");
         t2.put(b"other", b"x");
         t1.commit().unwrap();
-        assert!(matches!(t2.commit(), Err(CommitError::Conflict)));
+        assert!(matches!(
+            t2.commit(),
+            Err(CommitError::Conflict(Cause::Row))
+        ));
         let mut t = s.begin();
         assert_eq!(t.get(b"k").unwrap(), Some(b"1".to_vec()));
         assert_eq!(t.get(b"other").unwrap(), None);
@@ -668,7 +715,21 @@ pub(crate) mod tests {
         let mut t2 = s.begin();
         t2.put(b"p/1", b"x");
         t2.commit().unwrap();
-        assert!(matches!(t1.commit(), Err(CommitError::Conflict)));
+        assert!(matches!(
+            t1.commit(),
+            Err(CommitError::Conflict(Cause::Phantom))
+        ));
+        // So is a key found absent that another commit wrote.
+        let mut t1 = s.begin();
+        assert_eq!(t1.get(b"absent").unwrap(), None);
+        t1.put(b"count", b"1");
+        let mut t2 = s.begin();
+        t2.put(b"absent", b"x");
+        t2.commit().unwrap();
+        assert!(matches!(
+            t1.commit(),
+            Err(CommitError::Conflict(Cause::Phantom))
+        ));
     }
 
     #[test]
@@ -724,7 +785,7 @@ pub(crate) mod tests {
         let mut writer = s.begin();
         writer.put(b"k", b"2");
         writer.commit().unwrap();
-        assert!(matches!(reader.commit(), Err(CommitError::Conflict)));
+        assert!(matches!(reader.commit(), Err(CommitError::Conflict(_))));
         // A commit elsewhere does not disturb it.
         let mut reader = s.begin();
         reader.get(b"k").unwrap();
@@ -755,6 +816,6 @@ pub(crate) mod tests {
         reader.commit().unwrap();
         // Deleted after it was read: conflict.
         deleter.commit().unwrap();
-        assert!(matches!(second.commit(), Err(CommitError::Conflict)));
+        assert!(matches!(second.commit(), Err(CommitError::Conflict(_))));
     }
 }

@@ -10,7 +10,7 @@
 //! and takes the lock only if commits kept landing meanwhile. A blob read is validated
 //! by the blob's existence (blobs never change).
 
-use super::{Backend, BackendTxn, CommitError, Entry, Lease, Writes};
+use super::{Backend, BackendTxn, Cause, CommitError, Entry, Lease, Writes};
 use anyhow::Context;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -305,7 +305,11 @@ impl SledTxn {
                 }
             };
             if !same {
-                return Err(CommitError::Conflict);
+                // A key found absent that is there now is a phantom.
+                return Err(CommitError::Conflict(match seen {
+                    Seen::Value(None) | Seen::Exists(false) => Cause::Phantom,
+                    Seen::Value(Some(_)) | Seen::Exists(true) => Cause::Row,
+                }));
             }
         }
         for scan in &self.scans {
@@ -313,11 +317,11 @@ impl SledTxn {
             for seen in &scan.seen {
                 match now.next().transpose().map_err(backend)? {
                     Some(entry) if entry == *seen => {}
-                    _ => return Err(CommitError::Conflict),
+                    _ => return Err(CommitError::Conflict(Cause::Phantom)),
                 }
             }
             if scan.exhausted && now.next().is_some() {
-                return Err(CommitError::Conflict);
+                return Err(CommitError::Conflict(Cause::Phantom));
             }
         }
         Ok(())
