@@ -173,6 +173,16 @@ fn measure_query(api: &Api, query: &str, n: usize) -> (Duration, Duration) {
     (pct(&samples, 0.5), pct(&samples, 0.99))
 }
 
+/// Measures `GET /v1/documents?{query}` over 500 requests and prints p50 and p99.
+fn print_list(api: &Api, n: usize, query: &str) {
+    let (p50, p99) = measure_query(api, query, 500);
+    println!(
+        "  {n:>7} documents, GET /v1/documents?{query}: p50 {:.2} ms  p99 {:.2} ms",
+        ms(p50),
+        ms(p99)
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (base, email, password) = (&args[1], &args[2], &args[3]);
@@ -206,12 +216,7 @@ fn main() {
     {
         let query =
             std::env::var("DOCS_BENCH_QUERY").unwrap_or_else(|_| "filter=sent&limit=100".into());
-        let (p50, p99) = measure_query(&api, &query, 500);
-        println!(
-            "  {n:>7} documents, GET /v1/documents?{query}: p50 {:.2} ms  p99 {:.2} ms",
-            ms(p50),
-            ms(p99)
-        );
+        print_list(&api, n, &query);
         return;
     }
     if let Some(n) = std::env::var("DOCS_BENCH_DRAFTS")
@@ -219,12 +224,7 @@ fn main() {
         .and_then(|v| v.parse::<usize>().ok())
     {
         seed_with(&api, 0, n, false, 16);
-        let (p50, p99) = measure_query(&api, "limit=100", 500);
-        println!(
-            "  {n:>7} documents, GET /v1/documents?limit=100: p50 {:.2} ms  p99 {:.2} ms",
-            ms(p50),
-            ms(p99)
-        );
+        print_list(&api, n, "limit=100");
         return;
     }
     // `DOCS_BENCH_SEED_ONLY=N`: seed N documents and stop (the backup benchmark's

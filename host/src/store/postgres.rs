@@ -1217,29 +1217,33 @@ mod on_postgres_tests {
         let mut t = s.begin();
         t.put(b"row", b"0");
         t.commit().unwrap();
-        let mut t1 = s.begin();
-        let mut t2 = s.begin();
-        t1.get(b"row").unwrap();
-        t2.get(b"row").unwrap();
-        t1.put(b"row", b"1");
-        t2.put(b"row", b"2");
-        t1.commit().unwrap();
-        assert!(
-            matches!(t2.commit(), Err(CommitError::Conflict(Cause::Row))),
-            "an update of a row changed meanwhile"
+        assert_eq!(
+            second_of_two(&s, [b"row", b"row"], [b"row", b"row"]),
+            Cause::Row
         );
         // Write skew: each reads what the other writes, and nothing is written twice.
-        let mut t1 = s.begin();
-        let mut t2 = s.begin();
-        t1.get(b"a").unwrap();
-        t2.get(b"b").unwrap();
-        t1.put(b"b", b"1");
-        t2.put(b"a", b"1");
-        t1.commit().unwrap();
-        assert!(
-            matches!(t2.commit(), Err(CommitError::Conflict(Cause::Dependency))),
-            "write skew"
+        assert_eq!(
+            second_of_two(&s, [b"a", b"b"], [b"b", b"a"]),
+            Cause::Dependency
         );
+    }
+
+    /// Two transactions, each reading its key of `reads` and writing its key of
+    /// `writes`; the first commits. Why the second could not.
+    fn second_of_two(s: &std::sync::Arc<Store>, reads: [&[u8]; 2], writes: [&[u8]; 2]) -> Cause {
+        let mut t = [s.begin(), s.begin()];
+        for (t, key) in t.iter_mut().zip(reads) {
+            t.get(key).unwrap();
+        }
+        for (t, key) in t.iter_mut().zip(writes) {
+            t.put(key, b"1");
+        }
+        let [t1, t2] = t;
+        t1.commit().unwrap();
+        match t2.commit() {
+            Err(CommitError::Conflict(cause)) => cause,
+            other => panic!("the second committed or failed otherwise: {other:?}"),
+        }
     }
 
     #[test]
