@@ -450,9 +450,12 @@ fn list_filters_sorts_and_pages() {
         "tags",
         "sign_date",
         "expiration_date",
+        "folder_id",
     ] {
         assert!(item.get(f).is_some(), "{f} in {item}");
     }
+    assert!(item.get("thumb_url").is_none(), "{item}");
+    assert_eq!(item["recipients"], json!([]), "{item}");
     let (_, page) = s.get_as(&t, "/v1/documents?offset=100&limit=10");
     assert_eq!(
         names(&page),

@@ -2,15 +2,14 @@
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
-use crate::base::http::{ApiResult, json};
+use crate::base::http::{ApiResult, json_of};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, is_email};
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, scope_all};
 use crate::domain::list::{Query, limit_param, parse_int, run, team_scopes};
-use crate::handlers::shapes::list_item_json;
-use serde_json::Value;
+use crate::handlers::shapes::{ListItem, list_item};
 
 /// `GET /v1/documents`.
 pub fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
@@ -61,9 +60,6 @@ pub fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     q.offset = parse_int(req, "offset")?.unwrap_or(0).max(0) as usize;
     q.limit = limit_param(req, "limit")? as usize;
     let docs = run(cx, pr, &q);
-    let items: Vec<Value> = docs
-        .iter()
-        .map(|d| list_item_json(cx, d, q.archive))
-        .collect();
-    Ok(json(200, &Value::Array(items)))
+    let items: Vec<ListItem> = docs.iter().map(|d| list_item(cx, d, q.archive)).collect();
+    Ok(json_of(200, &items))
 }
