@@ -50,7 +50,8 @@ pub use domain::trail;
 /// Answers one request. Never panics on bad input: every client mistake becomes a 4xx
 /// in the error shape `{"error", "description", "status"}`.
 pub fn handle(p: &mut dyn Platform, req: &Request) -> Response {
-    let mut cx = Cx::new(p);
+    let mut fresh = base::fresh::FreshKeys::new(p);
+    let mut cx = Cx::new(&mut fresh);
     let (answer, template) = router::route_named(&mut cx, req);
     let mut resp = answer.unwrap_or_else(|err| err.into_response());
     if let Some(template) = template {
@@ -78,5 +79,5 @@ pub fn check_invariants(p: &mut dyn Platform) -> Vec<String> {
 
 /// Runs one due job (see `jobs::JOBS`, the job table).
 pub fn run_job(p: &mut dyn Platform, job: &Job) -> JobOutcome {
-    jobs::run(&mut Cx::new(p), job)
+    jobs::run(&mut Cx::new(&mut base::fresh::FreshKeys::new(p)), job)
 }

@@ -19,6 +19,8 @@ pub struct MemoryPlatform {
     pub blob_failure: Option<String>,
     /// Entries read so far: one per `get`, one per entry a `scan` returned.
     pub reads: u64,
+    /// When set, the key of every `get` and the start of every `scan`, in order.
+    pub read_log: Option<Vec<Vec<u8>>>,
     pub events: Vec<Event>,
     /// Queued webhook deliveries (cancelled ones are removed).
     pub deliveries: Vec<Delivery>,
@@ -48,6 +50,9 @@ impl MemoryPlatform {
 impl Platform for MemoryPlatform {
     fn get(&mut self, key: &[u8]) -> Option<Vec<u8>> {
         self.reads += 1;
+        if let Some(log) = &mut self.read_log {
+            log.push(key.to_vec());
+        }
         self.data.get(key).cloned()
     }
 
@@ -66,6 +71,9 @@ impl Platform for MemoryPlatform {
         limit: u32,
         reverse: bool,
     ) -> Vec<(Vec<u8>, Vec<u8>)> {
+        if let Some(log) = &mut self.read_log {
+            log.push(start.to_vec());
+        }
         if start >= end {
             return Vec::new();
         }

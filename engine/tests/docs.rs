@@ -40,6 +40,39 @@ fn status(p: &mut MemoryPlatform, t: &str, id: &str) -> String {
 }
 
 #[test]
+fn a_create_and_a_send_read_no_key_of_a_document_id_they_mint() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    p.read_log = Some(Vec::new());
+    let id = create(
+        &mut p,
+        &t,
+        json!({"name": "x", "recipients": [{"email": "s@x.se"}]}),
+    );
+    let log = p.read_log.replace(Vec::new()).unwrap();
+    let named: Vec<String> = log
+        .iter()
+        .map(|k| String::from_utf8_lossy(k).into_owned())
+        .filter(|k| k.contains(&id))
+        .collect();
+    assert!(named.is_empty(), "the create read {named:?}");
+    // A later call knows nothing of what was minted: it reads the document's keys.
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "POST",
+        &format!("/v1/documents/{id}/send"),
+        None,
+    );
+    assert_eq!(s, 200);
+    let log = p.read_log.take().unwrap();
+    assert!(
+        log.iter().any(|k| k == format!("doc/{id}").as_bytes()),
+        "the send reads the document"
+    );
+}
+
+#[test]
 fn a_list_reads_only_the_page_it_returns() {
     let mut p = bootstrapped();
     let t = token(&mut p);

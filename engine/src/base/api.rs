@@ -208,4 +208,7 @@ pub trait Platform {
     /// Milliseconds since the Unix epoch.
     fn now_ms(&mut self) -> u64;
     fn fill_random(&mut self, buf: &mut [u8]);
+    /// The engine minted `id` ([`crate::base::util::new_id`]) in this call: no stored key
+    /// names it yet (`base::fresh` answers reads of such keys itself).
+    fn minted(&mut self, _id: &str) {}
 }

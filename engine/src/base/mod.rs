@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod cx;
+pub mod fresh;
 pub mod html;
 pub mod http;
 pub mod job_kinds;

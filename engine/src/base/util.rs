@@ -12,10 +12,12 @@ const ID_ALPHABET: &[u8; 32] = b"abcdefghijklmnopqrstuvwxyz234567";
 pub fn new_id(cx: &mut Cx) -> String {
     let mut bytes = [0u8; 16];
     cx.p.fill_random(&mut bytes);
-    bytes
+    let id: String = bytes
         .iter()
         .map(|b| ID_ALPHABET[(*b & 31) as usize] as char)
-        .collect()
+        .collect();
+    cx.p.minted(&id);
+    id
 }
 
 /// Whether `s` has the shape of an identifier made by [`new_id`].
