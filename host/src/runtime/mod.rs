@@ -376,6 +376,10 @@ fn make_engine(max_instances: u32, resident_reset: bool) -> anyhow::Result<Engin
     let mut config = Config::new();
     config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     config.epoch_interruption(true);
+    // The engine's calls are synchronous: no per-store task and thread records for the
+    // component model's async ABI (on by default whenever the `component-model-async`
+    // feature is compiled in, as the test and bench builds do through wasmtime-cli).
+    config.concurrency_support(false);
     // `ESIGN_PERFMAP=1`: name the engine's compiled functions for `perf` (a
     // /tmp/perf-PID.map file); for profiling only.
     if std::env::var_os("ESIGN_PERFMAP").is_some_and(|v| v == "1") {
