@@ -720,6 +720,21 @@ fn settings_users_properties_mail_texts_a_test_event_and_a_document_s_language_a
     assert_eq!(teams["teams"][0]["team_id"], "Sales", "{teams}");
     b.assert_no_violations("settings with a new user's password");
 
+    // The user moves to another team and gets another role, from the list.
+    b.fill("Team of New Bie", "Support");
+    b.select("Role of New Bie", "user");
+    b.click("Save New Bie");
+    b.wait_for_text("Support (users: 1)");
+    let (_, moved) = s.get_as(
+        &t,
+        &format!("/v1/users/{}", newbie["user_id"].as_str().unwrap()),
+    );
+    assert_eq!(
+        (&moved["team_id"], &moved["role"]),
+        (&serde_json::json!("Support"), &serde_json::json!("user")),
+        "{moved}"
+    );
+
     // A custom data property, then deleted.
     b.fill("Key", "crm_deal");
     b.fill("Label", "CRM deal");

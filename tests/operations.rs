@@ -47,7 +47,7 @@ fn users_and_teams_follow_the_role_rules() {
     assert!(generated.len() >= 16, "{made}");
     let gen_id = made["id"].as_str().unwrap().to_string();
     // The generated password signs in.
-    s.token("gen@example.com", &generated, None);
+    let grace = s.token("gen@example.com", &generated, None);
 
     // Bad input: 400s and a 409, nothing made.
     for (body, code) in [
@@ -133,6 +133,93 @@ fn users_and_teams_follow_the_role_rules() {
         teams["teams"],
         json!([{"team_id": "sales", "name": "sales", "status": "active", "team_user_count": 1}])
     );
+
+    // Moving a member: a manager moves a user to another team but gives nobody a
+    // higher role and does not change managers; nobody changes their own role; what the
+    // body leaves out stays.
+    let path = format!("/v1/users/{gen_id}");
+    let (status, moved) = s.put_json(&manager, &path, &json!({"team_id": "support"}));
+    assert_eq!(status, 200, "{moved}");
+    assert_eq!(
+        (&moved["team_id"], &moved["role"]),
+        (&json!("support"), &json!("user"))
+    );
+    let (_, teams) = s.get_as(&user, "/v1/teams");
+    assert_eq!(
+        teams["teams"],
+        json!([{"team_id": "support", "name": "support", "status": "active", "team_user_count": 1}])
+    );
+    let (_, again) = s.get_as(&admin, &path);
+    assert_eq!(again["team_id"], "support");
+    for (token, id, body, status, code) in [
+        (
+            &manager,
+            &gen_id,
+            json!({"role": "admin"}),
+            403,
+            "forbidden",
+        ),
+        (
+            &manager,
+            &manager_id,
+            json!({"team_id": "x"}),
+            403,
+            "forbidden",
+        ),
+        (&user, &gen_id, json!({"team_id": "x"}), 403, "forbidden"),
+        (
+            &manager,
+            &gen_id,
+            json!({"role": "owner"}),
+            400,
+            "invalid_role",
+        ),
+        (
+            &manager,
+            &gen_id,
+            json!({"team_id": 7}),
+            400,
+            "invalid_field",
+        ),
+        (
+            &manager,
+            &gen_id,
+            json!({"team_id": "t".repeat(65)}),
+            400,
+            "invalid_field",
+        ),
+        (
+            &admin,
+            &admin_id(&s, &admin),
+            json!({"role": "user"}),
+            409,
+            "cannot_change_own_role",
+        ),
+        (
+            &admin,
+            &"0123456789abcdef".to_string(),
+            json!({}),
+            404,
+            "user_not_found",
+        ),
+    ] {
+        let (got, body) = s.put_json(token, &format!("/v1/users/{id}"), &body);
+        assert_eq!(assert_error(got, &body, status), code, "{body}");
+    }
+    // An admin makes the user a manager and takes them out of every team; the new role
+    // holds for the member's token at once.
+    let (status, moved) = s.put_json(&admin, &path, &json!({"team_id": "", "role": "manager"}));
+    assert_eq!(status, 200, "{moved}");
+    assert_eq!(
+        (&moved["team_id"], &moved["role"]),
+        (&json!(""), &json!("manager"))
+    );
+    let (status, body) = s.get_as(&grace, "/v1/users");
+    assert_eq!(status, 200, "a manager lists the members: {body}");
+    let (_, teams) = s.get_as(&user, "/v1/teams");
+    assert_eq!(teams["teams"], json!([]));
+    let (status, _) = s.put_json(&admin, &path, &json!({"role": "user", "team_id": "sales"}));
+    assert_eq!(status, 200);
 
     // Removal: nobody removes themselves; a manager cannot remove a manager; removing a
     // member stops their token at once and leaves them out of the list and the teams.

@@ -1093,8 +1093,7 @@
     const role = field(t("set.userrole"), { tag: "select", value: "user", options: ["user", "manager", "admin"].map(r => [r, t("set.role." + r)]) });
     // A team is the name its members carry: an existing one or a new one.
     const team = field(t("set.team"), { maxlength: 64, autocomplete: "off", list: "teams-known" });
-    const known = el("datalist", { id: "teams-known" }, teams.map(x => el("option", { value: x.team_id })));
-    const f = el("form", { class: "inline" }, email.wrap, first.wrap, last.wrap, role.wrap, team.wrap, known, el("button", { type: "submit" }, t("set.adduser")));
+    const f = el("form", { class: "inline" }, email.wrap, first.wrap, last.wrap, role.wrap, team.wrap, el("button", { type: "submit" }, t("set.adduser")));
     f.addEventListener("submit", async e => {
       e.preventDefault();
       try {
@@ -1107,6 +1106,29 @@
       } catch (err) { showError(err, box); }
     });
     return f;
+  }
+
+  // A member in the users list. Managers and admins move others to another team, and
+  // admins give them another role (PUT /v1/users/{id}); nobody changes their own role.
+  function userRow(u, box) {
+    const name = ((u.first_name || "") + " " + (u.last_name || "")).trim() || u.email || "";
+    const text = name + " · " + (u.email || "") + " · " + t("set.role." + (u.role || "user")) + (u.team_id ? " · " + u.team_id : "");
+    const mine = me && me.user.role;
+    if (!(mine === "admin" || (mine === "manager" && u.role === "user")) || u.user_id === me.user.id) return el("li", {}, text);
+    const team = field(t("set.teamof", { name }), { value: u.team_id || "", maxlength: 64, autocomplete: "off", list: "teams-known" });
+    const role = mine === "admin" ? field(t("set.roleof", { name }), { tag: "select", value: u.role || "user", options: ["user", "manager", "admin"].map(r => [r, t("set.role." + r)]) }) : null;
+    const f = el("form", { class: "inline" }, team.wrap, role && role.wrap, el("button", { type: "submit" }, t("set.saveuser", { name })));
+    f.addEventListener("submit", async e => {
+      e.preventDefault();
+      const body = { team_id: team.control.value.trim() };
+      if (role) body.role = role.control.value;
+      try {
+        await api("PUT", "/v1/users/" + encodeURIComponent(u.user_id), body);
+        await settingsPage();
+        say(t("say.saved"));
+      } catch (err) { showError(err, box); }
+    });
+    return el("li", {}, text, f);
   }
 
   // The custom data properties documents of the entity may carry (/v1/custom-data/entity).
@@ -1149,7 +1171,8 @@
     }
     const userList = Array.isArray(users) ? users : (users.users || []);
     parts.push(el("section", { class: "card" }, el("h2", {}, t("set.users")),
-      el("ul", {}, userList.map(u => el("li", {}, (u.first_name || "") + " " + (u.last_name || "") + " · " + (u.email || "") + " · " + t("set.role." + (u.role || "user")) + (u.team_id ? " · " + u.team_id : "")))),
+      el("ul", {}, userList.map(u => userRow(u, box))),
+      el("datalist", { id: "teams-known" }, teams.map(x => el("option", { value: x.team_id }))),
       el("h3", {}, t("set.teams")),
       teams.length === 0 ? el("p", { class: "muted" }, t("set.noteams")) :
         el("ul", {}, teams.map(x => el("li", {}, t("set.teamline", { name: x.name, count: x.team_user_count })))),

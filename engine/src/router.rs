@@ -38,7 +38,7 @@ pub const ROUTES: &[(&str, &[&str])] = &[
     ("/v1/verify", &["POST"]),
     ("/v1/users/me", &["GET"]),
     ("/v1/users", &["GET", "POST"]),
-    ("/v1/users/{user_id}", &["GET", "DELETE"]),
+    ("/v1/users/{user_id}", &["GET", "PUT", "DELETE"]),
     ("/v1/users/{user_id}/statistics", &["GET"]),
     ("/v1/entity", &["GET", "PUT"]),
     ("/v1/register", &["POST"]),

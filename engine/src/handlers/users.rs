@@ -1,10 +1,11 @@
 //! Users and teams of the caller's entity over the API (GetAccept's `/users` and
-//! `/teams`): `GET/POST /v1/users`, `GET/DELETE /v1/users/{id}`, `GET /v1/teams`.
+//! `/teams`): `GET/POST /v1/users`, `GET/PUT/DELETE /v1/users/{id}`, `GET /v1/teams`.
 //! `GET /v1/users/me` stays in `handlers::auth::me` (spec shape).
 //!
 //! Role rules: any active member reads the team list; managers and admins read the
-//! members; a manager adds and removes members with the role `user`, an admin any role;
-//! nobody removes themselves (an entity must not lose its last admin by accident).
+//! members; a manager adds, changes and removes members with the role `user`, an admin
+//! any role; nobody removes themselves or changes their own role (an entity must not
+//! lose its last admin by accident). A member's team is changed with `PUT`.
 //! Removing a member drops the membership in this entity only: the account stays for
 //! its other entities, every token of it for this entity stops working at once, and
 //! an account left without any membership is deactivated. Its documents stay.
@@ -32,6 +33,7 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         ("POST", []) => create(cx, &pr, req),
         ("GET", [id]) => get(cx, &pr, id),
         ("GET", [id, "statistics"]) => statistics(cx, &pr, req, id),
+        ("PUT", [id]) => update(cx, &pr, req, id),
         ("DELETE", [id]) => remove(cx, &pr, id),
         _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
     }
@@ -294,6 +296,38 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
         out["password"] = json!(password);
     }
     Ok(json(200, &out))
+}
+
+/// `PUT /v1/users/{id}`: moves a member to another team (`team_id`; empty for none)
+/// and/or gives them another `role`; members absent from the body keep theirs.
+fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    manager_or_admin(pr)?;
+    let f = req.body_fields()?;
+    let role = match f.optional_str("role")?.filter(|r| !r.is_empty()) {
+        None => None,
+        Some(r) => Some(accounts::Role::parse(&r).ok_or_else(|| {
+            http::ApiError::bad_request("invalid_role", "role must be user, manager or admin")
+        })?),
+    };
+    let team = f.optional_str("team_id")?.map(|t| t.trim().to_string());
+    let (mut user, mut m) = member(cx, pr, id)?;
+    may_manage(pr, m.role)?;
+    if let Some(role) = role {
+        if role != m.role && user.id == pr.user.id {
+            return Err(http::ApiError::new(
+                409,
+                "cannot_change_own_role",
+                "you cannot change your own role; another admin can",
+            ));
+        }
+        may_manage(pr, role)?;
+        m.role = role;
+    }
+    if let Some(team) = team {
+        m.team_id = Some(team).filter(|t| !t.is_empty());
+    }
+    add_membership(cx, &mut user, &m);
+    Ok(json(200, &detail_json(cx, pr, &user, &m)))
 }
 
 /// `DELETE /v1/users/{id}`: removes the member from the caller's entity.
