@@ -221,6 +221,17 @@ fn main() -> anyhow::Result<()> {
     };
     let runtime = Runtime::new(EMBEDDED_ENGINE, Some(&cache), 8, shared())?;
 
+    // One component call, its instance torn down inline (outside tokio).
+    let component_call = || {
+        let (resp, _) = runtime.call(
+            store.begin(),
+            Faults::default(),
+            false,
+            HashMap::new(),
+            |b, s| b.call_handle(s, &req),
+        );
+        assert_eq!(resp.unwrap().status, 200);
+    };
     // `ENGINE_CALL_PROFILE=SECS`: only component calls (instantiate, handle, teardown)
     // for SECS seconds after a line on stderr, for `perf record -p` to attach to (with
     // `ESIGN_PERFMAP=1`); no figures.
@@ -231,14 +242,7 @@ fn main() -> anyhow::Result<()> {
         eprintln!("profiling: component calls for {secs} s");
         let until = Instant::now() + Duration::from_secs(secs);
         while Instant::now() < until {
-            let (resp, _) = runtime.call(
-                store.begin(),
-                Faults::default(),
-                false,
-                HashMap::new(),
-                |b, s| b.call_handle(s, &req),
-            );
-            assert_eq!(resp.unwrap().status, 200);
+            component_call();
         }
         return Ok(());
     }
@@ -312,16 +316,7 @@ fn main() -> anyhow::Result<()> {
     let component_us = report("component: instantiate + handle", summarize(&mut waited));
     report(
         "component: instantiate + handle + teardown",
-        measure(|| {
-            let (resp, _) = runtime.call(
-                store.begin(),
-                Faults::default(),
-                false,
-                HashMap::new(),
-                |b, s| b.call_handle(s, &req),
-            );
-            assert_eq!(resp.unwrap().status, 200);
-        }),
+        measure(component_call),
     );
     report(
         "component: instantiate only",
