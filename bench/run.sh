@@ -268,7 +268,11 @@ for h in 1 2 3; do
         SPREAD_TOKENS=$(entity_tokens "${URLS[0]}" "$WORK/pg-h1" 16)
         SCALE_TOKEN=${SPREAD_TOKENS%%,*}
     fi
-    for tokens in "$SCALE_TOKEN" "$SPREAD_TOKENS"; do
+    rows=("$SCALE_TOKEN" "$SPREAD_TOKENS")
+    # The first row starts from an empty database, whose indexes have a page or two
+    # that every writer shares; it runs once more when the database holds documents.
+    [ "$h" = 1 ] && rows=("$SCALE_TOKEN" "$SCALE_TOKEN" "$SPREAD_TOKENS")
+    for tokens in "${rows[@]}"; do
         "${ESIGN_PYTHON:-python3}" bench/store_counters.py "$WORK/counters.json" "${METRICS[@]}" >/dev/null
         target/release/examples/scale_bench "$tokens" "$SECS" "${URLS[@]}" | sed 's/^/  PostgreSQL: /'
         "${ESIGN_PYTHON:-python3}" bench/store_counters.py "$WORK/counters.json" "${METRICS[@]}" | sed 's/^/              /'
