@@ -22,6 +22,8 @@
 # `bench/run.sh scale` runs only the rows of the scaling work: GET /v1/test, MCP
 # against REST, the engine call natively and as a component, then everything on
 # PostgreSQL but the list at 100 000 (the list at a million covers it).
+# `bench/run.sh calls` only the per-call rows: GET /v1/test, MCP against REST and the
+# engine call.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${BENCH_DURATION:-10s}
@@ -140,6 +142,8 @@ done
 echo
 target/release/examples/engine_call
 echo
+# `bench/run.sh calls` stops here.
+[ "$SCOPE" = calls ] && exit 0
 # `bench/run.sh scale` (just bench-scale) stops here and goes on with PostgreSQL.
 if [ "$SCOPE" = all ]; then
 # The same call through jco in Node.js (hosts/js), when Node is installed.

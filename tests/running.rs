@@ -169,7 +169,12 @@ fn the_metrics_page_parses_and_moves_with_the_requests() {
         eprintln!("skipped: no prometheus_client for Python");
         return;
     };
-    let s = Server::start(&["--metrics-listen", "127.0.0.1:0"]);
+    let s = Server::start(&[
+        "--metrics-listen",
+        "127.0.0.1:0",
+        "--test-mcp-user",
+        ADMIN_EMAIL,
+    ]);
     let url = s
         .banner
         .iter()
@@ -224,6 +229,45 @@ fn the_metrics_page_parses_and_moves_with_the_requests() {
         1.0,
         "the refresh began read-only, wrote, and ran again"
     );
+    // A POST /mcp begins read-only too: a tool that reads commits so, one that writes
+    // runs again read-write and does what it says.
+    let mcp = |tool: &str, args: Value| {
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                          "io.modelcontextprotocol/clientCapabilities": {}});
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                          "params": {"name": tool, "arguments": args, "_meta": meta}});
+        let resp = s
+            .post("/mcp")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", tool)
+            .json(&body)
+            .send()
+            .unwrap();
+        let status = resp.status();
+        let answer: Value = resp.json().unwrap();
+        assert_eq!(status, 200, "{answer}");
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+        answer
+    };
+    let before_mcp = scrape(&py, &url);
+    let made = mcp("create_document", json!({"name": "by an agent"}));
+    let made: Value =
+        serde_json::from_str(made["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let id = made["id"]
+        .as_str()
+        .expect("the new document's id")
+        .to_string();
+    mcp("get_document_status", json!({"document_id": id}));
+    let after_mcp = scrape(&py, &url);
+    assert_eq!(
+        value(&after_mcp, reruns, &[]) - value(&before_mcp, reruns, &[]),
+        1.0,
+        "the create began read-only, wrote, and ran again"
+    );
+    assert!(value(&after_mcp, read_only, &[]) > value(&before_mcp, read_only, &[]));
+    assert_eq!(s.get_as(&t, &format!("/v1/documents/{id}")).0, 200);
     let calls = "esign_engine_call_duration_seconds_count";
     assert!(value(&after, calls, &[]) >= value(&before, calls, &[]) + 4.0);
     let latency = "esign_http_request_duration_seconds_count";

@@ -202,8 +202,10 @@ impl Dispatcher {
         // A GET or HEAD runs read-only first (cheaper for a shared store); the few that
         // write or reach outside (a token refresh, an eID return, a client metadata
         // fetch) stop before their first write or effect and run again read-write,
-        // without a pause and without using up an attempt.
-        let mut read_only = matches!(req.method.as_str(), "GET" | "HEAD");
+        // without a pause and without using up an attempt. So does a POST to `/mcp`:
+        // most of an agent's tool calls read, and one that writes runs again.
+        let mut read_only = matches!(req.method.as_str(), "GET" | "HEAD")
+            || (req.method == "POST" && req.path == "/mcp");
         let mut attempt = 0;
         while attempt < MAX_ATTEMPTS {
             if attempt > 0 {

@@ -174,12 +174,12 @@ pub fn render(store: &Store) -> String {
     r.register("store_commits", "Transactions committed", m.commits.clone());
     r.register(
         "store_read_only_calls",
-        "Calls (GET, HEAD) run as read-only transactions, where the database can skip the locks a writer takes",
+        "Calls (GET, HEAD, POST /mcp) run as read-only transactions, where the database can skip the locks a writer takes",
         m.read_only_calls.clone(),
     );
     r.register(
         "store_read_only_reruns",
-        "Calls begun read-only (GET, HEAD) that wrote, and so ran again read-write",
+        "Calls begun read-only (GET, HEAD, POST /mcp) that wrote, and so ran again read-write",
         m.read_only_reruns.clone(),
     );
     r.register(
