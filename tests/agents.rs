@@ -191,39 +191,6 @@ fn tokens(s: &Server) -> (String, Value) {
     (client, body)
 }
 
-fn mcp(
-    s: &Server,
-    bearer: Option<&str>,
-    headers: &[(&str, &str)],
-    body: &Value,
-) -> (u16, Value, reqwest::header::HeaderMap) {
-    let mut req = s
-        .post("/mcp")
-        .header("accept", "application/json, text/event-stream")
-        .json(body);
-    if let Some(t) = bearer {
-        req = req.bearer_auth(t);
-    }
-    for (k, v) in headers {
-        req = req.header(*k, *v);
-    }
-    let resp = req.send().unwrap();
-    let status = resp.status().as_u16();
-    let h = resp.headers().clone();
-    (
-        status,
-        serde_json::from_str(&resp.text().unwrap()).unwrap_or(Value::Null),
-        h,
-    )
-}
-
-fn modern_meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    })
-}
-
 // ---------------------------------------------------------------------------------
 
 /// The Python with the `mcp` client, when there is one.

@@ -231,35 +231,28 @@ fn the_metrics_page_parses_and_moves_with_the_requests() {
     );
     // A POST /mcp begins read-only too: a tool that reads commits so, one that writes
     // runs again read-write and does what it says.
-    let mcp = |tool: &str, args: Value| {
-        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                          "io.modelcontextprotocol/clientCapabilities": {}});
+    let tool_call = |tool: &str, args: Value| {
         let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                          "params": {"name": tool, "arguments": args, "_meta": meta}});
-        let resp = s
-            .post("/mcp")
-            .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", "2026-07-28")
-            .header("mcp-method", "tools/call")
-            .header("mcp-name", tool)
-            .json(&body)
-            .send()
-            .unwrap();
-        let status = resp.status();
-        let answer: Value = resp.json().unwrap();
+                          "params": {"name": tool, "arguments": args, "_meta": modern_meta()}});
+        let headers = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", tool),
+        ];
+        let (status, answer, _) = mcp(&s, None, &headers, &body);
         assert_eq!(status, 200, "{answer}");
         assert_eq!(answer["result"]["isError"], false, "{answer}");
         answer
     };
     let before_mcp = scrape(&py, &url);
-    let made = mcp("create_document", json!({"name": "by an agent"}));
+    let made = tool_call("create_document", json!({"name": "by an agent"}));
     let made: Value =
         serde_json::from_str(made["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
     let id = made["id"]
         .as_str()
         .expect("the new document's id")
         .to_string();
-    mcp("get_document_status", json!({"document_id": id}));
+    tool_call("get_document_status", json!({"document_id": id}));
     let after_mcp = scrape(&py, &url);
     assert_eq!(
         value(&after_mcp, reruns, &[]) - value(&before_mcp, reruns, &[]),

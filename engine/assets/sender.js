@@ -1086,11 +1086,16 @@
     return f;
   }
 
+  // A member's role, to choose.
+  function roleField(label, value) {
+    return field(label, { tag: "select", value, options: ["user", "manager", "admin"].map(r => [r, t("set.role." + r)]) });
+  }
+
   // A new user of the entity (POST /v1/users): the password made for them is shown once.
   function addUserForm(box, teams) {
     const email = field(t("signin.email"), { type: "email", autocomplete: "off", maxlength: 254 });
     const first = field(t("r.first"), { autocomplete: "off", maxlength: 100 }), last = field(t("r.last"), { autocomplete: "off", maxlength: 100 });
-    const role = field(t("set.userrole"), { tag: "select", value: "user", options: ["user", "manager", "admin"].map(r => [r, t("set.role." + r)]) });
+    const role = roleField(t("set.userrole"), "user");
     // A team is the name its members carry: an existing one or a new one.
     const team = field(t("set.team"), { maxlength: 64, autocomplete: "off", list: "teams-known" });
     const f = el("form", { class: "inline" }, email.wrap, first.wrap, last.wrap, role.wrap, team.wrap, el("button", { type: "submit" }, t("set.adduser")));
@@ -1111,12 +1116,12 @@
   // A member in the users list. Managers and admins move others to another team, and
   // admins give them another role (PUT /v1/users/{id}); nobody changes their own role.
   function userRow(u, box) {
-    const name = ((u.first_name || "") + " " + (u.last_name || "")).trim() || u.email || "";
+    const name = u.name || u.email || "";
     const text = name + " · " + (u.email || "") + " · " + t("set.role." + (u.role || "user")) + (u.team_id ? " · " + u.team_id : "");
     const mine = me && me.user.role;
     if (!(mine === "admin" || (mine === "manager" && u.role === "user")) || u.user_id === me.user.id) return el("li", {}, text);
     const team = field(t("set.teamof", { name }), { value: u.team_id || "", maxlength: 64, autocomplete: "off", list: "teams-known" });
-    const role = mine === "admin" ? field(t("set.roleof", { name }), { tag: "select", value: u.role || "user", options: ["user", "manager", "admin"].map(r => [r, t("set.role." + r)]) }) : null;
+    const role = mine === "admin" ? roleField(t("set.roleof", { name }), u.role || "user") : null;
     const f = el("form", { class: "inline" }, team.wrap, role && role.wrap, el("button", { type: "submit" }, t("set.saveuser", { name })));
     f.addEventListener("submit", async e => {
       e.preventDefault();

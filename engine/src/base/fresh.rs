@@ -19,6 +19,11 @@ use crate::base::prelude::*;
 use crate::base::work::{BlobInfo, PdfCheck};
 use alloc::collections::BTreeSet;
 
+/// What separates the segments of a key: `/`, and `:` as in `prev/doc:{id}`.
+fn is_separator(b: &u8) -> bool {
+    *b == b'/' || *b == b':'
+}
+
 /// A [`Platform`] that answers reads of keys named by a freshly minted id itself; every
 /// other method goes to the platform it wraps.
 pub struct FreshKeys<'a> {
@@ -36,12 +41,11 @@ impl<'a> FreshKeys<'a> {
         }
     }
 
-    /// Whether a segment of `key` (between `/` or `:`, as in `prev/doc:{id}`) is a minted
-    /// id.
+    /// Whether a segment of `key` is a minted id.
     fn names_minted(&self, key: &[u8]) -> bool {
         !self.minted.is_empty()
             && key
-                .split(|b| *b == b'/' || *b == b':')
+                .split(is_separator)
                 .any(|seg| self.minted.iter().any(|id| id.as_bytes() == seg))
     }
 
@@ -58,10 +62,7 @@ impl<'a> FreshKeys<'a> {
         }
         let common = start.iter().zip(end).take_while(|(a, b)| a == b).count();
         // Only whole segments of the shared prefix count.
-        let Some(cut) = start[..common]
-            .iter()
-            .rposition(|b| *b == b'/' || *b == b':')
-        else {
+        let Some(cut) = start[..common].iter().rposition(is_separator) else {
             return false;
         };
         self.names_minted(&start[..cut])

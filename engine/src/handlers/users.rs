@@ -247,6 +247,17 @@ fn statistics(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
     ))
 }
 
+/// A `role` member of a body: `None` when absent or empty, 400 `invalid_role` for a
+/// name that is not a role.
+fn parse_role(given: Option<String>) -> ApiResult<Option<Role>> {
+    match given.filter(|r| !r.is_empty()) {
+        None => Ok(None),
+        Some(r) => Role::parse(&r).map(Some).ok_or_else(|| {
+            http::ApiError::bad_request("invalid_role", "role must be user, manager or admin")
+        }),
+    }
+}
+
 /// `POST /v1/users`: a new account, a member of the caller's entity. Body: `email`,
 /// `first_name`, `last_name` (or `fullname`), `role` (`user` by default), `team_id`,
 /// `password` (at least 8 characters; without it one is generated and answered once
@@ -254,13 +265,7 @@ fn statistics(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
 fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     manager_or_admin(pr)?;
     let f = req.body_fields()?;
-    let role_text = f
-        .optional_str("role")?
-        .filter(|r| !r.is_empty())
-        .unwrap_or_else(|| "user".into());
-    let role = accounts::Role::parse(&role_text).ok_or_else(|| {
-        http::ApiError::bad_request("invalid_role", "role must be user, manager or admin")
-    })?;
+    let role = parse_role(f.optional_str("role")?)?.unwrap_or(accounts::Role::User);
     may_manage(pr, role)?;
     let email = f.required_str("email")?;
     let (mut first, mut last) = (
@@ -303,12 +308,7 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
 fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     manager_or_admin(pr)?;
     let f = req.body_fields()?;
-    let role = match f.optional_str("role")?.filter(|r| !r.is_empty()) {
-        None => None,
-        Some(r) => Some(accounts::Role::parse(&r).ok_or_else(|| {
-            http::ApiError::bad_request("invalid_role", "role must be user, manager or admin")
-        })?),
-    };
+    let role = parse_role(f.optional_str("role")?)?;
     let team = f.optional_str("team_id")?.map(|t| t.trim().to_string());
     let (mut user, mut m) = member(cx, pr, id)?;
     may_manage(pr, m.role)?;
