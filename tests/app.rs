@@ -868,6 +868,21 @@ fn settings_users_properties_mail_texts_a_test_event_and_a_document_s_language_a
     assert_eq!(table["sections"][0]["rows"][0]["name"], "Seat", "{tables}");
     b.assert_no_violations("a document's pricing table");
     b.select("Recipients' language", "de");
+    // The trail grows meanwhile (the pricing table saved again through the API): the
+    // page, which follows the trail every 3 s, must not be drawn again over the choice
+    // not saved yet.
+    let (status, body) = s.put_json(
+        &t,
+        &format!("/v1/documents/{new_id}/pricing-tables"),
+        &tables,
+    );
+    assert_eq!(status, 204, "{body}");
+    std::thread::sleep(Duration::from_secs(4));
+    assert_eq!(
+        b.js("const l = [...document.querySelectorAll('label')].find(x => x.innerText === \"Recipients' language\"); return document.getElementById(l.htmlFor).value", vec![]),
+        Value::String("de".into()),
+        "the page was drawn again over a choice not saved"
+    );
     b.js("[...document.querySelectorAll('form')].find(f => f.innerText.includes(\"Recipients' language\")).requestSubmit()", vec![]);
     wait_until(20, "the new language", || {
         let (_, d) = s.get_as(&t, &format!("/v1/documents/{new_id}"));

@@ -357,8 +357,28 @@
   async function documentPage(id) {
     const shown = here();
     const path = "/v1/documents/" + encodeURIComponent(id);
+    const data = await documentData(path);
+    if (here() !== shown) return; // another view was asked for meanwhile
+    drawDocument(path, data, shown);
+  }
+  // Everything the document's page shows, the trail's check included, so that drawing
+  // it awaits nothing.
+  async function documentData(path) {
     const [d, log, comments, pricing] = await Promise.all([get(path), get(path + "/log").catch(() => []), get(path + "/comments").catch(() => []),
       get(path + "/pricing-tables").catch(() => ({ pricing_tables: [] }))]);
+    return { d, log, comments, pricing, chain: await chainNote(log) };
+  }
+  // Edits not saved yet: a form marked dirty, or a field the sender is in.
+  const busy = () => (document.activeElement && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName))
+    || document.querySelector("form[data-dirty]") !== null;
+  // A form whose fields changed is dirty until `saved` is called.
+  function keepUnsaved(form) {
+    const dirty = () => { form.dataset.dirty = "1"; };
+    form.addEventListener("input", dirty);
+    form.addEventListener("change", dirty);
+    return { dirty, saved: () => { delete form.dataset.dirty; } };
+  }
+  function drawDocument(path, { d, log, comments, pricing, chain }, shown) {
     const box = alertBox();
     const facts = el("dl", { class: "facts" },
       el("div", {}, el("dt", {}, t("col.status")), el("dd", {}, statusBadge(d.status))),
@@ -369,9 +389,10 @@
       d.external_id ? el("div", {}, el("dt", {}, t("doc.external")), el("dd", {}, d.external_id)) : null);
     const language = field(t("doc.language"), { tag: "select", value: d.language || "en", options: Object.entries(LANGS) });
     const languageForm = el("form", { class: "inline" }, language.wrap, el("button", { type: "submit" }, t("set.save")));
+    const languageEdit = keepUnsaved(languageForm);
     languageForm.addEventListener("submit", async e => {
       e.preventDefault();
-      try { await api("PUT", path, { language: language.control.value }); say(t("say.saved")); } catch (err) { showError(err, box); }
+      try { await api("PUT", path, { language: language.control.value }); languageEdit.saved(); say(t("say.saved")); } catch (err) { showError(err, box); }
     });
     const recips = el("section", { "aria-labelledby": "h-rec" }, el("h2", { id: "h-rec" }, t("doc.recipients")),
       el("table", { class: "list" },
@@ -381,30 +402,33 @@
           el("td", {}, statusBadge(r.status)),
           el("td", {}, recipientActs(d, r, box)))))));
     const acts = el("div", { class: "acts" }, ...documentActs(d, box));
-    const timeline = el("section", { "aria-labelledby": "h-log" }, el("h2", { id: "h-log" }, t("doc.timeline")), await chainNote(log),
+    const timeline = el("section", { "aria-labelledby": "h-log" }, el("h2", { id: "h-log" }, t("doc.timeline")), chain,
       el("ol", { class: "timeline" }, log.map(e => el("li", {}, el("time", { datetime: e.at }, when(e.at)), " ", el("strong", {}, e.action), " ",
         (e.actor && e.actor.name) || "", e.detail ? el("span", { class: "muted" }, " · " + e.detail) : null))));
     const commentList = Array.isArray(comments) ? comments : (comments.comments || []);
     const newComment = field(t("doc.newcomment"), { tag: "textarea", rows: 2, maxlength: 4000 });
     const commentForm = el("form", {}, newComment.wrap, el("button", { type: "submit" }, t("doc.addcomment")));
+    keepUnsaved(commentForm);
     commentForm.addEventListener("submit", async e => {
       e.preventDefault();
       try { await post(path + "/comments", { text: newComment.control.value }); say(t("say.commented")); render(); } catch (err) { showError(err, box); }
     });
     const commentSection = el("section", { "aria-labelledby": "h-com" }, el("h2", { id: "h-com" }, t("doc.comments")),
       el("ul", { class: "comments" }, commentList.map(c => el("li", {}, el("strong", {}, (c.author && c.author.name) || c.full_name || ""), " ", el("time", { datetime: c.created_at }, when(c.created_at)), el("p", {}, c.text)))), commentForm);
-    if (here() !== shown) return; // another view was asked for meanwhile
     frame(d.name || t("doc.noname"), box, facts, acts, recips, pricingSection(path, d, pricing, box), languageForm, timeline, commentSection);
     // The page follows the document: when its trail grows (a recipient opened or signed
-    // it), the page is drawn again, unless the sender is typing in it.
+    // it), the page is drawn again, unless the sender has edits in it. That is decided
+    // after the last await, so no edit can begin between the check and the drawing.
+    clearInterval(viewTimer);
     viewTimer = setInterval(async () => {
       if (document.hidden || here() !== shown) return;
-      // Not while the sender types, nor over edits not saved yet (a form marked dirty).
-      const typing = (document.activeElement && /^(INPUT|TEXTAREA|SELECT)$/.test(document.activeElement.tagName))
-        || document.querySelector("form[data-dirty]") !== null;
       try {
         const [nd, nl] = await Promise.all([get(path), get(path + "/log")]);
-        if (stateOf(nd, nl) !== stateOf(d, log) && !typing && here() === shown) { say(t("say.changed")); render(); }
+        if (stateOf(nd, nl) === stateOf(d, log)) return;
+        const next = await documentData(path);
+        if (here() !== shown || busy()) return;
+        say(t("say.changed"));
+        drawDocument(path, next, shown);
       } catch (_) { /* shown again on the next act */ }
     }, 3000);
   }
@@ -452,15 +476,14 @@
     currency.control.addEventListener("input", showTotal);
     draw();
     // Unsaved edits keep the page from being drawn again under them.
-    const dirty = () => { form.dataset.dirty = "1"; };
     const form = el("form", { class: "card pricing", "aria-labelledby": "h-price" }, el("h2", { id: "h-price" }, t("pricing.title")),
       sections.length || editable ? null : el("p", { class: "muted" }, t("pricing.none")),
       currency.wrap, body, total,
       editable ? el("div", { class: "acts" },
         el("button", { type: "button", onclick: () => { sections.push({ display_name: "", rows: [{ name: "", quantity: 1, price: 0 }] }); draw(); focusLast(sections.length - 1); } }, t("pricing.addsection")),
         el("button", { type: "submit", class: "primary" }, t("pricing.save"))) : null);
-    form.addEventListener("input", dirty);
-    form.addEventListener("click", e => { if (e.target.type === "button") dirty(); });
+    const edit = keepUnsaved(form);
+    form.addEventListener("click", e => { if (e.target.type === "button") edit.dirty(); });
     form.addEventListener("submit", async e => {
       e.preventDefault();
       const out = sections.length === 0 ? [] : [Object.assign({}, table, {
@@ -468,7 +491,7 @@
         sections: sections.map(sec => ({ display_name: sec.display_name, rows: sec.rows.map(r => ({ name: r.name, quantity: Number(r.quantity) || 0, price: Number(r.price) || 0 })) })),
       })].concat(tables.slice(1));
       for (const x of out) { delete x.subtotal; delete x.total; }
-      try { await api("PUT", path + "/pricing-tables", { pricing_tables: out }); delete form.dataset.dirty; say(t("say.saved")); } catch (err) { showError(err, box); }
+      try { await api("PUT", path + "/pricing-tables", { pricing_tables: out }); edit.saved(); say(t("say.saved")); } catch (err) { showError(err, box); }
     });
     return form;
   }
