@@ -385,6 +385,17 @@ fn a_sled_store_migrated_to_postgres_answers_the_same() {
     let archived = archived["id"].as_str().unwrap().to_string();
     s.wait_status(&t, &archived, "archived");
     ids.insert("archived", archived);
+    // The page previews of the two files come after their import (a job of their own):
+    // the answers compared below must not be taken before them.
+    wait_until(60, "the page previews", || {
+        ["draft", "archived"]
+            .iter()
+            .all(|k| {
+                let (_, d) = s.get_as(&t, &format!("/v1/documents/{}", ids[k]));
+                d["thumb_url"].as_str().is_some_and(|u| !u.is_empty())
+            })
+            .then_some(())
+    });
     // The sealed file of the signed document, once its seal landed.
     let sealed_path = format!("/v1/documents/{}/download?direct=true", ids["signed"]);
     let download = |s: &Server| {

@@ -344,11 +344,13 @@ impl Browser {
     }
 
     /// Chooses `value` in the last select (or other control) labelled `label`, as a
-    /// person would: its value set, then its `change` event.
+    /// person would: its value set, then its `input` and `change` events, which bubble
+    /// as a browser's do.
     pub fn select(&self, label: &str, value: &str) {
         let script = format!(
             "const l = [...document.querySelectorAll('label')].filter(x => x.innerText === {}).pop();\
-             const s = document.getElementById(l.htmlFor); s.value = {}; s.dispatchEvent(new Event('change'));",
+             const s = document.getElementById(l.htmlFor); s.value = {};\
+             s.dispatchEvent(new Event('input', {{bubbles: true}})); s.dispatchEvent(new Event('change', {{bubbles: true}}));",
             serde_json::to_string(label).unwrap(),
             serde_json::to_string(value).unwrap()
         );
