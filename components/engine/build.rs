@@ -14,4 +14,6 @@ const STACK_SIZE: usize = 256 * 1024;
 fn main() {
     println!("cargo:rustc-link-arg-cdylib=-zstack-size={STACK_SIZE}");
     println!("cargo:rerun-if-changed=build.rs");
+    // `wit_bindgen::generate!` reads the WIT, which cargo does not see as a source.
+    println!("cargo:rerun-if-changed=../../wit");
 }
