@@ -660,7 +660,15 @@ fn a_sender_corrects_revises_marks_signed_archives_and_verifies() {
 fn settings_users_properties_mail_texts_a_test_event_and_a_document_s_language_and_pricing() {
     let _one = one_browser();
     let Some(b) = Browser::start() else { return };
-    let rx = HttpsServer::start(|_| Canned::ok(Vec::new()));
+    // The hook fails its first two attempts (the delivery's only two: a dead letter),
+    // then takes what comes.
+    let attempts = std::sync::atomic::AtomicUsize::new(0);
+    let rx = HttpsServer::start(move |_| {
+        match attempts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+            0 | 1 => Canned::status(500),
+            _ => Canned::ok(Vec::new()),
+        }
+    });
     let s = server_for(&rx, "1s");
     let t = s.admin_token();
     let dir = fresh_dir("app-settings");
@@ -815,10 +823,42 @@ fn settings_users_properties_mail_texts_a_test_event_and_a_document_s_language_a
     let got = rx.wait_for("/hook", 1, 30);
     assert_eq!(got[0].json()["event"], "document.signed");
     b.assert_no_violations("settings after a test event");
+    // It failed twice, so it is listed as failed, and sent again from there.
+    wait_until(20, "the dead letter", || {
+        let (_, e) = s.get_as(&t, "/v1/subscriptions/errors");
+        (e.as_array().unwrap().len() == 1).then_some(())
+    });
+    b.js(
+        "history.pushState(null, '', '/app/settings'); dispatchEvent(new PopStateEvent('popstate'))",
+        vec![],
+    );
+    let again = format!("Send document.signed to {} again", rx.url("/hook"));
+    b.wait_for_text(&again);
+    // Nothing waits for the hook any more: the deliveries view says so.
+    let summary = format!("Deliveries of {}", rx.url("/hook"));
+    b.js(
+        "[...document.querySelectorAll('summary')].find(s => s.textContent === arguments[0]).click()",
+        vec![Value::String(summary)],
+    );
+    b.wait_for_text("None waiting: every event so far was delivered");
+    b.assert_no_violations("settings with a failed delivery");
+    b.click(&again);
+    b.wait_for_text("No delivery has failed.");
+    let got = rx.wait_for("/hook", 3, 30);
+    assert_eq!(got[2].headers["webhook-id"], got[0].headers["webhook-id"]);
+    assert_eq!(got[2].body, got[0].body);
 
     // The signing page shows the logo and takes the colour as its accent.
     s.act_ok(&t, &id, "send");
     s.wait_status(&t, &id, "sent");
+    // So does the invitation's HTML part: the logo at its full address, the colour.
+    let mail = &s.wait_mails(1, |m| m.contains("To: ann@example.com"))[0];
+    let html = &mail[mail.find("Content-Type: text/html").expect("an HTML part")..];
+    assert!(
+        html.contains(&format!("<img src=\"{}\"", s.url(&logo_url))),
+        "{html}"
+    );
+    assert!(html.contains("border-top:6px solid #1e5631"), "{html}");
     let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
     let secret = secret_of(&d, 0);
     b.goto(&s.url(&format!("/s/{secret}")));

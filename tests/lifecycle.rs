@@ -116,6 +116,70 @@ fn send_moves_to_sent_mails_every_recipient_and_records_one_event() {
     assert_eq!(entry["ip"], "203.0.113.7");
 }
 
+/// The HTML part of a mail (`.eml` text): what follows its `text/html` header.
+fn html_part(mail: &str) -> &str {
+    let at = mail
+        .find("Content-Type: text/html; charset=utf-8")
+        .unwrap_or_else(|| panic!("no HTML part: {mail}"));
+    let body = &mail[at..];
+    &body[body.find("\r\n\r\n").unwrap() + 4..]
+}
+
+#[test]
+fn an_invitation_comes_as_text_and_as_html_in_the_entity_s_colour_with_every_text_escaped() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let (status, body) = s.put_json(&t, "/v1/entity", &json!({"brand_color": "#F5D90A"}));
+    assert_eq!(status, 200, "{body}");
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Deal <b>now</b> & \"more\"",
+        json!([signer("x@example.com")]),
+        json!({"email_send_message": "Line one\nLine <i>two</i>"}),
+    );
+    s.act_ok(&t, &id, "send");
+    s.wait_status(&t, &id, "sent");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let url = d["recipients"][0]["document_url"].as_str().unwrap();
+    let mail = &s.wait_mails(1, |m| m.contains("To: x@example.com"))[0];
+    assert!(
+        mail.contains("Content-Type: multipart/alternative; boundary="),
+        "{mail}"
+    );
+    // The plain text first, as it was.
+    let text_at = mail.find("Content-Type: text/plain").expect("a text part");
+    assert!(text_at < mail.find("Content-Type: text/html").unwrap());
+    assert!(mail[text_at..].contains("Line <i>two</i>"), "{mail}");
+    let html = html_part(mail);
+    assert!(html.starts_with("<!doctype html>"), "{html}");
+    assert!(html.contains("<html lang=\"en\">"), "{html}");
+    // The entity's colour on the rule and the button, black text on it (a light colour).
+    assert!(html.contains("border-top:6px solid #f5d90a"), "{html}");
+    assert!(
+        html.contains(&format!("<a href=\"{url}\""))
+            && html.contains("background:#f5d90a;color:#000000"),
+        "the link is a button in the colour: {html}"
+    );
+    // Text is text: the name and the message escaped, the message's line kept.
+    assert!(
+        html.contains("Deal &lt;b&gt;now&lt;/b&gt; &amp; &quot;more&quot;"),
+        "{html}"
+    );
+    assert!(
+        html.contains("Line one<br>\r\nLine &lt;i&gt;two&lt;/i&gt;"),
+        "{html}"
+    );
+    assert!(!html.contains("<b>") && !html.contains("<i>"), "{html}");
+    // The button says what the text's line before the link says.
+    assert!(
+        html.contains(">Open it here to review and sign</a>"),
+        "{html}"
+    );
+    // Without a logo, esign's name heads it.
+    assert!(html.contains(">esign</strong>"), "{html}");
+}
+
 #[test]
 fn send_by_another_sender_goes_through_processing() {
     let mut s = Server::start(&[]);

@@ -485,6 +485,147 @@ fn redirects_are_failures_and_end_as_dead_letters() {
 }
 
 #[test]
+fn a_subscription_lists_its_deliveries_still_waiting_with_their_last_error() {
+    let rx = HttpsServer::start(|req| match req.path.as_str() {
+        "/down" => Canned::status(503),
+        _ => Canned::status(200),
+    });
+    let s = server_for(&rx, "1h");
+    let t = s.admin_token();
+    let (down, _) = subscribe(&s, &t, "document.created", &rx.url("/down"), json!({}));
+    let (up, _) = subscribe(&s, &t, "document.created", &rx.url("/up"), json!({}));
+    let doc = s.create_doc(&t, &json!({"name": "waiting"}));
+    rx.wait_for("/down", 1, 20);
+    rx.wait_for("/up", 1, 20);
+    let waiting = wait_until(20, "the failed attempt recorded", || {
+        let (status, body) = s.get_as(&t, &format!("/v1/subscriptions/{down}/deliveries"));
+        assert_eq!(status, 200, "{body}");
+        (body["deliveries"][0]["status"] == "retrying").then_some(body)
+    });
+    assert_eq!(waiting["subscription_id"], down.as_str());
+    assert_eq!(waiting["target_url"], rx.url("/down"));
+    let list = waiting["deliveries"].as_array().unwrap();
+    assert_eq!(list.len(), 1, "{waiting}");
+    let d = &list[0];
+    assert_eq!(d["event"], "document.created");
+    assert_eq!(d["attempts"], 1);
+    assert!(d["last_error"].as_str().unwrap().contains("503"), "{d}");
+    let (queued, next) = (
+        chrono::DateTime::parse_from_rfc3339(d["queued_at"].as_str().unwrap()).unwrap(),
+        chrono::DateTime::parse_from_rfc3339(d["next_attempt_at"].as_str().unwrap()).unwrap(),
+    );
+    let wait = (next - queued).num_seconds();
+    assert!(
+        (2800..=4400).contains(&wait),
+        "next attempt in about an hour: {d}"
+    );
+    let seen = rx.received("/down");
+    assert_eq!(d["event_id"], seen[0].headers["webhook-id"].as_str());
+    assert_eq!(seen[0].json()["document"]["id"], doc["id"], "{d}");
+    // Delivered: nothing waits.
+    let (_, body) = s.get_as(&t, &format!("/v1/subscriptions/{up}/deliveries"));
+    assert_eq!(body["deliveries"], json!([]), "{body}");
+    // Another entity's admin, an unknown id: 404.
+    let other = Server::start(&[]);
+    let (status, body) = other.get_as(
+        &other.admin_token(),
+        &format!("/v1/subscriptions/{down}/deliveries"),
+    );
+    assert_eq!(assert_error(status, &body, 404), "subscription_not_found");
+    let (status, body) = s.get_as(&t, "/v1/subscriptions/aaaaaaaaaaaaaaaa/deliveries");
+    assert_eq!(assert_error(status, &body, 404), "subscription_not_found");
+    // Deleted: its queued retry is dropped, and it is gone.
+    let (status, _) = s.delete_as(&t, &format!("/v1/subscriptions/{down}"));
+    assert_eq!(status, 204);
+    let (status, body) = s.get_as(&t, &format!("/v1/subscriptions/{down}/deliveries"));
+    assert_eq!(assert_error(status, &body, 404), "subscription_not_found");
+}
+
+#[test]
+fn a_dead_letter_is_sent_again_on_retry_with_its_event_id_and_body() {
+    let up = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let u = up.clone();
+    let rx = HttpsServer::start(move |req| match req.path.as_str() {
+        "/down" if !u.load(std::sync::atomic::Ordering::SeqCst) => Canned::status(503),
+        _ => Canned::status(200),
+    });
+    let s = server_for(&rx, "100ms");
+    let t = s.admin_token();
+    let (sub, secret) = subscribe(&s, &t, "document.created", &rx.url("/down"), json!({}));
+    s.create_doc(&t, &json!({"name": "try again"}));
+    let dead = |n: usize| {
+        wait_until(20, "the dead letter", || {
+            let (_, e) = s.get_as(&t, "/v1/subscriptions/errors");
+            let list = e.as_array().unwrap().clone();
+            (list.len() == n).then_some(list)
+        })
+    };
+    let errors = dead(1);
+    let error = errors[0]["id"].as_str().unwrap().to_string();
+    let failed = rx.received("/down");
+    assert_eq!(failed.len(), 2, "two attempts, then a dead letter");
+
+    // Unknown and malformed ids: 404 in the error shape.
+    for bad in ["nope", "0000000000000000aaaaaaaaaaaaaaaa", &error[..31]] {
+        let (status, body) = s.post_json(
+            &t,
+            &format!("/v1/subscriptions/errors/{bad}/retry"),
+            &json!({}),
+        );
+        assert_eq!(assert_error(status, &body, 404), "error_not_found", "{bad}");
+    }
+    // Another entity's admin does not see it.
+    let other = Server::start(&[]);
+    let (status, body) = other.post_json(
+        &other.admin_token(),
+        &format!("/v1/subscriptions/errors/{error}/retry"),
+        &json!({}),
+    );
+    assert_eq!(assert_error(status, &body, 404), "error_not_found");
+
+    // The target is back: a retry sends the same event, signed with the secret.
+    up.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/subscriptions/errors/{error}/retry"),
+        &json!({}),
+    );
+    assert_eq!(status, 202, "{body}");
+    assert_eq!(body["event_id"], errors[0]["event_id"], "{body}");
+    assert_eq!(body["subscription_id"], sub.as_str(), "{body}");
+    let seen = rx.wait_for("/down", 3, 20);
+    let again = &seen[2];
+    assert_signed(again, &secret);
+    assert_eq!(again.headers["webhook-id"], failed[0].headers["webhook-id"]);
+    assert_eq!(again.body, failed[0].body, "the same body");
+    assert_eq!(s.get_as(&t, "/v1/subscriptions/errors").1, json!([]));
+    // Gone once retried.
+    let (status, body) = s.post_json(
+        &t,
+        &format!("/v1/subscriptions/errors/{error}/retry"),
+        &json!({}),
+    );
+    assert_eq!(assert_error(status, &body, 404), "error_not_found");
+
+    // A dead letter of a deleted subscription is still listed for the admin, but a
+    // retry would reach nobody: 409.
+    up.store(false, std::sync::atomic::Ordering::SeqCst);
+    s.create_doc(&t, &json!({"name": "again"}));
+    let errors = dead(1);
+    let (status, _) = s.delete_as(&t, &format!("/v1/subscriptions/{sub}"));
+    assert_eq!(status, 204);
+    let (status, body) = s.post_json(
+        &t,
+        &format!(
+            "/v1/subscriptions/errors/{}/retry",
+            errors[0]["id"].as_str().unwrap()
+        ),
+        &json!({}),
+    );
+    assert_eq!(assert_error(status, &body, 409), "subscription_inactive");
+}
+
+#[test]
 fn global_scoping_and_tenant_isolation() {
     let rx = HttpsServer::start(|_| Canned::status(200));
     let mut s = server_for(&rx, "1s");

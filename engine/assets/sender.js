@@ -1017,7 +1017,7 @@
   // ---------- settings ----------
   // Webhook subscriptions: the caller's (all of the entity's for an admin), a new one
   // (its signing secret shown once), a new secret, unsubscribing, and the deliveries
-  // that failed for good.
+  // that failed for good, each of which can be sent again.
   async function webhooksSection(box) {
     const [subs, events, failed] = await Promise.all([get("/v1/subscriptions").catch(() => []), get("/v1/subscriptions/events").catch(() => []), get("/v1/subscriptions/errors").catch(() => [])]);
     const secret = el("p", { class: "note", role: "status", hidden: true });
@@ -1041,10 +1041,31 @@
         el("button", { type: "button", onclick: async () => {
           try { const r = await post("/v1/subscriptions/" + encodeURIComponent(x.id) + "/secret"); show(t("say.rotated", { secret: r.secret })); } catch (err) { showError(err, box); }
         } }, t("set.rotate", { url: x.target_url })), " ",
-        actButton(t("set.unsubscribe", { url: x.target_url }), () => api("DELETE", "/v1/subscriptions/" + encodeURIComponent(x.id)), box, t("confirm.unsubscribe")))));
+        actButton(t("set.unsubscribe", { url: x.target_url }), () => api("DELETE", "/v1/subscriptions/" + encodeURIComponent(x.id)), box, t("confirm.unsubscribe")),
+        pendingDeliveries(x, box))));
     const errors = failed.length === 0 ? el("p", { class: "muted" }, t("set.nofailed")) :
-      el("ul", {}, failed.map(f => el("li", {}, t("set.failedline", { event: f.event, url: f.target_url, attempts: f.attempts, error: f.last_error, when: when(f.failed_at) }))));
+      el("ul", {}, failed.map(f => el("li", {}, t("set.failedline", { event: f.event, url: f.target_url, attempts: f.attempts, error: f.last_error, when: when(f.failed_at) }), " ",
+        f.id ? actButton(t("set.retry", { event: f.event, url: f.target_url }), () => post("/v1/subscriptions/errors/" + encodeURIComponent(f.id) + "/retry"), box) : null)));
     return el("section", { class: "card" }, el("h2", {}, t("set.webhooks")), secret, list, form, await testForm(events, box), el("h3", {}, t("set.failed")), errors);
+  }
+
+  // A subscription's deliveries still waiting (GET /v1/subscriptions/{id}/deliveries):
+  // not tried yet, or failed and to be tried again with the last error; read when
+  // opened, and again each time.
+  function pendingDeliveries(sub, box) {
+    const list = el("div", { "aria-live": "polite" });
+    const d = el("details", {}, el("summary", {}, t("set.deliveries", { url: sub.target_url })), list);
+    d.addEventListener("toggle", async () => {
+      if (!d.open) return;
+      try {
+        const r = await get("/v1/subscriptions/" + encodeURIComponent(sub.id) + "/deliveries");
+        list.replaceChildren(r.deliveries.length === 0 ? el("p", { class: "muted" }, t("set.nodeliveries")) :
+          el("ul", {}, r.deliveries.map(x => el("li", {},
+            t("set.deliveryline", { event: x.event, status: tValue("delivery.", x.status), attempts: x.attempts, when: when(x.next_attempt_at) }),
+            x.last_error ? " · " + t("set.lasterror", { error: x.last_error }) : ""))));
+      } catch (err) { showError(err, box); }
+    });
+    return d;
   }
 
   // A test event to the subscriptions of an event (POST /v1/subscriptions/test), about

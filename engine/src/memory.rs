@@ -2,7 +2,9 @@
 //! with no transactions (every write is immediately visible), recorded effects, a
 //! settable clock and a cheap, clearly-not-secure password "hash".
 
-use crate::base::api::{Delivery, EidIdentity, Event, JobSpec, Mail, Platform, Settings, Sms};
+use crate::base::api::{
+    Delivery, EidIdentity, Event, JobSpec, Mail, PendingDelivery, Platform, Settings, Sms,
+};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
@@ -118,6 +120,32 @@ impl Platform for MemoryPlatform {
     fn cancel_deliveries(&mut self, subscription_id: &str) {
         self.deliveries
             .retain(|d| d.subscription_id != subscription_id);
+    }
+
+    /// Every delivery recorded for the subscription (none is ever delivered here).
+    fn pending_deliveries(
+        &mut self,
+        subscription_id: &str,
+        _target_url: &str,
+        limit: u32,
+    ) -> Vec<PendingDelivery> {
+        self.deliveries
+            .iter()
+            .filter(|d| d.subscription_id == subscription_id)
+            .take(limit as usize)
+            .map(|d| {
+                let body: serde_json::Value = serde_json::from_str(&d.body).unwrap_or_default();
+                let text = |k: &str| body[k].as_str().unwrap_or_default().to_string();
+                PendingDelivery {
+                    event_id: text("event_id"),
+                    event: text("event"),
+                    attempts: 0,
+                    last_error: String::new(),
+                    queued_at_ms: 0,
+                    next_attempt_at_ms: 0,
+                }
+            })
+            .collect()
     }
 
     fn schedule_job(&mut self, job: JobSpec) -> String {

@@ -51,6 +51,9 @@ impl native::Platform for NativePlatform {
     }
     fn delete_blob(&mut self, _: &str) {}
     fn cancel_deliveries(&mut self, _: &str) {}
+    fn pending_deliveries(&mut self, _: &str, _: &str, _: u32) -> Vec<native::PendingDelivery> {
+        Vec::new()
+    }
     fn emit_event(&mut self, _: native::Event, _: Vec<native::Delivery>) {
         unreachable!("GET /v1/test emits nothing")
     }

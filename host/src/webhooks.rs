@@ -551,6 +551,8 @@ fn commit(shared: &Shared, batch: &[Attempted]) -> anyhow::Result<bool> {
                                 "event_id": row.event_id, "event": row.event, "target_url": row.target_url,
                                 "attempts": row.attempts, "last_error": why,
                                 "first_attempt_ms": row.first_attempt_ms,
+                                // Kept by the engine for a retry.
+                                "body": row.body,
                             });
                             let j = job("webhook.dead", serde_json::to_vec(&dead)?);
                             txn.put(

@@ -25,8 +25,8 @@ import argon2
 from wasmtime import Engine, Store, WasiConfig
 from wasmtime.component import Component, Linker, Record, Variant
 
-ENGINE = "esign:engine/{}@0.1.0"
-FORMATS = "esign:formats/{}@0.1.0"
+ENGINE = "esign:engine/{}@0.2.0"
+FORMATS = "esign:formats/{}@0.2.0"
 PASSWORDS = argon2.PasswordHasher()  # argon2id
 DUMMY = PASSWORDS.hash("esign dummy password")
 
@@ -180,6 +180,8 @@ class Host:
             effect = lambda f: self.txn["effects"].append(f)  # noqa: E731
             i.add_func("emit-event", lambda _, e, d: effect(lambda: self.events.append(e)))
             i.add_func("cancel-deliveries", lambda _, s: None)
+            # This host delivers no webhooks: it holds none.
+            i.add_func("pending-deliveries", lambda _, s, u, n: [])
 
             def schedule(_, job):
                 job_id = secrets.token_hex(12)

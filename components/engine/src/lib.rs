@@ -142,6 +142,25 @@ impl core_engine::Platform for Imports {
         effects::cancel_deliveries(subscription_id)
     }
 
+    fn pending_deliveries(
+        &mut self,
+        subscription_id: &str,
+        target_url: &str,
+        limit: u32,
+    ) -> Vec<core_engine::PendingDelivery> {
+        effects::pending_deliveries(subscription_id, target_url, limit)
+            .into_iter()
+            .map(|d| core_engine::PendingDelivery {
+                event_id: d.event_id,
+                event: d.event,
+                attempts: d.attempts,
+                last_error: d.last_error,
+                queued_at_ms: d.queued_at_ms,
+                next_attempt_at_ms: d.next_attempt_at_ms,
+            })
+            .collect()
+    }
+
     fn schedule_job(&mut self, j: core_engine::JobSpec) -> String {
         effects::schedule_job(&effects::JobSpec {
             kind: j.kind,
@@ -158,6 +177,7 @@ impl core_engine::Platform for Imports {
             subject: m.subject,
             body: m.body,
             tag: m.tag,
+            html: m.html,
         })
     }
 

@@ -149,6 +149,22 @@ pub struct Mail {
     pub body: String,
     /// What the mail is about (`recipient:{document}:{recipient}`), for bounces; or empty.
     pub tag: String,
+    /// The same mail as HTML (in the entity's branding), sent beside `body` as its
+    /// alternative; empty for plain text only.
+    pub html: String,
+}
+
+/// A webhook delivery the host still holds (mirrors `effects.pending-delivery`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingDelivery {
+    pub event_id: String,
+    pub event: String,
+    /// Attempts made so far (0: not tried yet).
+    pub attempts: u32,
+    /// Why the last attempt failed; empty before the first.
+    pub last_error: String,
+    pub queued_at_ms: u64,
+    pub next_attempt_at_ms: u64,
 }
 
 /// A text message to send (mirrors `effects.sms`).
@@ -189,6 +205,14 @@ pub trait Platform {
     fn emit_event(&mut self, event: Event, deliveries: Vec<Delivery>);
     /// Drops the queued deliveries of a subscription.
     fn cancel_deliveries(&mut self, subscription_id: &str);
+    /// The deliveries of a subscription (to `target_url`) the host still holds, at most
+    /// `limit`, the next due first.
+    fn pending_deliveries(
+        &mut self,
+        subscription_id: &str,
+        target_url: &str,
+        limit: u32,
+    ) -> Vec<PendingDelivery>;
     fn schedule_job(&mut self, job: JobSpec) -> String;
     fn send_mail(&mut self, mail: Mail);
     fn send_sms(&mut self, sms: Sms);

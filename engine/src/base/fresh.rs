@@ -13,7 +13,9 @@
 //! this id after learning the id, which it cannot do before this call commits. The host
 //! writes only its own key families (`q/`, `j/`, `d/`, …), which the engine never reads.
 
-use crate::base::api::{Delivery, EidIdentity, Event, JobSpec, Mail, Platform, Settings, Sms};
+use crate::base::api::{
+    Delivery, EidIdentity, Event, JobSpec, Mail, PendingDelivery, Platform, Settings, Sms,
+};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::work::{BlobInfo, PdfCheck};
@@ -118,6 +120,15 @@ impl Platform for FreshKeys<'_> {
     }
     fn cancel_deliveries(&mut self, subscription_id: &str) {
         self.inner.cancel_deliveries(subscription_id)
+    }
+    fn pending_deliveries(
+        &mut self,
+        subscription_id: &str,
+        target_url: &str,
+        limit: u32,
+    ) -> Vec<PendingDelivery> {
+        self.inner
+            .pending_deliveries(subscription_id, target_url, limit)
     }
     fn schedule_job(&mut self, job: JobSpec) -> String {
         self.inner.schedule_job(job)

@@ -93,6 +93,7 @@ fn lock_notice(user: &User, settings: &api::Settings, source: &str) -> Mail {
             email = user.email,
         ),
         tag: String::new(),
+        html: String::new(),
     }
 }
 

@@ -4,11 +4,13 @@
 
 use crate::base::api::{Mail, Sms};
 use crate::base::cx::Cx;
+use crate::base::html::esc;
 use crate::base::messages::Words;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
 use crate::domain::accounts::{User, user_key};
+use crate::domain::branding;
 use crate::domain::document::{self, Document, Recipient};
 use crate::domain::mail_templates;
 
@@ -60,22 +62,102 @@ fn link_mail(
         });
         return;
     }
-    let mut body = format!(
-        "{}\n\n{intro}\n\n{}\n{url}\n",
-        words.fill("mail.hello", &[("name", &r.fullname())]),
-        words.get(&format!("mail.open_{}", what_to_do(r)))
-    );
+    let hello = words.fill("mail.hello", &[("name", &r.fullname())]);
+    let open = words.get(&format!("mail.open_{}", what_to_do(r)));
+    let personal = words.get("mail.personal");
+    let mut body = format!("{hello}\n\n{intro}\n\n{open}\n{url}\n");
+    let before = [hello, intro];
+    let mut after = Vec::new();
     if !message.is_empty() {
         let from = words.fill("mail.message_from", &[("sender", &doc.sender.name)]);
         body.push_str(&format!("\n{from}\n{message}\n"));
+        after.push(format!("{from}\n{message}"));
     }
-    body.push_str(&format!("\n{}\n", words.get("mail.personal")));
+    body.push_str(&format!("\n{personal}\n"));
+    after.push(personal);
+    // On the button, the line without the colon that leads to the link in the text.
+    let label = open.trim_end_matches([':', ' ', '\u{a0}', '\u{202f}']);
+    let html = branded_html(cx, doc, &before, Some((label, &url)), &after);
     cx.p.send_mail(Mail {
         to: r.email.clone(),
         subject,
         body,
         tag: format!("recipient:{}:{}", doc.id, r.id),
+        html,
     });
+}
+
+/// A mail to a document's recipient as HTML, in the branding of the document's entity
+/// (`domain::branding`): its logo (else esign's name) above the text, its colour on the
+/// top rule and on the button to `link` (label, URL), which comes between the
+/// paragraphs `before` and `after`. Every text is escaped; a line break in a paragraph
+/// stays one. Styles are inline, as mail clients want them.
+pub fn branded_html(
+    cx: &mut Cx,
+    doc: &Document,
+    before: &[String],
+    link: Option<(&str, &str)>,
+    after: &[String],
+) -> String {
+    let brand = branding::load(cx, &doc.entity_id);
+    let base = cx.settings().base_url.trim_end_matches('/').to_string();
+    let color = if branding::is_color(&brand.color) {
+        brand.color.clone()
+    } else {
+        "#1a4fd6".to_string()
+    };
+    let logo = branding::json(&brand)["logo_url"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    let header = if logo.is_empty() {
+        format!("<strong style=\"font-size:20px;color:{color}\">esign</strong>")
+    } else {
+        format!(
+            "<img src=\"{}\" alt=\"{}\" style=\"max-height:48px;max-width:240px\">",
+            esc(&format!("{base}{logo}")),
+            esc(&doc.sender.name)
+        )
+    };
+    let paragraph = |text: &String| {
+        format!(
+            "<p style=\"margin:0 0 16px\">{}</p>\n",
+            esc(text).replace('\n', "<br>\n")
+        )
+    };
+    let mut html = format!(
+        "<!doctype html>\n<html lang=\"{}\"><head><meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width\"></head>\n\
+         <body style=\"margin:0;padding:24px;background:#f4f5f7;font:16px/1.5 system-ui,sans-serif;color:#1b1f24\">\n\
+         <div style=\"max-width:560px;margin:0 auto;background:#fff;border-top:6px solid {color};padding:24px\">\n\
+         <div style=\"margin:0 0 24px\">{header}</div>\n",
+        esc(doc.language()),
+    );
+    html.extend(before.iter().map(paragraph));
+    if let Some((label, url)) = link {
+        html.push_str(&format!(
+            "<p style=\"margin:24px 0\"><a href=\"{}\" style=\"display:inline-block;padding:12px 20px;\
+             border-radius:6px;background:{color};color:{};text-decoration:none;font-weight:600\">{}</a></p>\n",
+            esc(url),
+            ink_on(&color),
+            esc(label)
+        ));
+    }
+    html.extend(after.iter().map(paragraph));
+    html.push_str("</div></body></html>\n");
+    html
+}
+
+/// Black or white, whichever reads better on `color` (`#rrggbb`): by the colour's
+/// perceived brightness (the YIQ weights), white below the middle.
+fn ink_on(color: &str) -> &'static str {
+    let channel = |i: usize| u32::from(u8::from_str_radix(&color[i..i + 2], 16).unwrap_or(0));
+    let brightness = (channel(1) * 299 + channel(3) * 587 + channel(5) * 114) / 1000;
+    if brightness < 128 {
+        "#ffffff"
+    } else {
+        "#000000"
+    }
 }
 
 /// The invitation sent when a document is sent (or a batch goes out).
@@ -165,5 +247,6 @@ pub fn owner_notice(cx: &mut Cx, doc: &Document, subject: String, text: String) 
             doc.name, doc.id
         ),
         tag: String::new(),
+        html: String::new(),
     });
 }

@@ -6,7 +6,8 @@
 //! |---|---|
 //! | `sub/{id}` | [`Subscription`] |
 //! | `sub-ent/{entity}/{event}/{id}` | empty: the entity's subscriptions to an event |
-//! | `sub-err/{entity}/{at}{id}` | [`DeadLetter`] |
+//! | `sub-err/{entity}/{error}` | [`DeadLetter`] (`error` is `{at}{id}`) |
+//! | `sub-errb/{entity}/{error}` | the body the dead letter's delivery carried, for a retry |
 
 use crate::base::api::{Delivery, Event, Mail};
 use crate::base::cx::Cx;
@@ -97,6 +98,27 @@ pub struct DeadLetter {
     pub first_attempt_ms: u64,
     #[serde(default)]
     pub failed_ms: u64,
+}
+
+/// What the host's `webhook.dead` job carries: the dead letter and, from hosts that
+/// send it, the body the delivery carried (kept apart, for a retry).
+#[derive(Debug, Deserialize)]
+pub struct DeadReport {
+    #[serde(flatten)]
+    pub letter: DeadLetter,
+    #[serde(default)]
+    pub body: String,
+}
+
+/// A dead letter's key; `error` is `{failed_at:016x}{id}`, the `id` of
+/// `GET /v1/subscriptions/errors`.
+pub fn dead_letter_key(entity: &str, error: &str) -> Vec<u8> {
+    format!("sub-err/{entity}/{error}").into_bytes()
+}
+
+/// The body of a dead letter's delivery, apart so that listing dead letters reads none.
+pub fn dead_body_key(entity: &str, error: &str) -> Vec<u8> {
+    format!("sub-errb/{entity}/{error}").into_bytes()
 }
 
 pub fn sub_key(id: &str) -> Vec<u8> {
@@ -214,5 +236,6 @@ pub fn tell_owner(cx: &mut Cx, s: &Subscription, subject: String, body: String) 
         subject,
         body,
         tag: String::new(),
+        html: String::new(),
     });
 }

@@ -6,11 +6,13 @@
 //! |---|---|
 //! | `sub/{id}` | [`Subscription`] |
 //! | `sub-ent/{entity}/{event}/{id}` | empty: the entity's subscriptions to an event |
-//! | `sub-err/{entity}/{at}{id}` | [`DeadLetter`] |
+//! | `sub-err/{entity}/{error}` | [`DeadLetter`] |
+//! | `sub-errb/{entity}/{error}` | its delivery's body |
 //!
 //! Routes: `GET/POST /v1/subscriptions`, `GET/DELETE /v1/subscriptions/{id}`,
 //! `POST /v1/subscriptions/{id}/secret` (rotate), `GET /v1/subscriptions/events`,
-//! `GET /v1/subscriptions/errors`, `POST /v1/subscriptions/test`.
+//! `GET /v1/subscriptions/{id}/deliveries`, `GET /v1/subscriptions/errors`,
+//! `POST /v1/subscriptions/errors/{id}/retry`, `POST /v1/subscriptions/test`.
 
 use crate::base::api::{Delivery, Event, Request, Response};
 use crate::base::cx::Cx;
@@ -21,7 +23,8 @@ use crate::base::records::{decode, prefix_range};
 use crate::base::util::{is_email, is_id, iso8601, new_id, normalize_email};
 use crate::domain::auth::{Principal, authenticate};
 use crate::domain::webhooks::{
-    DeadLetter, EVENTS, Subscription, delivery_for, fanout_key, new_secret, sub_key,
+    DeadLetter, EVENTS, Subscription, dead_body_key, dead_letter_key, delivery_for, fanout_key,
+    new_secret, sub_key,
 };
 use crate::domain::{access, accounts, events};
 use serde_json::{Value, json};
@@ -110,6 +113,7 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
             ),
         )),
         ("GET", ["errors"]) => errors(cx, &pr),
+        ("POST", ["errors", error, "retry"]) => retry(cx, &pr, error),
         ("POST", ["test"]) => test(cx, &pr, req),
         ("GET", [id]) => Ok(json(200, &sub_json(&find(cx, &pr, id)?))),
         ("DELETE", [id]) => {
@@ -119,6 +123,7 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
             cx.p.cancel_deliveries(id);
             Ok(no_content())
         }
+        ("GET", [id, "deliveries"]) => deliveries(cx, &pr, id),
         ("POST", [id, "secret"]) => {
             let mut s = find(cx, &pr, id)?;
             s.secret = new_secret(cx);
@@ -223,19 +228,28 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request, fixed: Option<&str>) -> Ap
     Ok(json(200, &v))
 }
 
+/// Whether the caller sees dead letters of subscription `sub_id`: its owner, or an
+/// admin (also after the subscription is gone).
+fn sees_dead_letters(visible: &[String], pr: &Principal, sub_id: &str) -> bool {
+    visible.iter().any(|v| v == sub_id) || pr.membership.role == accounts::Role::Admin
+}
+
 fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
     let visible: Vec<String> = list(cx, pr).into_iter().map(|s| s.id).collect();
-    let (start, end) = prefix_range(&format!("sub-err/{}/", pr.entity.id));
+    let prefix = format!("sub-err/{}/", pr.entity.id);
+    let (start, end) = prefix_range(&prefix);
     let items: Vec<Value> = cx
         .p
         .scan(&start, &end, 1000, true)
         .into_iter()
-        .map(|(_, v)| decode::<DeadLetter>(&v))
-        .filter(|d| {
-            visible.contains(&d.subscription_id) || pr.membership.role == accounts::Role::Admin
+        .map(|(k, v)| {
+            let error = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
+            (error, decode::<DeadLetter>(&v))
         })
-        .map(|d| {
+        .filter(|(_, d)| sees_dead_letters(&visible, pr, &d.subscription_id))
+        .map(|(error, d)| {
             json!({
+                "id": error,
                 "subscription_id": d.subscription_id, "event": d.event, "event_id": d.event_id,
                 "target_url": d.target_url, "attempts": d.attempts, "last_error": d.last_error,
                 "first_attempt_at": iso8601(d.first_attempt_ms), "failed_at": iso8601(d.failed_ms),
@@ -246,6 +260,110 @@ fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
         })
         .collect();
     Ok(json(200, &Value::Array(items)))
+}
+
+/// Most deliveries `GET /v1/subscriptions/{id}/deliveries` lists.
+const PENDING_LISTED: u32 = 100;
+
+/// `GET /v1/subscriptions/{id}/deliveries`: the subscription's deliveries the host
+/// still holds (not tried yet, or failed and waiting for their next attempt), the next
+/// due first, at most [`PENDING_LISTED`]. Delivered ones are gone from it; given-up
+/// ones are in `GET /v1/subscriptions/errors`.
+fn deliveries(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let s = find(cx, pr, id)?;
+    let items: Vec<Value> =
+        cx.p.pending_deliveries(&s.id, &s.target_url, PENDING_LISTED)
+            .into_iter()
+            .map(|d| {
+                json!({
+                    "event_id": d.event_id,
+                    "event": d.event,
+                    "status": if d.attempts == 0 { "queued" } else { "retrying" },
+                    "attempts": d.attempts,
+                    "last_error": d.last_error,
+                    "queued_at": iso8601(d.queued_at_ms),
+                    "next_attempt_at": iso8601(d.next_attempt_at_ms),
+                })
+            })
+            .collect();
+    Ok(json(
+        200,
+        &json!({"subscription_id": s.id, "target_url": s.target_url, "deliveries": items}),
+    ))
+}
+
+/// `POST /v1/subscriptions/errors/{id}/retry`: the dead letter's delivery is queued
+/// again, with the same body and event id (`webhook-id`), to the subscription's target
+/// and signed with its secret as they are now; the dead letter is removed (a new
+/// failure records a new one). 404 for a dead letter the caller does not see, 409 when
+/// the subscription is deleted or disabled, or when the host did not keep the body.
+fn retry(cx: &mut Cx, pr: &Principal, error: &str) -> ApiResult<Response> {
+    let missing =
+        || http::ApiError::not_found("error_not_found", format!("no failed delivery {error}"));
+    let well_formed = error.len() == 32
+        && error.is_char_boundary(16)
+        && error[..16].bytes().all(|b| b.is_ascii_hexdigit())
+        && is_id(&error[16..]);
+    if !well_formed {
+        return Err(missing());
+    }
+    let key = dead_letter_key(&pr.entity.id, error);
+    let visible: Vec<String> = list(cx, pr).into_iter().map(|s| s.id).collect();
+    let d = cx
+        .load::<DeadLetter>(&key)
+        .filter(|d| sees_dead_letters(&visible, pr, &d.subscription_id))
+        .ok_or_else(missing)?;
+    let Some(s) = cx
+        .load::<Subscription>(&sub_key(&d.subscription_id))
+        .filter(|s| s.active)
+    else {
+        return Err(http::ApiError::new(
+            409,
+            "subscription_inactive",
+            format!(
+                "subscription {} is deleted or disabled: a retry would reach nobody",
+                d.subscription_id
+            ),
+        ));
+    };
+    let body_key = dead_body_key(&pr.entity.id, error);
+    let Some(body) = cx.p.get(&body_key) else {
+        return Err(http::ApiError::new(
+            409,
+            "body_unknown",
+            "the host did not keep this delivery's body, so it cannot be sent again",
+        ));
+    };
+    let body = String::from_utf8_lossy(&body).into_owned();
+    // The event as recorded: the body without its per-subscription members.
+    let mut payload: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    if let Some(o) = payload.as_object_mut() {
+        o.remove("subscription_id");
+        o.remove("payload");
+    }
+    let delivery = Delivery {
+        subscription_id: s.id.clone(),
+        target_url: s.target_url.clone(),
+        secret: s.secret.clone(),
+        body,
+        entity_id: s.entity_id.clone(),
+    };
+    cx.p.emit_event(
+        Event {
+            id: d.event_id.clone(),
+            kind: d.event.clone(),
+            entity_id: s.entity_id.clone(),
+            user_id: s.user_id.clone(),
+            payload: payload.to_string(),
+        },
+        vec![delivery],
+    );
+    cx.p.delete(&key);
+    cx.p.delete(&body_key);
+    Ok(json(
+        202,
+        &json!({"id": error, "event_id": d.event_id, "subscription_id": s.id, "status": "queued"}),
+    ))
 }
 
 /// `POST /v1/subscriptions/test` (body `event`, `document_id`, `subscription_id`?): a

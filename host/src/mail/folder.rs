@@ -1,6 +1,7 @@
 //! The default mail transport: each mail becomes an RFC 5322 `.eml` file in a folder
 //! (`<data-dir>/mail` unless told otherwise), written atomically and named after the
-//! mail, so a retry rewrites the same file instead of adding a second.
+//! mail, so a retry rewrites the same file instead of adding a second. A mail with HTML
+//! is `multipart/alternative`: its plain text, then its HTML.
 
 use super::{Failure, Transport};
 use crate::tables::mail::StoredMail;
@@ -28,15 +29,31 @@ impl Transport for FolderTransport {
         let date = chrono::DateTime::from_timestamp_millis(mail.created_ms as i64)
             .unwrap_or_default()
             .to_rfc2822();
+        let crlf = |s: &str| s.replace("\r\n", "\n").replace('\n', "\r\n");
+        let plain =
+            "Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n";
+        // With HTML, the two as alternatives (RFC 2046), the plain text first; the
+        // boundary names the mail, whose random id no text contains by chance.
+        let content = if mail.html.is_empty() {
+            format!("{plain}\r\n{}", crlf(&mail.body))
+        } else {
+            let b = format!("esign-alternative-{}", mail.id);
+            format!(
+                "Content-Type: multipart/alternative; boundary=\"{b}\"\r\n\r\n\
+                 --{b}\r\n{plain}\r\n{}\r\n\
+                 --{b}\r\nContent-Type: text/html; charset=utf-8\r\n\
+                 Content-Transfer-Encoding: 8bit\r\n\r\n{}\r\n--{b}--\r\n",
+                crlf(&mail.body),
+                crlf(&mail.html),
+            )
+        };
         let text = format!(
             "From: {}\r\nTo: {}\r\nSubject: {}\r\nDate: {date}\r\nMessage-ID: <{}@esign>\r\n\
-             MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\
-             Content-Transfer-Encoding: 8bit\r\n\r\n{}",
+             MIME-Version: 1.0\r\n{content}",
             one_line(&self.from),
             one_line(&mail.to),
             one_line(&mail.subject),
             mail.id,
-            mail.body.replace("\r\n", "\n").replace('\n', "\r\n"),
         );
         let name = format!("{}-{}.eml", mail.created_ms, mail.id);
         let tmp = self.dir.join(format!(".{name}.tmp"));

@@ -316,6 +316,7 @@ mod tests {
             created_ms: 1,
             attempts,
             tag: String::new(),
+            html: String::new(),
         };
         let mut txn = store.begin();
         txn.put(
@@ -376,6 +377,7 @@ mod tests {
             created_ms: 2,
             attempts: 0,
             tag: "recipient:d:r".into(),
+            html: String::new(),
         };
         let mut txn = store.begin();
         txn.put(

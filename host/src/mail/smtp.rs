@@ -7,7 +7,7 @@
 use super::{Failure, Transport};
 use crate::tables::mail::StoredMail;
 use anyhow::Context;
-use lettre::message::{Mailbox, header::ContentType};
+use lettre::message::{Mailbox, MultiPart, header::ContentType};
 use lettre::{Message, SmtpTransport, Transport as _};
 use std::time::Duration;
 
@@ -36,14 +36,22 @@ impl Transport for SmtpMailer {
             .to
             .parse()
             .map_err(|e| Failure::Permanent(format!("{:?} is not an address: {e}", mail.to)))?;
-        let message = Message::builder()
+        let builder = Message::builder()
             .from(self.from.clone())
             .to(to)
             .subject(mail.subject.clone())
-            .message_id(Some(format!("<{}@esign>", mail.id)))
-            .header(ContentType::TEXT_PLAIN)
-            .body(mail.body.clone())
-            .map_err(|e| Failure::Permanent(format!("the mail cannot be built: {e}")))?;
+            .message_id(Some(format!("<{}@esign>", mail.id)));
+        let message = if mail.html.is_empty() {
+            builder
+                .header(ContentType::TEXT_PLAIN)
+                .body(mail.body.clone())
+        } else {
+            builder.multipart(MultiPart::alternative_plain_html(
+                mail.body.clone(),
+                mail.html.clone(),
+            ))
+        }
+        .map_err(|e| Failure::Permanent(format!("the mail cannot be built: {e}")))?;
         match self.transport.send(&message) {
             Ok(_) => Ok(()),
             Err(e) if e.is_permanent() => Err(Failure::Permanent(e.to_string())),

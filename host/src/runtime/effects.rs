@@ -26,6 +26,16 @@ impl effects::Host for CallState {
         Ok(())
     }
 
+    fn pending_deliveries(
+        &mut self,
+        subscription_id: String,
+        target_url: String,
+        limit: u32,
+    ) -> wasmtime::Result<Vec<effects::PendingDelivery>> {
+        webhooks::pending(&mut self.txn, &subscription_id, &target_url, limit)
+            .map_err(wasmtime::Error::from_anyhow)
+    }
+
     fn schedule_job(&mut self, job: effects::JobSpec) -> wasmtime::Result<String> {
         self.may_write()?;
         let id = jobs::queue(&mut self.txn, job).map_err(wasmtime::Error::from_anyhow)?;

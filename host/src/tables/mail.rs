@@ -20,27 +20,28 @@ pub struct StoredMail {
     /// What the mail is about (for bounces); empty for none.
     #[serde(default)]
     pub tag: String,
+    /// The HTML alternative of `body`; empty for plain text only.
+    #[serde(default)]
+    pub html: String,
 }
 
 /// Queues a mail the engine sent (`effects.send-mail`) in the call's transaction.
 pub fn queue_mail(txn: &mut Txn, mail: effects::Mail) -> anyhow::Result<()> {
-    queue(txn, MAIL, mail.to, mail.subject, mail.body, mail.tag)
+    let record = StoredMail {
+        html: mail.html,
+        ..record(mail.to, mail.subject, mail.body, mail.tag)
+    };
+    put(txn, MAIL, &record)
 }
 
 /// Queues a text message (`effects.send-sms`): a row like a mail's, without a subject.
 pub fn queue_sms(txn: &mut Txn, sms: effects::Sms) -> anyhow::Result<()> {
-    queue(txn, SMS, sms.to, String::new(), sms.text, sms.tag)
+    put(txn, SMS, &record(sms.to, String::new(), sms.text, sms.tag))
 }
 
-fn queue(
-    txn: &mut Txn,
-    table: &[u8],
-    to: String,
-    subject: String,
-    body: String,
-    tag: String,
-) -> anyhow::Result<()> {
-    let record = StoredMail {
+/// A new row: not tried yet, no HTML.
+fn record(to: String, subject: String, body: String, tag: String) -> StoredMail {
+    StoredMail {
         id: random_id(),
         to,
         subject,
@@ -48,10 +49,14 @@ fn queue(
         created_ms: now_ms(),
         attempts: 0,
         tag,
-    };
+        html: String::new(),
+    }
+}
+
+fn put(txn: &mut Txn, table: &[u8], record: &StoredMail) -> anyhow::Result<()> {
     txn.put(
         &timed(table, record.created_ms, &record.id),
-        &serde_json::to_vec(&record)?,
+        &serde_json::to_vec(record)?,
     );
     Ok(())
 }

@@ -91,6 +91,44 @@ pub fn record_event(
     Ok(queued)
 }
 
+/// Most entries of a target's queue [`pending`] reads looking for one subscription's.
+const PENDING_SCAN: usize = 10_000;
+
+/// The deliveries of `subscription_id` still queued for the target of `url`
+/// (`effects.pending-deliveries`), the next due first, at most `limit`, among the first
+/// [`PENDING_SCAN`] of the target's queue. None once the subscription's deliveries
+/// were dropped.
+pub fn pending(
+    txn: &mut Txn,
+    subscription_id: &str,
+    url: &str,
+    limit: u32,
+) -> anyhow::Result<Vec<effects::PendingDelivery>> {
+    if txn.get(&keys::cancelled(subscription_id))?.is_some() {
+        return Ok(Vec::new());
+    }
+    let queue = queues::queue(keys::DELIVERIES, &target_hash(url));
+    let mut out = Vec::new();
+    for (k, v) in txn.scan(&queue, &queues::range_end(&queue), PENDING_SCAN, false)? {
+        let row: StoredDelivery = serde_json::from_slice(&v)?;
+        if row.subscription_id != subscription_id {
+            continue;
+        }
+        out.push(effects::PendingDelivery {
+            event_id: row.event_id,
+            event: row.event,
+            attempts: row.attempts,
+            last_error: row.last_error,
+            queued_at_ms: row.created_ms,
+            next_attempt_at_ms: queues::due_of(&queue, &k)?,
+        });
+        if out.len() >= limit as usize {
+            break;
+        }
+    }
+    Ok(out)
+}
+
 /// Drops a subscription's queued deliveries (`effects.cancel-deliveries`): a marker, not
 /// a scan of the queue; the delivery worker drops the subscription's rows when it
 /// reaches them.

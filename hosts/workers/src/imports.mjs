@@ -57,6 +57,13 @@ export function engineImports(cx) {
         }
       },
       cancelDeliveries: (sub) => void sql.exec('DELETE FROM delivery WHERE subscription_id = ?', sub),
+      pendingDeliveries: (sub, _targetUrl, limit) => sql
+        .exec('SELECT event_id, event, attempts, last_error, COALESCE(first_attempt_ms, due) AS queued, due FROM delivery WHERE subscription_id = ? ORDER BY due LIMIT ?', sub, limit)
+        .toArray()
+        .map((r) => ({
+          eventId: r.event_id, event: r.event, attempts: r.attempts, lastError: r.last_error,
+          queuedAtMs: BigInt(r.queued), nextAttemptAtMs: BigInt(r.due),
+        })),
       scheduleJob(spec) {
         const id = randomId();
         sql.exec(
@@ -65,8 +72,8 @@ export function engineImports(cx) {
         );
         return id;
       },
-      sendMail: (m) => mailRow(sql, 'mail', m.to, m.subject, m.body, m.tag, cx.now),
-      sendSms: (s) => mailRow(sql, 'sms', s.to, '', s.text, s.tag, cx.now),
+      sendMail: (m) => mailRow(sql, 'mail', m.to, m.subject, m.body, m.tag, cx.now, m.html),
+      sendSms: (s) => mailRow(sql, 'sms', s.to, '', s.text, s.tag, cx.now, ''),
     },
     'esign:engine/host': {
       getSettings: () => cx.settings,
@@ -99,9 +106,9 @@ export function engineImports(cx) {
   return imports;
 }
 
-function mailRow(sql, channel, to, subject, body, tag, now) {
+function mailRow(sql, channel, to, subject, body, tag, now, html) {
   sql.exec(
-    'INSERT INTO mail (id, channel, recipient, subject, body, tag, due) VALUES (?, ?, ?, ?, ?, ?, ?)',
-    randomId(), channel, to, subject, body, tag, now,
+    'INSERT INTO mail (id, channel, recipient, subject, body, tag, due, html) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    randomId(), channel, to, subject, body, tag, now, html,
   );
 }

@@ -12,7 +12,7 @@
 import { DurableObject } from 'cloudflare:workers';
 import { instantiate } from '../build/engine/engine.js';
 import { engineCores } from '../build/cores.mjs';
-import { SCHEMA, getBlob, hostJob, meta, putBlob, setMeta } from './tables.mjs';
+import { SCHEMA, getBlob, hostJob, meta, migrate, putBlob, setMeta } from './tables.mjs';
 import { engineImports } from './imports.mjs';
 import { Answers, NeedPasswords, answer } from './passwords.mjs';
 import { blobsOf, checkPdf, generateSigningKey } from './formats.mjs';
@@ -56,6 +56,7 @@ export class Engine extends DurableObject {
     super(ctx, env);
     this.sql = ctx.storage.sql;
     this.sql.exec(SCHEMA);
+    migrate(this.sql);
     this.signing = null;
     ctx.blockConcurrencyWhile(() => this.#loadSigningKey());
   }

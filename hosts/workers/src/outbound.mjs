@@ -11,7 +11,8 @@
 // step is a dead letter (job `webhook.dead`). Redirects are not followed.
 //
 // Mail and SMS: a JSON POST to the configured HTTP API (ESIGN_MAIL_URL: `{from, to,
-// subject, text, tag}`; ESIGN_SMS_URL: `{to, text}`, as the Rust host's SMS gateway),
+// subject, text, tag}`, and `html` when the mail has an HTML part; ESIGN_SMS_URL:
+// `{to, text}`, as the Rust host's SMS gateway),
 // with `authorization: Bearer` the configured token. 2xx is sent; 400, 404, 410 or 422
 // is a permanent refusal (given up at once, and for tagged mail job `mail.bounced`);
 // anything else is retried with exponential backoff, at most 20 attempts.
@@ -74,6 +75,7 @@ export async function deliverWebhooks(ctx, env) {
         const dead = {
           subscription_id: row.subscription_id, entity_id: row.entity_id, event_id: row.event_id, event: row.event,
           target_url: row.target_url, attempts, last_error: outcome.failed, first_attempt_ms: first,
+          body: row.body, // kept by the engine for a retry
         };
         hostJob(sql, randomId(), 'webhook.dead', new TextEncoder().encode(JSON.stringify(dead)), now);
       }
@@ -180,7 +182,7 @@ async function attemptMail(env, row) {
   const token = sms ? env.ESIGN_SMS_TOKEN : env.ESIGN_MAIL_TOKEN;
   const body = sms
     ? { to: row.recipient, text: row.body }
-    : { from: env.ESIGN_MAIL_FROM || 'esign <noreply@esign.local>', to: row.recipient, subject: row.subject, text: row.body, tag: row.tag };
+    : { from: env.ESIGN_MAIL_FROM || 'esign <noreply@esign.local>', to: row.recipient, subject: row.subject, text: row.body, tag: row.tag, ...(row.html ? { html: row.html } : {}) };
   try {
     const res = await fetch(url, {
       method: 'POST',

@@ -142,6 +142,9 @@ test('a document the whole way, answered as the Rust host answers', async () => 
     (await seen()).find((r) => r.url === 'https://mail.test/send' && JSON.parse(r.body).to === 'signer@example.com'));
   const invitation = JSON.parse(mail.body);
   assert.ok(invitation.text.includes(secrets[1]), invitation.text);
+  // Its HTML part too: the engine's, in the entity's branding.
+  assert.match(invitation.html, /^<!doctype html>/);
+  assert.ok(invitation.html.includes(`/s/${secrets[1]}"`), invitation.html);
   assert.match(invitation.tag, /^recipient:/);
 
   // The signing page, the OAuth metadata and an unauthenticated MCP call: the engine's,
@@ -247,6 +250,38 @@ test('webhooks are signed per Standard Webhooks and retried after a 500', async 
   const payload = new Webhook(sub.json.secret).verify(attempts[1].body, attempts[1].headers);
   assert.equal(payload.document_id ?? payload.document?.id ?? created.json.id, created.json.id, JSON.stringify(payload));
   assert.ok(attempts[1].at - attempts[0].at >= 700, 'retried after the schedule\'s delay');
+  await ask(token, 'DELETE', `/v1/subscriptions/${sub.json.id}`);
+});
+
+test('a delivery that keeps failing is listed as waiting, then given up, then sent again', async () => {
+  const token = (await login())[1];
+  const sub = await ask(token, 'POST', '/v1/subscriptions', { event: 'document.lost', target_url: 'https://hooks.test/down', global: true });
+  assert.equal(sub.status, 200, JSON.stringify(sub.json));
+  const created = await ask(token, 'POST', '/v1/documents', { name: 'Down' });
+  await ask(token, 'POST', `/v1/documents/${created.json.id}/lost`);
+  const deliveries = `/v1/subscriptions/${sub.json.id}/deliveries`;
+  // Between its attempts (1 s apart) it waits, with the last error.
+  const waiting = await until('the delivery waiting for its retry', async () => {
+    const r = await ask(token, 'GET', deliveries);
+    assert.equal(r.status, 200, JSON.stringify(r.json));
+    return r.json.deliveries.find((d) => d.status === 'retrying');
+  });
+  assert.equal(waiting.event, 'document.lost');
+  assert.match(waiting.last_error, /503/);
+  assert.ok(waiting.attempts >= 1, JSON.stringify(waiting));
+  // After the last attempt it is a dead letter, which a retry sends again, body and id.
+  const dead = await until('the dead letter', async () =>
+    (await ask(token, 'GET', '/v1/subscriptions/errors')).json.find((e) => e.subscription_id === sub.json.id));
+  assert.deepEqual((await ask(token, 'GET', deliveries)).json.deliveries, []);
+  const before = (await seen()).filter((r) => r.url === 'https://hooks.test/down');
+  const retry = await ask(token, 'POST', `/v1/subscriptions/errors/${dead.id}/retry`);
+  assert.equal(retry.status, 202, JSON.stringify(retry.json));
+  const again = await until('the delivery sent again', async () => {
+    const hits = (await seen()).filter((r) => r.url === 'https://hooks.test/down');
+    return hits.length > before.length && hits[hits.length - 1];
+  });
+  assert.equal(again.headers['webhook-id'], before[0].headers['webhook-id']);
+  assert.equal(again.body, before[0].body);
   await ask(token, 'DELETE', `/v1/subscriptions/${sub.json.id}`);
 });
 

@@ -5,17 +5,27 @@ use crate::base::cx::Cx;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::new_id;
-use crate::domain::webhooks::{DeadLetter, Subscription, disable, sub_key, tell_owner};
+use crate::domain::webhooks::{
+    DeadReport, Subscription, dead_body_key, dead_letter_key, disable, sub_key, tell_owner,
+};
 
-/// Job [`job_kinds::WEBHOOK_DEAD`]: records a dead letter, visible in `/v1/subscriptions/errors`, and
-/// tells the owner.
+/// Job [`job_kinds::WEBHOOK_DEAD`]: records a dead letter (and the body its delivery
+/// carried, when the host sent it), visible in `/v1/subscriptions/errors` and sent again
+/// by `POST /v1/subscriptions/errors/{id}/retry`, and tells the owner.
 pub fn dead(cx: &mut Cx, job: &Job) -> JobOutcome {
-    let Ok(mut d) = serde_json::from_slice::<DeadLetter>(&job.payload) else {
+    let Ok(DeadReport {
+        letter: mut d,
+        body,
+    }) = serde_json::from_slice(&job.payload)
+    else {
         return api::JobOutcome::Failed("bad dead-letter payload".into());
     };
     d.failed_ms = cx.now();
-    let key = format!("sub-err/{}/{:016x}{}", d.entity_id, d.failed_ms, new_id(cx));
-    cx.save(key.as_bytes(), &d);
+    let error = format!("{:016x}{}", d.failed_ms, new_id(cx));
+    cx.save(&dead_letter_key(&d.entity_id, &error), &d);
+    if !body.is_empty() {
+        cx.p.put(&dead_body_key(&d.entity_id, &error), body.as_bytes());
+    }
     if let Some(mut s) = cx.load::<Subscription>(&sub_key(&d.subscription_id)) {
         s.dead_letters += 1;
         cx.save(&sub_key(&s.id), &s);

@@ -293,14 +293,15 @@ pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<
                     tag,
                 });
             } else {
+                let hello = words.fill("mail.hello", &[("name", &r.fullname())]);
+                let body = format!("{hello}\n\n{text}\n");
+                let html = notify::branded_html(cx, doc, &[hello, text], None, &[]);
                 cx.p.send_mail(Mail {
                     to: r.email.clone(),
                     subject: words.fill("mail.code_subject", &[("document", &doc.name)]),
-                    body: format!(
-                        "{}\n\n{text}\n",
-                        words.fill("mail.hello", &[("name", &r.fullname())])
-                    ),
+                    body,
                     tag,
+                    html,
                 });
             }
             save(cx, &doc.id, &r.id, &c);

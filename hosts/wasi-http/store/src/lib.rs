@@ -435,6 +435,15 @@ impl effects::Guest for Component {
 
     fn cancel_deliveries(_subscription_id: String) {}
 
+    /// This host sends no webhooks: it holds none.
+    fn pending_deliveries(
+        _subscription_id: String,
+        _target_url: String,
+        _limit: u32,
+    ) -> Vec<effects::PendingDelivery> {
+        Vec::new()
+    }
+
     fn schedule_job(job: effects::JobSpec) -> String {
         let id = random_id();
         let work = job.work;
