@@ -72,13 +72,16 @@ pub fn update(
     Ok(())
 }
 
-/// The branding as answers show it: `color` and `logo_url` (a path on this service,
-/// empty without a logo).
-pub fn json(b: &Branding) -> Value {
-    let logo = if b.logo_secret.is_empty() {
+/// Where the logo is served: a path on this service, empty without a logo.
+pub fn logo_path(b: &Branding) -> String {
+    if b.logo_secret.is_empty() {
         String::new()
     } else {
         format!("/v1/files/{}", b.logo_secret)
-    };
-    json!({"color": b.color, "logo_url": logo})
+    }
+}
+
+/// The branding as answers show it: `color` and `logo_url` ([`logo_path`]).
+pub fn json(b: &Branding) -> Value {
+    json!({"color": b.color, "logo_url": logo_path(b)})
 }

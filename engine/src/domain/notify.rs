@@ -106,10 +106,7 @@ pub fn branded_html(
     } else {
         "#1a4fd6".to_string()
     };
-    let logo = branding::json(&brand)["logo_url"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let logo = branding::logo_path(&brand);
     let header = if logo.is_empty() {
         format!("<strong style=\"font-size:20px;color:{color}\">esign</strong>")
     } else {

@@ -228,12 +228,6 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request, fixed: Option<&str>) -> Ap
     Ok(json(200, &v))
 }
 
-/// Whether the caller sees dead letters of subscription `sub_id`: its owner, or an
-/// admin (also after the subscription is gone).
-fn sees_dead_letters(visible: &[String], pr: &Principal, sub_id: &str) -> bool {
-    visible.iter().any(|v| v == sub_id) || pr.membership.role == accounts::Role::Admin
-}
-
 fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
     let visible: Vec<String> = list(cx, pr).into_iter().map(|s| s.id).collect();
     let prefix = format!("sub-err/{}/", pr.entity.id);
@@ -246,7 +240,9 @@ fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
             let error = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
             (error, decode::<DeadLetter>(&v))
         })
-        .filter(|(_, d)| sees_dead_letters(&visible, pr, &d.subscription_id))
+        .filter(|(_, d)| {
+            visible.contains(&d.subscription_id) || pr.membership.role == accounts::Role::Admin
+        })
         .map(|(error, d)| {
             json!({
                 "id": error,
@@ -308,15 +304,15 @@ fn retry(cx: &mut Cx, pr: &Principal, error: &str) -> ApiResult<Response> {
         return Err(missing());
     }
     let key = dead_letter_key(&pr.entity.id, error);
-    let visible: Vec<String> = list(cx, pr).into_iter().map(|s| s.id).collect();
-    let d = cx
-        .load::<DeadLetter>(&key)
-        .filter(|d| sees_dead_letters(&visible, pr, &d.subscription_id))
-        .ok_or_else(missing)?;
-    let Some(s) = cx
-        .load::<Subscription>(&sub_key(&d.subscription_id))
-        .filter(|s| s.active)
-    else {
+    let d = cx.load::<DeadLetter>(&key).ok_or_else(missing)?;
+    // Seen as in the list: by the subscription's owner, or an admin. The key is the
+    // caller's entity's, and so is the subscription.
+    let sub = cx.load::<Subscription>(&sub_key(&d.subscription_id));
+    let admin = pr.membership.role == accounts::Role::Admin;
+    if !(admin || sub.as_ref().is_some_and(|s| s.user_id == pr.user.id)) {
+        return Err(missing());
+    }
+    let Some(s) = sub.filter(|s| s.active) else {
         return Err(http::ApiError::new(
             409,
             "subscription_inactive",
