@@ -21,9 +21,34 @@ pub struct Access {
     pub owner_or_admin: bool,
 }
 
+/// Whether the caller may change something of its entity that the member `owner_id`
+/// owns (a document, a template, a contact): the owner, an admin of the entity, or a
+/// manager of the owner's team. The caller is of the thing's entity (checked by the
+/// caller of this).
+pub fn owner_rule(cx: &mut Cx, pr: &Principal, entity_id: &str, owner_id: &str) -> bool {
+    let owner = owner_id == pr.user.id;
+    let admin = pr.membership.role == accounts::Role::Admin;
+    owner
+        || admin
+        || (pr.membership.role == accounts::Role::Manager
+            && pr.membership.team_id.is_some()
+            && cx
+                .load::<Membership>(&membership_key(owner_id, entity_id))
+                .is_some_and(|m| m.team_id == pr.membership.team_id))
+}
+
+/// The refusal of a change that [`owner_rule`] does not allow, for a thing the caller
+/// may read: 403 `access_denied`.
+pub fn change_denied(what: &str) -> ApiError {
+    http::ApiError::forbidden(
+        "access_denied",
+        format!("only the {what}'s owner, an admin or the owner's team manager may change it"),
+    )
+}
+
 /// Access rules: members of the document's entity read its non-private documents; the
-/// owner, admins, and managers of the owner's team read and change it; private
-/// documents are for those three only.
+/// owner, admins, and managers of the owner's team read and change it ([`owner_rule`]);
+/// private documents are for those three only.
 pub fn access(cx: &mut Cx, pr: &Principal, doc: &Document) -> Access {
     if doc.entity_id != pr.entity.id {
         return Access {
@@ -34,12 +59,7 @@ pub fn access(cx: &mut Cx, pr: &Principal, doc: &Document) -> Access {
     }
     let owner = doc.user_id == pr.user.id;
     let admin = pr.membership.role == accounts::Role::Admin;
-    let manager = pr.membership.role == accounts::Role::Manager
-        && pr.membership.team_id.is_some()
-        && cx
-            .load::<Membership>(&membership_key(&doc.user_id, &doc.entity_id))
-            .is_some_and(|m| m.team_id == pr.membership.team_id);
-    let write = owner || admin || manager;
+    let write = owner_rule(cx, pr, &doc.entity_id, &doc.user_id);
     Access {
         read: write || !doc.flags.is_private,
         write,
@@ -65,10 +85,7 @@ pub fn writable(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Document> {
         return Err(doc_not_found(id));
     }
     if !a.write {
-        return Err(http::ApiError::forbidden(
-            "access_denied",
-            "only the document's owner, an admin or the owner's team manager may change it",
-        ));
+        return Err(change_denied("document"));
     }
     Ok(doc)
 }

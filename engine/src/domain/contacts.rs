@@ -13,6 +13,8 @@ use crate::base::http::{self, ApiError, ApiResult};
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
 use crate::base::util::{self, is_id};
+use crate::domain::access;
+use crate::domain::auth::Principal;
 use serde::{Deserialize, Serialize};
 
 /// The most contacts an entity keeps.
@@ -54,6 +56,17 @@ fn count_key(entity: &str) -> Vec<u8> {
 
 pub fn not_found(id: &str) -> ApiError {
     http::ApiError::not_found("contact_not_found", format!("no contact {id}"))
+}
+
+/// The caller's entity's contact `id` if the caller may delete it: the member who
+/// added it, an admin, or a manager of that member's team (`access::owner_rule`, the
+/// documents' rule); 404 when unknown, 403 `access_denied` for other members.
+pub fn removable(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Contact> {
+    let c = find(cx, &pr.entity.id, id)?;
+    if !access::owner_rule(cx, pr, &c.entity_id, &c.user_id) {
+        return Err(access::change_denied("contact"));
+    }
+    Ok(c)
 }
 
 pub fn find(cx: &mut Cx, entity: &str, id: &str) -> ApiResult<Contact> {

@@ -19,7 +19,7 @@ use crate::base::records;
 use crate::base::util::{self, is_id, new_id};
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, CustomField, DocFile, Role, hex};
-use crate::domain::{fields, pricing};
+use crate::domain::{access, fields, pricing};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -186,6 +186,17 @@ pub fn find(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Template> {
     load(cx, id)
         .filter(|t| t.entity_id == pr.entity.id && !t.trashed)
         .ok_or_else(|| not_found(id))
+}
+
+/// The caller's entity's template `id` if the caller may change it (as a document:
+/// its owner, an admin, or a manager of the owner's team, `access::owner_rule`); 404
+/// when unknown or trashed, 403 `access_denied` for other members, who read it.
+pub fn writable(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Template> {
+    let t = find(cx, pr, id)?;
+    if !access::owner_rule(cx, pr, &t.entity_id, &t.user_id) {
+        return Err(access::change_denied("template"));
+    }
+    Ok(t)
 }
 
 /// A template's fields on its pages: (role name or empty for the sender's, field).

@@ -12,7 +12,6 @@ use crate::base::http::{self, ApiResult, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, is_email, is_mobile, new_id};
-use crate::domain::accounts;
 use crate::domain::auth::{Principal, authenticate};
 use crate::domain::contacts::{self, Contact};
 use crate::domain::document::load_doc;
@@ -26,13 +25,7 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
         ("GET", []) => list_contacts(cx, &pr, req),
         ("POST", []) => create(cx, &pr, req),
         ("DELETE", [id]) => {
-            let c = contacts::find(cx, &pr.entity.id, id)?;
-            if c.user_id != pr.user.id && pr.membership.role == accounts::Role::User {
-                return Err(http::ApiError::forbidden(
-                    "forbidden",
-                    "only the member who added a contact, a manager or an admin deletes it",
-                ));
-            }
+            let c = contacts::removable(cx, &pr, id)?;
             contacts::remove(cx, &c);
             Ok(no_content())
         }

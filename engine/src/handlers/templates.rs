@@ -496,11 +496,12 @@ fn pages_json(cx: &mut Cx, t: &Template) -> Value {
 }
 
 /// `PUT /v1/templates/{id}`: its `name`, `roles` and the fields placed on its pages
-/// (`page_fields`, as at create), each replaced when given; 204. Only once its file is
+/// (`page_fields`, as at create), each replaced when given; 204. By its owner, an
+/// admin or the owner's team manager (403 for other members). Only once its file is
 /// imported (400 `invalid_status` before, or after a failed import); every placed field
 /// must fit its page and name one of the roles (the new ones when `roles` is given).
 fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
-    let mut t = find(cx, pr, id)?;
+    let mut t = templates::writable(cx, pr, id)?;
     let f = req.body_fields()?;
     f.only(&["name", "roles", "page_fields"])?;
     if t.status != TemplateStatus::Ready {
