@@ -113,7 +113,9 @@ fn send_moves_to_sent_mails_every_recipient_and_records_one_event() {
         .find(|e| e["action"] == "send_requested")
         .unwrap();
     assert_eq!(entry["user_agent"], "TestAgent/1.0");
-    assert_eq!(entry["ip"], "203.0.113.7");
+    // The address the request came from; the client's own claim only beside it.
+    assert_eq!(entry["ip"], "127.0.0.1");
+    assert_eq!(entry["client_asserted_ip"], "203.0.113.7");
 }
 
 /// The HTML part of a mail (`.eml` text): what follows its `text/html` header.

@@ -554,8 +554,10 @@ fn the_expiring_list_looks_exactly_seven_days_ahead() {
     assert_eq!(listed, [ids[0].as_str()], "six days ahead, not eight");
 }
 
+/// The trail's `ip` is the address the request came from as the host gives it; a
+/// client's own `CLIENT_IP` (either spelling) is kept beside it, never instead.
 #[test]
-fn the_log_records_the_clients_address_and_device() {
+fn the_log_records_the_peers_address_the_clients_claim_beside_it_and_the_device() {
     let mut p = bootstrapped();
     let t = token(&mut p);
     let id = create(&mut p, &t, json!({"name": "x"}));
@@ -566,6 +568,7 @@ fn the_log_records_the_clients_address_and_device() {
             &format!("/v1/documents/{id}"),
             Some(json!({"value": 5})),
         );
+        req.remote_addr = "192.0.2.10".into();
         req.headers
             .push(("authorization".into(), format!("Bearer {t}")));
         for (n, v) in headers {
@@ -577,6 +580,7 @@ fn the_log_records_the_clients_address_and_device() {
         let last = log.as_array().unwrap().last().unwrap().clone();
         (
             last["ip"].as_str().unwrap().to_string(),
+            last["client_asserted_ip"].clone(),
             last["user_agent"].as_str().unwrap().to_string(),
         )
     };
@@ -585,17 +589,32 @@ fn the_log_records_the_clients_address_and_device() {
             &mut p,
             &[("user-agent", "Phone/1.0"), ("client_ip", "203.0.113.7")]
         ),
-        ("203.0.113.7".to_string(), "Phone/1.0".to_string())
+        (
+            "192.0.2.10".to_string(),
+            json!("203.0.113.7"),
+            "Phone/1.0".to_string()
+        )
     );
     assert_eq!(
         rename(&mut p, &[("client-ip", "198.51.100.2")]),
-        ("198.51.100.2".to_string(), String::new())
+        (
+            "192.0.2.10".to_string(),
+            json!("198.51.100.2"),
+            String::new()
+        )
     );
     assert_eq!(
         rename(&mut p, &[]),
-        ("127.0.0.1".to_string(), String::new()),
-        "the peer's address"
+        ("192.0.2.10".to_string(), Value::Null, String::new()),
+        "no claim, no member"
     );
+    // The chain holds over entries with and without the member.
+    let (_, log) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}/log"), None);
+    let mut prev = String::new();
+    for e in log.as_array().unwrap() {
+        assert_eq!(e["prev_hash"], prev.as_str());
+        prev = e["hash"].as_str().unwrap().to_string();
+    }
 }
 
 #[test]

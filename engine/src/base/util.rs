@@ -58,8 +58,14 @@ pub fn key(parts: &[&str]) -> Vec<u8> {
     out
 }
 
+/// Characters an address may not hold: they separate addresses in a mail header
+/// (`,` `;`), quote or comment (`"` `(` `)`), bracket (`<` `>` `[` `]`), escape (`\`)
+/// or end a header's name (`:`), so an address holding one could add a recipient to
+/// a saved mail (a second `To:`).
+const NOT_IN_EMAIL: &[char] = &[',', ';', '"', '(', ')', '<', '>', '[', ']', '\\', ':'];
+
 /// A light syntactic email check: one `@`, a non-empty local part, a dotted domain, no
-/// spaces.
+/// spaces, control characters or [`NOT_IN_EMAIL`].
 pub fn is_email(s: &str) -> bool {
     let Some((local, domain)) = s.split_once('@') else {
         return false;
@@ -69,7 +75,9 @@ pub fn is_email(s: &str) -> bool {
         && domain.contains('.')
         && !domain.starts_with('.')
         && !domain.ends_with('.')
-        && !s.chars().any(char::is_whitespace)
+        && !s
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control() || NOT_IN_EMAIL.contains(&c))
 }
 
 /// The canonical form of an email address used for lookups.
@@ -276,6 +284,18 @@ mod tests {
         assert!(!is_email("@b.se"));
         assert!(!is_email("a b@c.se"));
         assert!(!is_email("a@@c.se"));
+        for bad in [
+            "a@x.se,b@y.se",
+            "a@x.se;b@y.se",
+            "\"a\"@x.se",
+            "a@x.se\u{0}",
+            "<a@x.se>",
+            "a:b@x.se",
+            "a\\b@x.se",
+        ] {
+            assert!(!is_email(bad), "{bad:?}");
+        }
+        assert!(is_email("first.last+tag@sub.example.com"));
     }
 
     #[test]

@@ -190,7 +190,7 @@ pub(crate) fn profiles(cx: &mut Cx, user_id: &str) -> Vec<(Membership, Entity)> 
 
 /// Loads who acts for `user_id` in `entity_id` and checks they still may: 401 when the
 /// user is gone; 403 when inactive, without a usable profile, or the entity has no API
-/// access.
+/// access, is quarantined, marked for deletion or without subscription.
 pub(crate) fn principal(
     cx: &mut Cx,
     user_id: &str,
@@ -228,6 +228,10 @@ pub(crate) fn principal(
     if !entity.api_access {
         return Err(no_api_access());
     }
+    // A token outlives none of the states that close an entity: once it is
+    // quarantined, marked for deletion or without subscription, its tokens are refused
+    // as a new token for it would be (403 `entity_unavailable`).
+    check_selectable(&entity)?;
     Ok(Principal {
         user,
         membership,

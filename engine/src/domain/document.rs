@@ -10,7 +10,7 @@
 //! | `dexp/{entity}/{expiration}/{id}` | empty: active documents by expiration |
 //! | `duid/{unique id}` | document id (written until documents drew their number without a lookup; deleted with its document) |
 //! | `rlink/{sha256 of link secret}` | `{document id}/{recipient id}` |
-//! | `dlog/{id}/{at}{seq}` | [`LogEntry`] in a [`crate::domain::trail::Chained`] (schema 2) |
+//! | `dlog/{id}/{at}{seq}` | [`LogEntry`] in a [`crate::domain::trail::Chained`] (schema 2; 3 with a client-asserted address after it) |
 //! | `dcom/{id}/{at}{comment id}` | [`Comment`] |
 //! | `bref/{blob}/{owner}` | empty: a record that uses a blob (see `blobs.rs`) |
 //!
@@ -486,8 +486,15 @@ pub struct LogEntry {
     pub detail: String,
     /// The webhook event this change recorded, and its outbox id.
     pub event: Option<(String, String)>,
+    /// The address the request came from, as the host saw it (the peer, or the
+    /// client a trusted proxy names).
     pub ip: String,
     pub user_agent: String,
+    /// An address the client asserted itself (GetAccept's `CLIENT_IP` header): kept
+    /// beside `ip`, never instead of it; empty when none was given. Stored after the
+    /// entry (`trail::encode`), so entries written before it still read.
+    #[serde(skip)]
+    pub client_asserted_ip: String,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -9,6 +9,8 @@ use crate::base::job_kinds;
 use crate::base::prelude::*;
 use crate::base::records::decode;
 use crate::base::util::{self, iso8601, new_secret, normalize_email, sha256_hex};
+use crate::domain::accounts;
+use crate::domain::auth::Principal;
 use crate::domain::document::{
     self, Comment, Document, Recipient, Sender, comments_prefix, link_key,
 };
@@ -367,4 +369,17 @@ pub fn send_revision(cx: &mut Cx, doc: &mut Document, actor: &Actor, message: &s
 
 fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
     ApiError::bad_request(code, text)
+}
+
+/// Whether the caller may send on another member's behalf (a `sender_id` or
+/// `sender_email` of a send or seal naming someone else): admins only; 403
+/// `access_denied` otherwise. Anyone may name themselves.
+pub fn may_send_as(pr: &Principal) -> ApiResult<()> {
+    if pr.membership.role == accounts::Role::Admin {
+        return Ok(());
+    }
+    Err(ApiError::forbidden(
+        "access_denied",
+        "only an admin sends on another member's behalf; leave out `sender_id` and `sender_email` to send as the document's owner",
+    ))
 }

@@ -29,10 +29,30 @@ pub struct Chained {
 /// Schema byte of a chained entry. Entries written before the chain (schema 1, a bare
 /// [`LogEntry`]) still read, with empty hashes.
 const CHAINED: u8 = 2;
+/// Schema byte of a chained entry followed by its [`EntryExt`] (an entry with a
+/// client-asserted address). Entries without one are still written as [`CHAINED`].
+const CHAINED_EXT: u8 = 3;
+
+/// What an entry carries beyond its first layout, stored after it.
+#[derive(Serialize, Deserialize, Default)]
+struct EntryExt {
+    client_asserted_ip: String,
+}
 
 pub fn encode(c: &Chained) -> Vec<u8> {
-    let mut out = vec![CHAINED];
+    let asserted = &c.entry.client_asserted_ip;
+    let mut out = vec![if asserted.is_empty() {
+        CHAINED
+    } else {
+        CHAINED_EXT
+    }];
     out.extend(postcard::to_allocvec(c).expect("records always serialize"));
+    if !asserted.is_empty() {
+        let ext = EntryExt {
+            client_asserted_ip: asserted.clone(),
+        };
+        out.extend(postcard::to_allocvec(&ext).expect("records always serialize"));
+    }
     out
 }
 
@@ -47,9 +67,15 @@ pub fn decode(bytes: &[u8]) -> Chained {
 
 /// [`decode`] for the store check, which reports an unreadable entry.
 pub fn try_decode(bytes: &[u8]) -> Result<Chained, String> {
+    let unreadable = |e: postcard::Error| format!("a stored log entry is unreadable: {e}");
     match bytes.split_first() {
-        Some((&CHAINED, rest)) => {
-            postcard::from_bytes(rest).map_err(|e| format!("a stored log entry is unreadable: {e}"))
+        Some((&CHAINED, rest)) => postcard::from_bytes(rest).map_err(unreadable),
+        Some((&CHAINED_EXT, rest)) => {
+            let (mut c, rest): (Chained, _) =
+                postcard::take_from_bytes(rest).map_err(unreadable)?;
+            let ext: EntryExt = postcard::from_bytes(rest).map_err(unreadable)?;
+            c.entry.client_asserted_ip = ext.client_asserted_ip;
+            Ok(c)
         }
         _ => Ok(Chained {
             entry: records::try_decode(bytes)?,
@@ -61,7 +87,7 @@ pub fn try_decode(bytes: &[u8]) -> Result<Chained, String> {
 
 /// The entry as clients see it, without `hash` (what the hash covers).
 pub fn entry_json(e: &LogEntry, prev_hash: &str) -> Value {
-    json!({
+    let mut v = json!({
         "at": iso8601(e.at_ms),
         "action": e.action,
         "actor": {"type": e.actor_type, "id": e.actor_id, "name": e.actor_name},
@@ -71,7 +97,12 @@ pub fn entry_json(e: &LogEntry, prev_hash: &str) -> Value {
         "ip": e.ip,
         "user_agent": e.user_agent,
         "prev_hash": prev_hash,
-    })
+    });
+    // Only entries with one have the member: the entries before it hash as they did.
+    if !e.client_asserted_ip.is_empty() {
+        v["client_asserted_ip"] = e.client_asserted_ip.clone().into();
+    }
+    v
 }
 
 /// The served form of a stored entry: [`entry_json`] plus `hash`.
@@ -191,20 +222,30 @@ pub struct Actor {
     pub kind: &'static str,
     pub id: String,
     pub name: String,
+    /// The address the host saw the request come from.
     pub ip: String,
+    /// An address the client asserted (`CLIENT_IP`), or empty.
+    pub client_asserted_ip: String,
     pub user_agent: String,
 }
 
-/// The client's device and address: (`User-Agent`, `CLIENT_IP` when given, else the
-/// peer's address).
+/// The client's device and address: (`User-Agent`, the peer's address as the host
+/// gives it). A client's own claim of its address is [`asserted_ip`], never this.
 pub fn client_of(req: &Request) -> (String, String) {
     (
         req.header("user-agent").unwrap_or("").to_string(),
-        req.header("client_ip")
-            .or(req.header("client-ip"))
-            .unwrap_or(&req.remote_addr)
-            .to_string(),
+        req.remote_addr.clone(),
     )
+}
+
+/// The address a client asserts itself in GetAccept's `CLIENT_IP` header (as
+/// `client_ip` or `client-ip`), or empty: recorded beside the peer's, never trusted.
+pub fn asserted_ip(req: &Request) -> String {
+    req.header("client_ip")
+        .or(req.header("client-ip"))
+        .unwrap_or("")
+        .trim()
+        .to_string()
 }
 
 impl Actor {
@@ -215,6 +256,7 @@ impl Actor {
             id: pr.user.id.clone(),
             name: accounts::user_name(&pr.user),
             ip,
+            client_asserted_ip: req.map(asserted_ip).unwrap_or_default(),
             user_agent,
         }
     }
@@ -225,6 +267,7 @@ impl Actor {
             id: String::new(),
             name: "esign".into(),
             ip: String::new(),
+            client_asserted_ip: String::new(),
             user_agent: String::new(),
         }
     }
@@ -251,6 +294,7 @@ pub(crate) fn log(
         event,
         ip: actor.ip.clone(),
         user_agent: actor.user_agent.clone(),
+        client_asserted_ip: actor.client_asserted_ip.clone(),
     };
     append(cx, &doc.id, doc.log_seq, entry);
 }
@@ -283,5 +327,63 @@ mod tests {
             s.find('\u{1F600}').unwrap() < s.find('\u{FF61}').unwrap(),
             "{s}"
         );
+    }
+
+    #[test]
+    fn an_asserted_address_is_stored_beside_and_old_entries_keep_their_form() {
+        let mut e = LogEntry {
+            at_ms: 1,
+            action: "sent".into(),
+            actor_type: "user".into(),
+            actor_id: "u".into(),
+            actor_name: "U".into(),
+            detail: String::new(),
+            event: None,
+            ip: "10.0.0.1".into(),
+            user_agent: "ua".into(),
+            client_asserted_ip: String::new(),
+        };
+        let plain = Chained {
+            entry: e.clone(),
+            prev_hash: "p".into(),
+            hash: hash_of(&e, "p"),
+        };
+        let bytes = encode(&plain);
+        // Without an asserted address: the layout and the hashed members of before.
+        assert_eq!(bytes[0], CHAINED);
+        assert_eq!(decode(&bytes), plain);
+        let mut members: Vec<String> = entry_json(&e, "p")
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect();
+        members.sort();
+        assert_eq!(
+            members,
+            [
+                "action",
+                "actor",
+                "at",
+                "detail",
+                "event",
+                "event_id",
+                "ip",
+                "prev_hash",
+                "user_agent"
+            ]
+        );
+        e.client_asserted_ip = "1.2.3.4".into();
+        let with = Chained {
+            entry: e.clone(),
+            prev_hash: "p".into(),
+            hash: hash_of(&e, "p"),
+        };
+        let bytes = encode(&with);
+        assert_eq!(bytes[0], CHAINED_EXT);
+        assert_eq!(decode(&bytes), with);
+        assert_eq!(entry_json(&e, "p")["client_asserted_ip"], "1.2.3.4");
+        assert_eq!(entry_json(&e, "p")["ip"], "10.0.0.1");
+        assert_ne!(with.hash, plain.hash);
     }
 }

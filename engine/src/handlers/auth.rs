@@ -113,6 +113,11 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             "the field `entity_country_code` must be a two-letter country code (ISO 3166-1)",
         ));
     }
+    // Counted before the email is looked up (and kept when it is taken: a call's
+    // writes commit whatever it answers), so past the limit a known email gets the same
+    // 429 as an unknown one, and emails are never told apart faster than sign-ups are
+    // allowed.
+    signup::count(cx, &req.remote_addr)?;
     if accounts::user_id_by_email(cx, &email).is_some() {
         // GetAccept's clients read 400s, not 409s.
         return Err(http::ApiError::bad_request(
@@ -120,7 +125,6 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             format!("an account with email {email} already exists; sign in instead"),
         ));
     }
-    signup::count(cx, &req.remote_addr)?;
     let mut user = accounts::new_user(cx, &email, &password, first_name, last_name)?;
     let entity_name = Some(entity_name)
         .filter(|n| !n.is_empty())

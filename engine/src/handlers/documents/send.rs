@@ -24,29 +24,49 @@ use crate::handlers::shapes::{self, DetailOptions, detail_json, recipient_json};
 use serde_json::{Value, json};
 
 /// The sender named by `sender_id` or `sender_email` (an active user of the document's
-/// entity), or the document's owner; plus the device (`User-Agent`) and IP (`CLIENT_IP`).
-fn resolve_sender(cx: &mut Cx, doc: &Document, req: &Request, f: &Fields) -> ApiResult<Sender> {
+/// entity; naming anyone but oneself is for admins, `sending::may_send_as`), or the
+/// document's owner; plus the device (`User-Agent`) and the address the request came
+/// from (never the client's own `CLIENT_IP`).
+fn resolve_sender(
+    cx: &mut Cx,
+    pr: &Principal,
+    doc: &Document,
+    req: &Request,
+    f: &Fields,
+) -> ApiResult<Sender> {
     let invalid = |why: String| bad("invalid_sender", why);
     let by_id = f.optional_str("sender_id")?.filter(|s| !s.is_empty());
     let by_email = f.optional_str("sender_email")?.filter(|s| !s.is_empty());
+    // Naming anyone but oneself is refused before anything is looked up, so the
+    // refusal tells nothing about which emails have accounts.
+    let me = match (&by_id, &by_email) {
+        (Some(id), _) => *id == pr.user.id,
+        (None, Some(email)) => normalize_email(email) == normalize_email(&pr.user.email),
+        (None, None) => true,
+    };
+    if !me {
+        sending::may_send_as(pr)?;
+    }
+    // One answer for an unknown sender and another entity's account, so it tells an
+    // admin nothing about other entities' accounts.
+    let named = by_id.clone().or(by_email.clone()).unwrap_or_default();
+    let not_member = || {
+        invalid(format!(
+            "{named} is not an active member of the document's entity"
+        ))
+    };
     let user_id = match (by_id, by_email) {
         (Some(id), _) => id,
-        (None, Some(email)) => accounts::user_id_by_email(cx, &email)
-            .ok_or_else(|| invalid(format!("no user has the email {email}")))?,
+        (None, Some(email)) => accounts::user_id_by_email(cx, &email).ok_or_else(not_member)?,
         (None, None) => doc.user_id.clone(),
     };
     let user = cx
         .load::<User>(&user_key(&user_id))
         .filter(|u| u.active)
-        .ok_or_else(|| invalid(format!("{user_id} is not an active user")))?;
+        .ok_or_else(not_member)?;
     cx.load::<Membership>(&membership_key(&user.id, &doc.entity_id))
         .filter(|m| m.profile == accounts::Profile::Active)
-        .ok_or_else(|| {
-            invalid(format!(
-                "{} is not an active member of the document's entity",
-                user.email
-            ))
-        })?;
+        .ok_or_else(not_member)?;
     let (user_agent, ip) = trail::client_of(req);
     Ok(Sender {
         user_id: user.id.clone(),
@@ -62,7 +82,7 @@ pub fn send(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<R
     let mut doc = writable(cx, pr, id)?;
     require_draft(&doc, "send")?;
     let f = req.body_fields()?;
-    let sender = resolve_sender(cx, &doc, req, &f)?;
+    let sender = resolve_sender(cx, pr, &doc, req, &f)?;
     let before = doc.clone();
     let actor = trail::Actor::user(pr, Some(req));
     start_send(cx, &mut doc, &actor, sender)?;
@@ -79,7 +99,7 @@ pub fn seal(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<R
     let mut doc = writable(cx, pr, id)?;
     require_draft(&doc, "seal")?;
     let f = req.body_fields()?;
-    let sender = resolve_sender(cx, &doc, req, &f)?;
+    let sender = resolve_sender(cx, pr, &doc, req, &f)?;
     if let Some(why) = signing_group_problem(&doc) {
         return Err(bad("invalid_signing_groups", why));
     }

@@ -31,17 +31,17 @@ fn forbidden(why: &str) -> ApiError {
 }
 
 /// The actor behind a link.
-/// The recorded address is the peer's: a recipient cannot set it with `CLIENT_IP`,
-/// which only the API's seal and send accept from the sender's own server.
+/// The recorded address is the peer's; a recipient's `CLIENT_IP` is not recorded at
+/// all (a member's is, beside the peer's: `trail::asserted_ip`).
 fn recipient_actor(doc: &Document, i: usize, req: &Request) -> Actor {
     let r = &doc.recipients[i];
-    let (user_agent, _) = client_of(req);
-    let ip = req.remote_addr.clone();
+    let (user_agent, ip) = client_of(req);
     Actor {
         kind: "recipient",
         id: r.id.clone(),
         name: r.fullname(),
         ip,
+        client_asserted_ip: String::new(),
         user_agent,
     }
 }
