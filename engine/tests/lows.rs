@@ -1,6 +1,7 @@
-//! The audit's low findings (issue 58), engine side: sign-up counted before the email
-//! is looked up, sending on another's behalf, tokens of a closed entity, addresses that
-//! would split a mail header. (The trail's address is in docs.rs.)
+//! The audit's low findings (issue 58) and a client's small miss, engine side: sign-up
+//! counted before the email is looked up, sending on another's behalf, tokens of a
+//! closed entity, addresses that would split a mail header, and `thumb_url` in
+//! `GET /v1/users/me`. (The trail's address is in docs.rs.)
 
 mod common;
 
@@ -237,4 +238,15 @@ fn addresses_that_split_a_header_are_refused() {
         );
         assert_eq!(s, 400, "user {bad}: {b}");
     }
+}
+
+/// `GET /v1/users/me` has the user's `thumb_url` (GetAccept's CRM client reads it):
+/// empty, as esign keeps no pictures of people.
+#[test]
+fn me_answers_a_thumb_url() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (s, me) = api(&mut p, &t, "GET", "/v1/users/me", None);
+    assert_eq!(s, 200);
+    assert_eq!(me["user"]["thumb_url"], "", "{me}");
 }

@@ -299,6 +299,8 @@ pub fn me(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
                 "status": "active",
                 "mobile": profile.mobile,
                 "title": profile.title,
+                // GetAccept's clients read it; esign keeps no pictures of people.
+                "thumb_url": "",
             },
             "entities": entities,
         }),
