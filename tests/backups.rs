@@ -290,6 +290,84 @@ fn a_backup_taken_under_load_restores_to_the_same_answers() {
     an_interrupted_backup_is_never_restored(&r.data_dir, &backups);
 }
 
+/// An online `check --repair` never removes a file in use: files sent inline with new
+/// documents (JSON `file_content` and multipart `file`) while repairs run back to back
+/// all import, and no report calls one unused.
+#[test]
+fn an_online_repair_keeps_the_files_of_documents_being_created() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let stop = Arc::new(AtomicBool::new(false));
+    let checker = {
+        let (dir, env, stop) = (s.data_dir.to_path_buf(), s.env.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let (mut reports, began) = (Vec::new(), std::time::Instant::now());
+            while !stop.load(Ordering::SeqCst) && began.elapsed().as_secs() < 180 {
+                let (_, out, err) = run_admin_env(&dir, &env, &["check", "--repair"]);
+                reports.push(format!("{out}{err}"));
+            }
+            reports
+        })
+    };
+    let pdf = esign::pdf::sample_pdf(2);
+    let creators: Vec<_> = (0..4)
+        .map(|n| {
+            let (base, token, pdf) = (s.url(""), t.clone(), pdf.clone());
+            std::thread::spawn(move || {
+                let c = client();
+                (0..8)
+                    .map(|i| {
+                        let name = format!("inline {n}-{i}");
+                        let req = c.post(format!("{base}/v1/documents")).bearer_auth(&token);
+                        let req = if i % 2 == 0 {
+                            req.json(&json!({"name": name, "file_content": b64(&pdf),
+                                "file_name": "inline.pdf"}))
+                        } else {
+                            let part = reqwest::blocking::multipart::Part::bytes(pdf.clone())
+                                .file_name("inline.pdf");
+                            req.multipart(
+                                reqwest::blocking::multipart::Form::new()
+                                    .text("name", name)
+                                    .part("file", part),
+                            )
+                        };
+                        let (status, body) = call(req);
+                        assert_eq!(status, 200, "{body}");
+                        assert_eq!(body["status"], "importing", "{body}");
+                        body["id"].as_str().unwrap().to_string()
+                    })
+                    .collect::<Vec<String>>()
+            })
+        })
+        .collect();
+    let ids: Vec<String> = creators
+        .into_iter()
+        .flat_map(|c| c.join().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 32);
+    // Repairs keep running until every import is over.
+    let mut details = Vec::new();
+    for id in &ids {
+        details.push(wait_until(120, "the import", || {
+            let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+            (d["status"] != "importing").then_some(d)
+        }));
+    }
+    stop.store(true, Ordering::SeqCst);
+    let reports = checker.join().unwrap();
+    assert!(!reports.is_empty());
+    for d in &details {
+        assert_eq!(d["status"], "draft", "{d}");
+        assert_eq!(d["page_count"], 2, "{d}");
+        assert!(d["import_error"].is_null(), "{d}");
+    }
+    for r in &reports {
+        assert!(!r.contains("used by no record"), "{r}");
+    }
+    let (ok, out, err) = s.admin_raw(&["check"]);
+    assert!(ok && out.contains("no problems"), "{out}{err}");
+}
+
 /// A backup killed half-way (its data copied, its manifest not yet written) leaves
 /// nothing a restore accepts; a restore killed half-way leaves a directory no server
 /// starts on.

@@ -1,6 +1,8 @@
 //! Blob references: a blob may be used by several records (an upload and the documents
 //! imported from it); `bref/{blob}/{owner}` keys say who uses it, and the last owner to
-//! let go deletes it.
+//! let go deletes it. A blob is held in the transaction that stores it (a file sent
+//! inline with a new document by that document, until its import), so a blob that
+//! nothing holds is one nothing will use: `esign admin check --repair` deletes it.
 
 use crate::base::cx::Cx;
 #[allow(unused_imports)]

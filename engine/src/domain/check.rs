@@ -246,7 +246,11 @@ pub fn still_referenced(cx: &mut Cx, keys: &[String]) -> Vec<String> {
         .collect()
 }
 
-/// Which of `blobs` exist and no record refers to; `repair` deletes them.
+/// Which of `blobs` exist and no record refers to; `repair` deletes them. Each blob is
+/// looked at, and deleted, in this one call's transaction: a reference committed
+/// meanwhile makes the call run again (the store validates every range it read), so a
+/// blob in use is never deleted (every writer holds a blob in the transaction that
+/// stores it, see `blobs`).
 pub fn unreferenced(cx: &mut Cx, blobs: &[String], repair: bool) -> Page {
     let mut page = Page {
         checked: blobs.len() as u32,

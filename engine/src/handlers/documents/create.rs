@@ -222,14 +222,19 @@ struct Sources {
     used: Vec<Upload>,
 }
 
-/// Stores the inline file (503 when blob storage is down) and fills in its source.
+/// Stores the inline file (503 when blob storage is down), fills in its source, and
+/// holds it for the document (`owner`) in the same transaction: until the import is
+/// recorded nothing else refers to it, and the store check must not take it for unused.
+/// The import releases it when it does not keep it.
 fn store_inline(
     cx: &mut Cx,
     inline: Option<Vec<u8>>,
     import: &mut [PendingSource],
+    owner: &str,
 ) -> ApiResult<()> {
     if let Some(bytes) = inline {
         let info = uploads::put_blob(cx, &bytes)?;
+        blobs::hold(cx, &info.id, owner);
         if let Some(s) = import
             .iter_mut()
             .find(|s| s.blob.is_none() && s.url.is_none())
@@ -776,7 +781,7 @@ fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiRe
     doc.attachments = attachments;
     // Only a create that goes on to import stores the inline file (a page-less draft
     // left by a 404 or 422 has no use for it).
-    store_inline(cx, sources.inline, &mut import)?;
+    store_inline(cx, sources.inline, &mut import, &owner)?;
     if !import.is_empty() {
         doc.status = document::Status::Importing;
         let order = import

@@ -68,13 +68,14 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
             (Err(_), Some(_)) => {}
         }
     }
-    // A file given inline (not an upload) was held by nobody but this import.
+    // A file given inline (not an upload) is held by this document from its create
+    // (`store_inline`) until here: released unless it is one of the files now.
     for s in &sources {
         if s.upload_id.is_none()
             && let Some(b) = &s.blob
             && !doc.files.iter().any(|f| &f.blob == b)
         {
-            blobs::drop_unused(cx, b);
+            blobs::release(cx, b, &owner_of(&id));
         }
     }
     doc.status = document::Status::Draft;
