@@ -337,3 +337,61 @@ fn every_answer_forbids_sniffing_and_tls_answers_carry_hsts() {
         "{answer}"
     );
 }
+
+/// A public file's address (`/v1/files/{secret}`) is a credential: the debug log of its
+/// requests names the route and never the secret.
+#[test]
+fn the_debug_log_never_names_a_public_files_secret() {
+    use std::io::BufRead;
+    let dir = fresh_dir("file-logs");
+    let log = dir.join("stderr.log");
+    let mut child = std::process::Command::new(esign_bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.join("data"))
+        .arg("--compile-cache")
+        .arg(compile_cache())
+        .env("ESIGN_LOG", "debug")
+        .env("ESIGN_ADMIN_EMAIL", ADMIN_EMAIL)
+        .env("ESIGN_ADMIN_PASSWORD", ADMIN_PASSWORD)
+        .envs(store_env(test_store().as_deref()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("esign listening on ") {
+                let _ = tx.send(url.to_string());
+            }
+        }
+    });
+    let base = rx.recv_timeout(std::time::Duration::from_secs(60));
+    let requested = base.map(|base| {
+        let secret = "PublicFileSecret0123456789abcdef";
+        let resp = client()
+            .get(format!("{base}/v1/files/{secret}"))
+            .send()
+            .unwrap();
+        (secret, resp.status().as_u16())
+    });
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let stopped = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        matches!(child.try_wait(), Ok(Some(_)))
+    });
+    if !stopped {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+    let (secret, status) = requested.expect("the server starts");
+    assert_eq!(status, 404, "an unknown file");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains(secret), "a secret in the log:\n{text}");
+    assert!(
+        text.contains("/v1/files/***"),
+        "the request is logged:\n{text}"
+    );
+}

@@ -261,18 +261,88 @@ pub fn restore(from: &Path, to: &Path) -> anyhow::Result<Manifest> {
     ));
     let unpacked = std::fs::File::open(from)
         .with_context(|| format!("opening {}", from.display()))
-        .and_then(|file| {
-            tar::Archive::new(std::io::BufReader::new(file))
-                .unpack(&dir)
-                .with_context(|| format!("{} is not a readable tar file", from.display()))
-        });
+        .and_then(|file| unpack(file, from, &dir));
     let restored = unpacked.and_then(|()| restore_dir(&dir, from, to));
     let _ = std::fs::remove_dir_all(&dir);
     restored
 }
 
+/// Unpacks the tar file `file` (`shown` in messages) into `dir`: only directories and
+/// regular files, each inside `dir`. A backup holds nothing else (`pack`), so a link, a
+/// device or a pipe means the file was made by something else: refused.
+fn unpack(file: std::fs::File, shown: &Path, dir: &Path) -> anyhow::Result<()> {
+    let unreadable = || format!("{} is not a readable tar file", shown.display());
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let dir = &dir.canonicalize()?;
+    let mut archive = tar::Archive::new(std::io::BufReader::new(file));
+    for entry in archive.entries().with_context(unreadable)? {
+        let mut entry = entry.with_context(unreadable)?;
+        let kind = entry.header().entry_type();
+        let name = entry
+            .path()
+            .map_or_else(|_| "an entry".to_string(), |p| p.display().to_string());
+        if kind.is_pax_global_extensions() {
+            continue; // metadata other tar tools write, no file
+        }
+        if !(kind.is_file() || kind.is_dir()) {
+            anyhow::bail!(
+                "{} holds {name}, which is {}: a backup holds only files and directories",
+                shown.display(),
+                describe(kind)
+            );
+        }
+        if !entry.unpack_in(dir).with_context(unreadable)? {
+            anyhow::bail!(
+                "{} holds {name}, a path outside the backup",
+                shown.display()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// What a tar entry that is not a file or directory is, for a person.
+fn describe(kind: tar::EntryType) -> &'static str {
+    match kind {
+        tar::EntryType::Symlink => "a symbolic link",
+        tar::EntryType::Link => "a hard link",
+        tar::EntryType::Char | tar::EntryType::Block => "a device",
+        tar::EntryType::Fifo => "a pipe",
+        _ => "not a regular file",
+    }
+}
+
+/// Refuses a backup directory (`root`, `shown` in messages) holding anything but
+/// directories and regular files under `dir`: a symbolic link would make the restore
+/// read, or sled open, something outside it.
+fn only_files_and_directories(root: &Path, dir: &Path, shown: &Path) -> anyhow::Result<()> {
+    for entry in std::fs::read_dir(dir).with_context(|| format!("reading {}", dir.display()))? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let path = entry.path();
+        if kind.is_dir() {
+            only_files_and_directories(root, &path, shown)?;
+        } else if !kind.is_file() {
+            let what = if kind.is_symlink() {
+                "a symbolic link"
+            } else {
+                "not a regular file"
+            };
+            anyhow::bail!(
+                "{} holds {}, which is {what}: a backup holds only files and directories",
+                shown.display(),
+                path.strip_prefix(root).unwrap_or(&path).display()
+            );
+        }
+    }
+    Ok(())
+}
+
 /// Restores the backup directory `from` (`shown` in messages) into `to`.
 fn restore_dir(from: &Path, shown: &Path, to: &Path) -> anyhow::Result<Manifest> {
+    if from.is_dir() {
+        only_files_and_directories(from, from, shown)?;
+    }
     let text = std::fs::read(from.join("manifest.json")).with_context(|| {
         format!(
             "{} is not a complete esign backup (no manifest.json)",

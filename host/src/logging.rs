@@ -1,7 +1,7 @@
 //! The process's log: text by default, one JSON object per line with
 //! `ESIGN_LOG_FORMAT=json`; the level from `ESIGN_LOG` (info by default). Secrets that
-//! travel in paths (recipient links, download links, eID sessions) are never written:
-//! [`redact`] replaces them.
+//! travel in paths (recipient links, download links, public files, eID sessions) are
+//! never written: [`redact`] replaces them.
 
 /// Sets up the log on standard error.
 pub fn init() {
@@ -32,6 +32,7 @@ const SECRET_SEGMENT_AFTER: &[&str] = &[
     "/s/",
     "/v1/recipient/",
     "/v1/download/",
+    "/v1/files/",
     "/v1/eid/return/",
     "/eid/test/",
 ];
@@ -65,6 +66,7 @@ mod tests {
         assert_eq!(redact("/v1/download/xyz"), "/v1/download/***");
         assert_eq!(redact("/v1/eid/return/sess"), "/v1/eid/return/***");
         assert_eq!(redact("/eid/test/sess"), "/eid/test/***");
+        assert_eq!(redact("/v1/files/pubsecret"), "/v1/files/***");
         assert_eq!(redact("/s/_/sign.js"), "/s/_/sign.js");
         assert_eq!(redact("/v1/documents/abc"), "/v1/documents/abc");
     }

@@ -21,7 +21,8 @@ pub struct OutboundConfig {
 
 /// Whether `ip` is an address a public HTTPS target may have: not loopback, private,
 /// link-local, unspecified, multicast, documentation, shared (CGNAT) or benchmarking
-/// space, nor an IPv6 unique-local or IPv4-mapped internal address.
+/// space, nor an IPv6 unique-local or local-use NAT64 address, nor one that embeds an
+/// internal IPv4 address (mapped, compatible, translated, NAT64, 6to4).
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {
         IpAddr::V4(v4) => {
@@ -46,10 +47,19 @@ pub fn is_public(ip: IpAddr) -> bool {
             let o = v6.octets();
             let embedded =
                 |a: usize| IpAddr::V4(std::net::Ipv4Addr::new(o[a], o[a + 1], o[a + 2], o[a + 3]));
-            // Forms that carry an IPv4 address: IPv4-compatible (::a.b.c.d), NAT64
-            // (64:ff9b::/96) and 6to4 (2002::/16) must be judged by that address.
+            // Forms that carry an IPv4 address: IPv4-compatible (::a.b.c.d),
+            // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765), NAT64 (64:ff9b::/96) and
+            // 6to4 (2002::/16) must be judged by that address.
             if seg[..6] == [0; 6] && !v6.is_loopback() && !v6.is_unspecified() {
                 return is_public(embedded(12));
+            }
+            if seg[..4] == [0; 4] && seg[4] == 0xffff && seg[5] == 0 {
+                return is_public(embedded(12));
+            }
+            // Local-use NAT64 (64:ff9b:1::/48, RFC 8215) translates into a network of
+            // the operator's own, wherever in the address it puts the IPv4 one.
+            if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2] == 1 {
+                return false;
             }
             if seg[0] == 0x64 && seg[1] == 0xff9b && seg[2..6] == [0; 4] {
                 return is_public(embedded(12));
@@ -247,6 +257,14 @@ mod tests {
             "64:ff9b::a00:1",
             "2002:7f00:1::",
             "fec0::1",
+            // Local-use NAT64 (RFC 8215) leads into a local network whatever it embeds.
+            "64:ff9b:1::a00:1",
+            "64:ff9b:1:5db8:d822::",
+            "64:ff9b:1::5db8:d822",
+            // IPv4-translated (RFC 2765) internal addresses.
+            "::ffff:0:127.0.0.1",
+            "::ffff:0:10.0.0.1",
+            "::ffff:0:169.254.169.254",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip}");
         }
@@ -256,6 +274,7 @@ mod tests {
             "2606:4700::1111",
             "64:ff9b::5db8:d822",
             "2002:5db8:d822::",
+            "::ffff:0:93.184.216.34",
         ] {
             assert!(is_public(ip.parse().unwrap()), "{ip}");
         }
