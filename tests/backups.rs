@@ -368,6 +368,132 @@ fn an_online_repair_keeps_the_files_of_documents_being_created() {
     assert!(ok && out.contains("no problems"), "{out}{err}");
 }
 
+/// `esign admin` with `args` (and no `ESIGN_DATA_DIR`); (exit code, stdout, stderr).
+fn esign_admin(args: &[&str]) -> (i32, String, String) {
+    let out = output_within(
+        std::process::Command::new(esign_bin())
+            .arg("admin")
+            .args(args)
+            .env_remove("ESIGN_DATA_DIR")
+            .env_remove("ESIGN_STORE")
+            .env("ESIGN_LOG", "warn"),
+        120,
+    );
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A backup holding a symbolic link, a hard link or anything else but directories and
+/// regular files is refused, as a directory and as a tar file; the store's options are
+/// taken after the subcommand (`restore --from B --data-dir NEW`); `esign admin
+/// --help` says how commands reach a running server.
+#[test]
+fn restore_refuses_links_and_takes_its_options_after_the_subcommand() {
+    let (code, help, err) = esign_admin(&["--help"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!help.contains("with the server stopped"), "{help}");
+    assert!(help.contains("running server's admin socket"), "{help}");
+    if on_postgres() {
+        return; // PostgreSQL's own tools back it up
+    }
+    let s = Server::start(&[]);
+    let backups = fresh_dir("crafted-backups");
+    let good = backups.join("good");
+    let (ok, _, err) = s.admin_raw(&["backup", "--to", good.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let cache = path(&compile_cache());
+
+    // A directory whose database is a link to another backup's.
+    let linked = backups.join("linked-db");
+    std::fs::create_dir_all(&linked).unwrap();
+    std::fs::copy(good.join("manifest.json"), linked.join("manifest.json")).unwrap();
+    std::os::unix::fs::symlink(good.join("db"), linked.join("db")).unwrap();
+    if good.join("signing").exists() {
+        copy_tree(&good.join("signing"), &linked.join("signing"));
+    }
+    // A tar file of the good backup plus a symbolic link, and one plus a hard link.
+    let tar_with = |name: &str, kind: tar::EntryType, entry: &str, target: &str| {
+        let file = backups.join(name);
+        let mut tar = tar::Builder::new(std::fs::File::create(&file).unwrap());
+        tar.append_dir_all(".", &good).unwrap();
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(kind);
+        header.set_size(0);
+        header.set_mode(0o644);
+        tar.append_link(&mut header, entry, target).unwrap();
+        tar.finish().unwrap();
+        file
+    };
+    let symlinked = tar_with(
+        "symlink.tar",
+        tar::EntryType::Symlink,
+        "signing/cert.pem",
+        "/etc/passwd",
+    );
+    let hardlinked = tar_with(
+        "hardlink.tar",
+        tar::EntryType::Link,
+        "copy.json",
+        "manifest.json",
+    );
+    for (from, what) in [
+        (&linked, "db, which is a symbolic link"),
+        (&symlinked, "signing/cert.pem, which is a symbolic link"),
+        (&hardlinked, "copy.json, which is a hard link"),
+    ] {
+        let into = backups.join("refused");
+        let (code, _, err) =
+            esign_admin(&["restore", "--from", &path(from), "--data-dir", &path(&into)]);
+        assert_eq!(code, 1, "{}: {err}", from.display());
+        assert!(err.contains(what), "{}: {err}", from.display());
+        assert!(
+            err.contains("a backup holds only files and directories"),
+            "{err}"
+        );
+        assert!(
+            !into.join("db").exists(),
+            "nothing restored: {}",
+            from.display()
+        );
+    }
+
+    // The good backup, with every option after the subcommand; read back the same way.
+    let into = backups.join("restored");
+    let (code, _, err) = esign_admin(&[
+        "restore",
+        "--from",
+        &path(&good),
+        "--data-dir",
+        &path(&into),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, users, err) = esign_admin(&[
+        "user",
+        "list",
+        "--data-dir",
+        &path(&into),
+        "--compile-cache",
+        &cache,
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(users.contains(ADMIN_EMAIL), "{users}");
+    // Before the subcommand as ever.
+    let (code, users, err) = esign_admin(&[
+        "--data-dir",
+        &path(&into),
+        "--compile-cache",
+        &cache,
+        "user",
+        "list",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(users.contains(ADMIN_EMAIL), "{users}");
+}
+
 /// A backup killed half-way (its data copied, its manifest not yet written) leaves
 /// nothing a restore accepts; a restore killed half-way leaves a directory no server
 /// starts on.

@@ -25,7 +25,9 @@ struct Cli {
 enum Command {
     /// Serve the API.
     Serve(Box<ServeArgs>),
-    /// Manage entities, users and memberships (with the server stopped).
+    /// Manage entities, users and memberships; back up, restore and check the store.
+    /// Commands go through the running server's admin socket (<data-dir>/admin.sock);
+    /// when no server runs, they open the store themselves.
     Admin(AdminArgs),
     /// Check the signature of a sealed PDF: valid, covering the whole file, by which
     /// certificate, when, and for which document and audit trail head. Exits 0 only

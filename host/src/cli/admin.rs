@@ -9,12 +9,43 @@ use anyhow::Context;
 use clap::{Args, Subcommand};
 use std::path::PathBuf;
 
-#[derive(Args)]
+/// `esign admin`'s arguments. The store's options (`--data-dir`, `--store`, ...) are
+/// accepted before the subcommand and after it (`esign admin restore --from B
+/// --data-dir NEW`).
 pub struct AdminArgs {
-    #[command(flatten)]
     pub engine: EngineArgs,
-    #[command(subcommand)]
     pub command: AdminCommand,
+}
+
+/// What clap derives; [`AdminArgs`] makes its own options global.
+#[derive(Args)]
+struct Parsed {
+    #[command(flatten)]
+    engine: EngineArgs,
+    #[command(subcommand)]
+    command: AdminCommand,
+}
+
+impl clap::FromArgMatches for AdminArgs {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let Parsed { engine, command } = Parsed::from_arg_matches(matches)?;
+        Ok(AdminArgs { engine, command })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for AdminArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        Parsed::augment_args(cmd).mut_args(|a| a.global(true))
+    }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Parsed::augment_args_for_update(cmd).mut_args(|a| a.global(true))
+    }
 }
 
 #[derive(Subcommand)]
