@@ -118,6 +118,7 @@ fn inspect_inner(bytes: &[u8]) -> Result<PdfInfo, InspectError> {
     if page_ids.is_empty() {
         return Err(invalid("the PDF has no pages"));
     }
+    check_image_sizes(&doc)?;
     let mut pages = Vec::with_capacity(page_ids.len());
     for (index, page_id) in page_ids.into_iter().enumerate() {
         for content_id in doc.get_page_contents(page_id) {
@@ -131,6 +132,45 @@ fn inspect_inner(bytes: &[u8]) -> Result<PdfInfo, InspectError> {
         pages.push(page_size(&doc, page_id));
     }
     Ok(PdfInfo { pages })
+}
+
+/// Pixels an image in an imported PDF may have: a page image is 800 pixels wide, and
+/// an A4 page scanned at 600 dpi has 35 million. Decoding is what costs memory (a 1 MB
+/// Flate stream can hold 400 million pixels), so larger images are refused at import,
+/// before anything decodes them.
+pub const MAX_IMAGE_PIXELS: u64 = 50_000_000;
+
+/// Refuses a PDF with an image of more than [`MAX_IMAGE_PIXELS`] (by its dictionary's
+/// `Width` and `Height`, which every decoder allocates by).
+fn check_image_sizes(doc: &Document) -> Result<(), InspectError> {
+    let int = |d: &Dictionary, key: &[u8]| {
+        d.get(key)
+            .ok()
+            .and_then(|o| doc.dereference(o).ok())
+            .and_then(|(_, o)| o.as_i64().ok())
+            .map_or(0, |v| v.max(0) as u64)
+    };
+    for object in doc.objects.values() {
+        let Object::Stream(stream) = object else {
+            continue;
+        };
+        let d = &stream.dict;
+        if !d
+            .get(b"Subtype")
+            .is_ok_and(|t| t.as_name().is_ok_and(|n| n == b"Image"))
+        {
+            continue;
+        }
+        let (width, height) = (int(d, b"Width"), int(d, b"Height"));
+        if width.saturating_mul(height) > MAX_IMAGE_PIXELS {
+            return Err(InspectError::Invalid(format!(
+                "it has an image of {width} × {height} pixels; images of up to {} million \
+                 pixels are taken",
+                MAX_IMAGE_PIXELS / 1_000_000
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Whether the document is encrypted and could not be opened with an empty user password.

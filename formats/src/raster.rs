@@ -17,6 +17,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 /// and readable in a desktop column of 900 CSS px.
 pub const PAGE_WIDTH_PX: u32 = 800;
 
+/// Pixels of one page image at the most (800 × 10 000: 32 MB of RGBA).
+pub const MAX_PAGE_PIXELS: u64 = 8_000_000;
+
 /// One page as a PNG.
 pub struct PageImage {
     pub png: Vec<u8>,
@@ -47,9 +50,12 @@ fn render_all(pdf: &[u8], width_px: u32) -> Result<Vec<PageImage>, String> {
         if ((w * scale) as u32) < width_px {
             scale = scale.next_up();
         }
-        // Very tall pages are limited to what a u16 pixmap holds.
-        if h * scale > f32::from(u16::MAX) {
-            scale = f32::from(u16::MAX) / h;
+        // Very tall pages are drawn narrower, so that no page image has more than
+        // MAX_PAGE_PIXELS (a page 100 times as tall as wide would otherwise be an
+        // 800 × 65 535 pixmap of 210 MB).
+        let max_height = (MAX_PAGE_PIXELS / u64::from(width_px.max(1))).min(u64::from(u16::MAX));
+        if h * scale > max_height as f32 {
+            scale = max_height as f32 / h;
         }
         let pixmap = render(
             page,

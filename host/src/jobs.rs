@@ -5,8 +5,11 @@
 //!   few at a time; each is one engine call;
 //! - **host work** (`jw/`: downloads, imports, Word conversions, renders), one queue per
 //!   scope (the tenant), visited in a ring (see [`crate::queues`]): a few at a time in
-//!   all and fewer per scope, so one tenant's stalled `file_url` downloads cannot delay
-//!   another tenant's imports, and nobody's sending.
+//!   all and fewer per scope, and a scope with work running never takes the last free
+//!   slot, which is kept for a scope with none: so one tenant's long renders or stalled
+//!   `file_url` downloads cannot delay another tenant's imports, and nobody's sending.
+//!   Each work order runs in the sandbox ([`crate::sandbox`]) with a memory cap and a
+//!   deadline; at shutdown running work is stopped and its rows stay for the next start.
 //!
 //! A job with a work order has its work done first ([`crate::work::perform`], outside
 //! any transaction); then the engine's `run-job` records the outcome in one transaction
@@ -20,7 +23,7 @@ use crate::queues::{self, Visit};
 use crate::store::Lease;
 use crate::tables::jobs::StoredJob;
 use crate::tables::keys;
-use crate::work::{WorkContext, perform};
+use crate::work::{Performed, WorkContext, perform};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -96,7 +99,11 @@ pub async fn run(dispatcher: Dispatcher, work: WorkContext, mut shutdown: watch:
             _ = tokio::time::sleep(wait) => {}
             _ = shared.dispatcher.jobs_changed() => {}
             _ = shared.finished.notified() => {}
-            _ = shutdown.changed() => return,
+            _ = shutdown.changed() => {
+                // Running work stops at its next epoch check; its rows stay.
+                shared.work.sandbox.stop();
+                return;
+            }
         }
     }
 }
@@ -182,6 +189,12 @@ fn plan_into(shared: &Shared, launches: &mut Vec<Launch>) -> anyhow::Result<Dura
                     wait = wait.min(Duration::from_millis(at - now));
                     break;
                 }
+                // A scope with work running leaves the last free slot to one with
+                // none, so that two tenants' long renders never hold every slot.
+                let running_here = share.available_permits() < WORK_PER_SCOPE;
+                if running_here && shared.work_slots.available_permits() <= 1 {
+                    return Ok(Visit::Next);
+                }
                 let Ok(mine) = share.clone().try_acquire_owned() else {
                     break;
                 };
@@ -220,9 +233,21 @@ fn start(shared: &Arc<Shared>, launch: Launch) {
             permits,
         } = launch;
         let prepared = match &job.work {
-            Some(order) => Some(
-                queues::renewing(s.dispatcher.store(), &key, &lease, perform(&s.work, order)).await,
-            ),
+            Some(order) => {
+                match queues::renewing(s.dispatcher.store(), &key, &lease, perform(&s.work, order))
+                    .await
+                {
+                    Performed::Done(prepared) => Some(*prepared),
+                    // Shutting down: the row stays (its lease lapses) and runs again at
+                    // the next start.
+                    Performed::Stopped => {
+                        tracing::info!(job = job.kind, id = job.id, "work stopped for shutdown");
+                        s.in_flight.lock().unwrap().remove(&key);
+                        drop(permits);
+                        return;
+                    }
+                }
+            }
             None => None,
         };
         let (d, k, l) = (s.dispatcher.clone(), key.clone(), lease.clone());

@@ -13,7 +13,8 @@
 //!   format and the redaction of secrets in paths.
 //! - [`passwords`]: argon2id for the engine's password imports.
 //! - [`webhooks`]: delivery of queued webhook events (signed, retried, dead-lettered).
-//! - [`work`]: host work for jobs (download, import, Word conversion, rendering), with
+//! - [`work`]: host work for jobs (download, import, Word conversion, rendering), run in
+//!   the formats component under a memory cap and a deadline ([`sandbox`]), with
 //!   [`pdf`] and [`office`] doing the file formats and [`outbound`] the HTTPS client.
 //!
 //! The `esign` binary (`main.rs`) wires these together behind its CLI.
@@ -25,6 +26,7 @@ pub mod calls;
 pub mod check;
 pub mod cli;
 pub mod clock;
+pub mod compile_cache;
 pub mod eid;
 pub mod evidence;
 pub mod fs;
@@ -41,6 +43,7 @@ pub mod passwords;
 pub use esign_formats::{office, pdf, raster, stamp};
 pub mod queues;
 pub mod runtime;
+pub mod sandbox;
 pub mod server;
 pub mod sms;
 pub mod store;

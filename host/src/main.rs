@@ -65,6 +65,7 @@ enum EngineCommand {
 
 fn main() {
     esign::logging::init();
+    esign::fs::restrict_new_files();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve(*args),

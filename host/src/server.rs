@@ -419,7 +419,8 @@ async fn answer(
                             )
                         })
                         .collect(),
-                    body: body.to_vec(),
+                    // Without a copy when the body is the only owner of its buffer.
+                    body: Vec::from(body),
                     parts: form_parts,
                     origin: Origin::Http,
                     remote_addr: source_of(front, peer, &parts.headers),

@@ -16,6 +16,7 @@ use crate::clock::now_ms;
 use crate::evidence::Sealer;
 use crate::ids::{random_id, sha256_hex};
 use crate::outbound::Outbound;
+use crate::sandbox::{Sandbox, Stopped};
 use crate::store::Store;
 use crate::tables::keys;
 use esign_formats::seal::SealHost;
@@ -44,6 +45,10 @@ pub struct WorkContext {
     pub convert_timeout: Duration,
     /// Seals the final PDFs of completed documents.
     pub sealer: Arc<Sealer>,
+    /// Where the work runs: the formats component, with its memory cap and deadline.
+    pub sandbox: Arc<Sandbox<NativeIo>>,
+    /// Pages an imported file may have (`--max-pages`).
+    pub max_pages: usize,
 }
 
 /// Finds LibreOffice: `configured` if given, else `soffice` or `libreoffice` on PATH.
@@ -63,34 +68,46 @@ pub fn find_soffice(configured: Option<&str>) -> Option<String> {
     })
 }
 
-/// Does the work of `order` on a blocking thread (downloads and the time stamping
-/// authority are awaited from there).
-pub async fn perform(cx: &WorkContext, order: &WorkOrder) -> Prepared {
-    let order = to_shared(order);
-    let cx = cx.clone();
-    let handle = tokio::runtime::Handle::current();
-    let timed = match &order {
-        shared::WorkOrder::ImportFiles(_) => "import",
-        shared::WorkOrder::Render(r) if r.seal.is_some() => "seal",
-        shared::WorkOrder::Render(_) => "render",
-        shared::WorkOrder::Fetch(_) => "fetch",
+/// What [`perform`] did with a work order.
+#[derive(Debug)]
+pub enum Performed {
+    /// An outcome for the engine (a failure among them: a file over a budget fails).
+    Done(Box<Prepared>),
+    /// The server is shutting down: the job stays, to run again at the next start.
+    Stopped,
+}
+
+/// Does the work of `order` in the sandbox (the formats component, with its memory cap
+/// and deadline), on a blocking thread; downloads and the time stamping authority are
+/// awaited from there. A file over a budget (memory, time, pages) gets a failure
+/// outcome, so its document fails with the reason in its trail.
+pub async fn perform(cx: &WorkContext, order: &WorkOrder) -> Performed {
+    let timed = match order {
+        WorkOrder::ImportFiles(_) => "import",
+        WorkOrder::Render(r) if r.seal.is_some() => "seal",
+        WorkOrder::Render(_) => "render",
+        WorkOrder::Fetch(_) => "fetch",
     };
     let started = std::time::Instant::now();
-    let kind = match &order {
-        shared::WorkOrder::ImportFiles(sources) => Err(sources.len()),
-        shared::WorkOrder::Render(_) => Ok("render-failed"),
-        shared::WorkOrder::Fetch(_) => Ok("download-failed"),
-    };
+    let (cx, owned) = (cx.clone(), order.clone());
+    let handle = tokio::runtime::Handle::current();
     let done = tokio::task::spawn_blocking(move || {
-        let mut io = NativeIo {
-            cx: &cx,
+        let io = NativeIo {
+            cx: cx.clone(),
             handle,
             blobs: Vec::new(),
         };
-        let outcome = shared::perform(&order, now_ms(), &mut io);
-        Prepared {
-            outcome: from_shared(outcome),
-            blobs: io.blobs,
+        let (result, io) = cx.sandbox.perform(&owned, now_ms(), io);
+        match result {
+            Ok(outcome) => Some(limit_pages(outcome, cx.max_pages, io.blobs)),
+            Err(Stopped::Shutdown) => None,
+            Err(why) => {
+                tracing::warn!(work = timed, "work order stopped: {}", why.reason());
+                Some(Prepared {
+                    outcome: failed_outcome(&owned, &why.reason()),
+                    blobs: Vec::new(),
+                })
+            }
         }
     })
     .await;
@@ -98,35 +115,65 @@ pub async fn perform(cx: &WorkContext, order: &WorkOrder) -> Prepared {
         .work_seconds
         .get_or_create(&crate::metrics::KindLabel { kind: timed.into() })
         .observe(started.elapsed().as_secs_f64());
-    done.unwrap_or_else(|e| {
-        let why = failure("render-failed", format!("the work failed: {e}"));
-        let outcome = match kind {
-            Err(n) => WorkOutcome::ImportFiles(
-                (0..n)
-                    .map(|_| {
-                        ImportResult::Failed(failure("conversion-failed", why.message.clone()))
-                    })
-                    .collect(),
-            ),
-            Ok("render-failed") => WorkOutcome::Render(Err(why)),
-            Ok(code) => WorkOutcome::Fetch(Err(failure(code, why.message))),
-        };
-        Prepared {
-            outcome,
+    match done {
+        Ok(Some(prepared)) => Performed::Done(Box::new(prepared)),
+        Ok(None) => Performed::Stopped,
+        Err(e) => Performed::Done(Box::new(Prepared {
+            outcome: failed_outcome(order, &format!("the work failed: {e}")),
             blobs: Vec::new(),
-        }
-    })
+        })),
+    }
+}
+
+/// An imported file of more than `max_pages` pages fails (`invalid-pdf`, with the
+/// count and the limit): its page images would be the work of minutes.
+fn limit_pages(outcome: WorkOutcome, max_pages: usize, blobs: Vec<(String, Vec<u8>)>) -> Prepared {
+    let WorkOutcome::ImportFiles(results) = outcome else {
+        return Prepared { outcome, blobs };
+    };
+    let results = results
+        .into_iter()
+        .map(|r| match r {
+            ImportResult::Ok(f) if f.pages.len() > max_pages => ImportResult::Failed(failure(
+                "invalid-pdf",
+                format!(
+                    "the file has {} pages; this server takes at most {max_pages} pages \
+                     per file (--max-pages)",
+                    f.pages.len()
+                ),
+            )),
+            other => other,
+        })
+        .collect();
+    Prepared {
+        outcome: WorkOutcome::ImportFiles(results),
+        blobs,
+    }
+}
+
+/// The failure outcome of `order`, every file of an import failing with `why`.
+fn failed_outcome(order: &WorkOrder, why: &str) -> WorkOutcome {
+    match order {
+        WorkOrder::ImportFiles(sources) => WorkOutcome::ImportFiles(
+            sources
+                .iter()
+                .map(|_| ImportResult::Failed(failure("invalid-pdf", why)))
+                .collect(),
+        ),
+        WorkOrder::Render(_) => WorkOutcome::Render(Err(failure("render-failed", why))),
+        WorkOrder::Fetch(_) => WorkOutcome::Fetch(Err(failure("download-failed", why))),
+    }
 }
 
 /// The work's [`WorkIo`] on this host.
-struct NativeIo<'a> {
-    cx: &'a WorkContext,
+pub struct NativeIo {
+    cx: WorkContext,
     handle: tokio::runtime::Handle,
     /// What the work put, to be written with the outcome.
     blobs: Vec<(String, Vec<u8>)>,
 }
 
-impl SealHost for NativeIo<'_> {
+impl SealHost for NativeIo {
     fn certificates(&self) -> Result<Vec<Vec<u8>>, String> {
         self.cx.sealer.certificates()
     }
@@ -140,7 +187,7 @@ impl SealHost for NativeIo<'_> {
     }
 }
 
-impl WorkIo for NativeIo<'_> {
+impl WorkIo for NativeIo {
     fn blob(&mut self, id: &str) -> Result<Option<Vec<u8>>, String> {
         self.cx
             .store

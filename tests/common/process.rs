@@ -25,6 +25,10 @@ impl TempDir {
     /// Creates `path` (and its parents) and guards it.
     pub fn create(path: PathBuf) -> TempDir {
         std::fs::create_dir_all(&path).unwrap();
+        // Private, as the server keeps its data directories (it warns at start about
+        // one that others could read).
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .unwrap();
         TempDir(path)
     }
 }

@@ -29,6 +29,18 @@ pub struct EngineArgs {
     /// Where compiled engine code is cached [default: <data-dir>/cache].
     #[arg(long, env = "ESIGN_COMPILE_CACHE")]
     pub compile_cache: Option<PathBuf>,
+    /// The embedded database's page cache, in MiB (sled; not used with --store).
+    #[arg(long, env = "ESIGN_STORE_CACHE_MB", default_value_t = store::sled::DEFAULT_CACHE_MB)]
+    pub store_cache_mb: u64,
+}
+
+impl EngineArgs {
+    /// Where compiled components are cached: `--compile-cache` or `<data-dir>/cache`.
+    pub fn compile_cache_dir(&self) -> PathBuf {
+        self.compile_cache
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("cache"))
+    }
 }
 
 /// `esign engine export [--wasi-http] FILE`: an embedded component, written whole or not
@@ -50,6 +62,7 @@ pub const WORKER_CONNECTIONS: usize = 12;
 
 /// Opens the store `args` name: PostgreSQL with --store, else sled in the data dir.
 pub fn open_store(args: &EngineArgs) -> anyhow::Result<std::sync::Arc<store::Store>> {
+    crate::fs::restrict_data_dir(&args.data_dir)?;
     let store = match &args.store {
         Some(url) => {
             let backend = store::postgres::PgBackend::connect(url)?;
@@ -58,7 +71,10 @@ pub fn open_store(args: &EngineArgs) -> anyhow::Result<std::sync::Arc<store::Sto
         }
         None => {
             crate::backup::unfinished_restore(&args.data_dir)?;
-            store::Store::new(store::sled::SledBackend::open(&args.data_dir)?)
+            store::Store::new(store::sled::SledBackend::open_with_cache(
+                &args.data_dir,
+                args.store_cache_mb,
+            )?)
         }
     };
     if let Some(ms) = std::env::var("ESIGN_WORKER_LEASE_MS")
@@ -99,10 +115,7 @@ pub fn open_on(
             .with_context(|| format!("reading the engine component {}", path.display()))?,
         None => runtime::EMBEDDED_ENGINE.to_vec(),
     };
-    let cache = args
-        .compile_cache
-        .clone()
-        .unwrap_or_else(|| args.data_dir.join("cache"));
+    let cache = args.compile_cache_dir();
     let shared = Shared {
         settings,
         passwords: passwords::Passwords::new(),

@@ -6,7 +6,8 @@ use crate::bindings::Settings;
 use crate::calls::Dispatcher;
 use crate::cli::engine::{EngineArgs, open_on, open_store};
 use crate::{
-    eid, evidence, health, jobs, mail, metrics, outbound, runtime, server, sms, webhooks, work,
+    eid, evidence, health, jobs, mail, metrics, outbound, runtime, sandbox, server, sms, webhooks,
+    work,
 };
 use anyhow::Context;
 use clap::Args;
@@ -107,6 +108,17 @@ pub struct ServeArgs {
     /// Longest a Word conversion may take, in seconds.
     #[arg(long, env = "ESIGN_CONVERT_TIMEOUT_SECS", default_value_t = 60)]
     pub convert_timeout_secs: u64,
+    /// Pages an imported file may have; a longer one fails its import (`invalid-pdf`).
+    #[arg(long, env = "ESIGN_MAX_PAGES", default_value_t = sandbox::DEFAULT_MAX_PAGES)]
+    pub max_pages: usize,
+    /// Memory one work order (an import, a render, a seal) may use, in MiB: a file
+    /// needing more fails with that reason, and the server goes on.
+    #[arg(long, env = "ESIGN_WORK_MEMORY_MB", default_value_t = sandbox::DEFAULT_MEMORY_MB)]
+    pub work_memory_mb: usize,
+    /// Longest one work order may take, in seconds: past it the file fails with that
+    /// reason.
+    #[arg(long, env = "ESIGN_WORK_DEADLINE_SECS", default_value_t = sandbox::DEFAULT_DEADLINE_SECS)]
+    pub work_deadline_secs: u64,
     /// Longest an outbound request (a file_url download) may take, in seconds.
     #[arg(long, env = "ESIGN_FETCH_TIMEOUT_SECS", default_value_t = 30)]
     pub fetch_timeout_secs: u64,
@@ -331,6 +343,15 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         soffice,
         convert_timeout: Duration::from_secs(args.convert_timeout_secs),
         sealer,
+        sandbox: std::sync::Arc::new(sandbox::Sandbox::new(
+            runtime::EMBEDDED_FORMATS,
+            Some(&args.engine.compile_cache_dir()),
+            sandbox::Limits {
+                memory_bytes: args.work_memory_mb.max(16) << 20,
+                deadline: Duration::from_secs(args.work_deadline_secs.max(1)),
+            },
+        )?),
+        max_pages: args.max_pages.max(1),
     };
 
     let mail_dir = args

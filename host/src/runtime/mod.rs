@@ -11,18 +11,17 @@ mod store;
 mod wasi;
 
 use crate::bindings::{Esign, Job, JobOutcome, Request, Response, Settings};
-use crate::fs::write_whole;
+use crate::compile_cache::load_component;
 use crate::passwords::Passwords;
 use crate::store::Txn;
 use anyhow::Context;
-use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 use wasmtime::component::{
-    Component, ComponentExportIndex, Func, HasSelf, Instance, InstancePre, Linker, TypedFunc,
+    ComponentExportIndex, Func, HasSelf, Instance, InstancePre, Linker, TypedFunc,
 };
 use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store};
 
@@ -32,7 +31,7 @@ pub const EMBEDDED_ENGINE: &[u8] = include_bytes!(env!("ESIGN_ENGINE_WASM"));
 /// component exporting `wasi:http/incoming-handler`, for standard runtimes.
 pub const EMBEDDED_WASI_HTTP: &[u8] = include_bytes!(env!("ESIGN_WASI_HTTP_WASM"));
 /// The formats component (`components/formats`, world `esign:formats/formats`): the file
-/// work other hosts run. This host links the same code instead (`crate::work`).
+/// work, which this host runs too, in its sandbox (`crate::sandbox`).
 pub const EMBEDDED_FORMATS: &[u8] = include_bytes!(env!("ESIGN_FORMATS_WASM"));
 
 /// Default lifetime of access tokens: 60 days (DESIGN.md §4).
@@ -235,7 +234,7 @@ impl Runtime {
             }
         };
 
-        let component = load_component(&engine, wasm, cache_dir)?;
+        let component = load_component(&engine, wasm, cache_dir, "engine")?;
         let mut linker = Linker::<Slot>::new(&engine);
         Esign::add_to_linker::<Slot, HasSelf<CallState>>(&mut linker, Slot::state)?;
         let pre = linker.instantiate_pre(&component)?;
@@ -407,51 +406,6 @@ const EPOCH_TICK: std::time::Duration = std::time::Duration::from_millis(100);
 /// Epoch ticks an engine call may run before it traps (10 s): a runaway call is rolled
 /// back and answered 500 instead of holding a thread forever.
 const CALL_DEADLINE_TICKS: u64 = 100;
-
-/// Loads the precompiled component from the cache, or compiles and caches it.
-fn load_component(
-    engine: &Engine,
-    wasm: &[u8],
-    cache_dir: Option<&Path>,
-) -> anyhow::Result<Component> {
-    let started = Instant::now();
-    let digest = Sha256::digest(wasm);
-    let name: String = digest[..12].iter().map(|b| format!("{b:02x}")).collect();
-    let cached: Option<PathBuf> = cache_dir.map(|d| d.join(format!("engine-{name}.cwasm")));
-    if let Some(path) = &cached
-        && path.exists()
-    {
-        // SAFETY: the file is one this function wrote with `precompile_component` for the
-        // same wasm bytes; wasmtime checks that it matches this engine's configuration
-        // and version, and we fall back to compiling when it does not.
-        match unsafe { Component::deserialize_file(engine, path) } {
-            Ok(c) => {
-                tracing::info!(
-                    "engine component loaded from {} in {:?}",
-                    path.display(),
-                    started.elapsed()
-                );
-                return Ok(c);
-            }
-            Err(e) => tracing::warn!("ignoring unusable compile cache {}: {e}", path.display()),
-        }
-    }
-    let bytes = engine
-        .precompile_component(wasm)
-        .map_err(anyhow::Error::from)
-        .context("compiling the engine component")?;
-    if let Some(path) = &cached {
-        let write = std::fs::create_dir_all(path.parent().unwrap())
-            .and_then(|()| write_whole(path, &bytes));
-        if let Err(e) = write {
-            tracing::warn!("could not write the compile cache {}: {e}", path.display());
-        }
-    }
-    // SAFETY: `bytes` was produced just now by `precompile_component` of this engine.
-    let component = unsafe { Component::deserialize(engine, &bytes)? };
-    tracing::info!("engine component compiled in {:?}", started.elapsed());
-    Ok(component)
-}
 
 #[cfg(test)]
 mod tests {

@@ -34,7 +34,14 @@ const HOST: Layers = Layers {
     layers: &[
         (
             "leaves",
-            &["bindings.rs", "clock.rs", "ids.rs", "fs.rs", "logging.rs"],
+            &[
+                "bindings.rs",
+                "clock.rs",
+                "compile_cache.rs",
+                "ids.rs",
+                "fs.rs",
+                "logging.rs",
+            ],
         ),
         ("store", &["store/", "queues.rs"]),
         ("tables", &["tables/"]),
@@ -46,6 +53,7 @@ const HOST: Layers = Layers {
                 "outbound.rs",
                 "eid.rs",
                 "evidence/",
+                "sandbox.rs",
                 "work.rs",
             ],
         ),
