@@ -30,6 +30,9 @@ wasmtime::component::bindgen!({
 
 use self::esign::formats::{blobs, convert, download, log, signing, timestamping};
 
+/// `generate-signing-key`'s answer: the key and certificate PEM, or why not.
+pub type KeyPems = Result<(String, String), String>;
+
 /// What one work order may use.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -55,6 +58,14 @@ pub enum Stopped {
     /// The component trapped otherwise (a defect in the decoders).
     Trap(String),
 }
+
+impl std::fmt::Display for Stopped {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason())
+    }
+}
+
+impl std::error::Error for Stopped {}
 
 impl Stopped {
     /// A sentence for the document's trail.
@@ -93,6 +104,8 @@ struct State<I> {
     table: ResourceTable,
     io: I,
     max_memory: usize,
+    /// Bytes of linear memory at the most, as the limiter saw them grow.
+    peak_memory: usize,
     /// A memory growth past `max_memory` was refused.
     refused_memory: bool,
     deadline: Instant,
@@ -121,6 +134,7 @@ impl<I: Send> wasmtime::ResourceLimiter for State<I> {
             self.refused_memory = true;
             return Ok(false);
         }
+        self.peak_memory = self.peak_memory.max(desired);
         Ok(true)
     }
 
@@ -188,29 +202,59 @@ impl<I: WorkIo + Send + 'static> Sandbox<I> {
         now_ms: u64,
         io: I,
     ) -> (Result<WorkOutcome, Stopped>, I) {
-        self.call(io, |f, store| {
+        let (result, io, _) = self.perform_within(order, now_ms, io, self.limits.memory_bytes);
+        (result, io)
+    }
+
+    /// [`perform`](Self::perform) with at most `max_memory` bytes of linear memory;
+    /// also the peak it reached.
+    pub fn perform_within(
+        &self,
+        order: &WorkOrder,
+        now_ms: u64,
+        io: I,
+        max_memory: usize,
+    ) -> (Result<WorkOutcome, Stopped>, I, usize) {
+        self.call(io, max_memory, |f, store| {
             f.esign_formats_work().call_perform(store, order, now_ms)
         })
     }
 
+    /// `generate-signing-key` (a key and self-signed certificate, PEM, from `secret`)
+    /// in a fresh instance.
+    pub fn generate_signing_key(
+        &self,
+        secret: &[u8],
+        now_ms: u64,
+        io: I,
+    ) -> (Result<KeyPems, Stopped>, I) {
+        let (result, io, _) = self.call(io, self.limits.memory_bytes, |f, store| {
+            f.esign_formats_work()
+                .call_generate_signing_key(store, secret, now_ms)
+        });
+        (result, io)
+    }
+
     /// Checks a PDF (`esign verify`'s question) in a fresh instance.
-    pub fn check_pdf(&self, pdf: &[u8], own: &str, io: I) -> Result<PdfCheck, Stopped> {
-        self.call(io, |f, store| {
+    pub fn check_pdf(&self, pdf: &[u8], own: &str, io: I) -> (Result<PdfCheck, Stopped>, I) {
+        let (result, io, _) = self.call(io, self.limits.memory_bytes, |f, store| {
             f.esign_formats_work().call_check_pdf(store, pdf, own)
-        })
-        .0
+        });
+        (result, io)
     }
 
     fn call<R>(
         &self,
         io: I,
+        max_memory: usize,
         f: impl FnOnce(&Formats, &mut Store<State<I>>) -> wasmtime::Result<R>,
-    ) -> (Result<R, Stopped>, I) {
+    ) -> (Result<R, Stopped>, I, usize) {
         let state = State {
             wasi: WasiCtx::builder().build(),
             table: ResourceTable::new(),
             io,
-            max_memory: self.limits.memory_bytes,
+            max_memory,
+            peak_memory: 0,
             refused_memory: false,
             deadline: Instant::now() + self.limits.deadline,
             timed_out: false,
@@ -245,12 +289,12 @@ impl<I: WorkIo + Send + 'static> Sandbox<I> {
             } else if state.timed_out {
                 Stopped::Deadline(self.limits.deadline)
             } else if state.refused_memory {
-                Stopped::Memory(self.limits.memory_bytes)
+                Stopped::Memory(max_memory)
             } else {
                 Stopped::Trap(format!("{e:#}"))
             }
         });
-        (result, state.io)
+        (result, state.io, state.peak_memory)
     }
 }
 

@@ -1,9 +1,10 @@
 //! The formats component (`components/formats`) run in wasmtime for tests and
-//! benchmarks, its imports answered by a [`WorkIo`] (the same one the native code is
-//! given, so both see the same blobs, key and time), and [`MemIo`], a deterministic
-//! [`WorkIo`] over memory for both.
+//! benchmarks, through the server's own sandbox, its imports answered by a [`WorkIo`]
+//! (the same one the native code is given, so both see the same blobs, key and time),
+//! and [`MemIo`], a deterministic [`WorkIo`] over memory for both.
 
-use ::esign::bindings::{PdfCheck, WorkFailure, WorkOrder, WorkOutcome};
+use ::esign::bindings::{PdfCheck, WorkOrder, WorkOutcome};
+use ::esign::sandbox::{Limits, Sandbox};
 use esign_formats::digest::sha256_hex;
 use esign_formats::pdf;
 use esign_formats::seal::SealHost;
@@ -12,80 +13,21 @@ use esign_formats::seal::keys::{LocalKey, generate};
 use esign_formats::work::{self as shared, WorkIo};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
-use wasmtime::component::{Component, HasSelf, Linker, ResourceTable};
-use wasmtime::{Engine, Store};
-use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
-wasmtime::component::bindgen!({
-    world: "esign:formats/formats",
-    path: ["../wit", "../wit/formats"],
-    with: { "esign:engine/types": ::esign::bindings::types },
-});
+pub use ::esign::sandbox::KeyPems;
 
-use self::esign::formats::{blobs, convert, download, log, signing, timestamping};
-
-/// `generate-signing-key`'s answer: the key and certificate PEM, or why not.
-pub type KeyPems = Result<(String, String), String>;
-
-/// A compiled formats component, instantiated afresh for each call, whose imports a
-/// `I` answers.
-pub struct FormatsComponent<I: WorkIo + Send + 'static> {
-    engine: Engine,
-    linker: Linker<State<I>>,
-    component: Component,
-}
-
-/// One call's store data: WASI (empty: no environment, no stdio) and the work's I/O.
-pub struct State<I> {
-    wasi: WasiCtx,
-    table: ResourceTable,
-    io: I,
-    /// Bytes of linear memory at the most, seen by the limiter.
-    peak_memory: usize,
-    /// Bytes of linear memory allowed: growing beyond fails (as in a small runtime).
-    max_memory: usize,
-}
-
-impl<I: Send> WasiView for State<I> {
-    fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView {
-            ctx: &mut self.wasi,
-            table: &mut self.table,
-        }
-    }
-}
-
-impl<I: Send> wasmtime::ResourceLimiter for State<I> {
-    fn memory_growing(
-        &mut self,
-        _: usize,
-        desired: usize,
-        _: Option<usize>,
-    ) -> wasmtime::Result<bool> {
-        if desired > self.max_memory {
-            return Ok(false);
-        }
-        self.peak_memory = self.peak_memory.max(desired);
-        Ok(true)
-    }
-
-    fn table_growing(&mut self, _: usize, _: usize, _: Option<usize>) -> wasmtime::Result<bool> {
-        Ok(true)
-    }
-}
+/// The formats component in the server's own sandbox (`esign::sandbox`), without its
+/// deadline and memory cap unless a call names one: tests and benchmarks call the very
+/// code the server runs its work orders with.
+pub struct FormatsComponent<I: WorkIo + Send + 'static>(Sandbox<I>);
 
 impl<I: WorkIo + Send + 'static> FormatsComponent<I> {
     pub fn new(wasm: &[u8]) -> anyhow::Result<FormatsComponent<I>> {
-        let engine = Engine::default();
-        let component = Component::new(&engine, wasm)?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)?;
-        Formats::add_to_linker::<State<I>, HasSelf<State<I>>>(&mut linker, |s| s)?;
-        Ok(FormatsComponent {
-            engine,
-            linker,
-            component,
-        })
+        let unlimited = Limits {
+            memory_bytes: usize::MAX,
+            deadline: std::time::Duration::from_secs(3600),
+        };
+        Ok(FormatsComponent(Sandbox::new(wasm, None, unlimited)?))
     }
 
     /// Runs `order` in a fresh instance with `io`: the outcome (or the trap), `io` back,
@@ -107,16 +49,14 @@ impl<I: WorkIo + Send + 'static> FormatsComponent<I> {
         io: I,
         max_memory: usize,
     ) -> (anyhow::Result<WorkOutcome>, I, usize) {
-        self.call(io, max_memory, |f, store| {
-            f.esign_formats_work().call_perform(store, order, now_ms)
-        })
+        let (result, io, peak) = self.0.perform_within(order, now_ms, io, max_memory);
+        (result.map_err(anyhow::Error::from), io, peak)
     }
 
     /// Checks a PDF in a fresh instance.
     pub fn check_pdf(&self, pdf: &[u8], own: &str, io: I) -> (anyhow::Result<PdfCheck>, I, usize) {
-        self.call(io, usize::MAX, |f, store| {
-            f.esign_formats_work().call_check_pdf(store, pdf, own)
-        })
+        let (result, io) = self.0.check_pdf(pdf, own, io);
+        (result.map_err(anyhow::Error::from), io, 0)
     }
 
     /// `generate-signing-key` in a fresh instance.
@@ -126,91 +66,8 @@ impl<I: WorkIo + Send + 'static> FormatsComponent<I> {
         now_ms: u64,
         io: I,
     ) -> (anyhow::Result<KeyPems>, I, usize) {
-        self.call(io, usize::MAX, |f, store| {
-            f.esign_formats_work()
-                .call_generate_signing_key(store, secret, now_ms)
-        })
-    }
-
-    fn call<R>(
-        &self,
-        io: I,
-        max_memory: usize,
-        f: impl FnOnce(&Formats, &mut Store<State<I>>) -> wasmtime::Result<R>,
-    ) -> (anyhow::Result<R>, I, usize) {
-        let state = State {
-            wasi: WasiCtx::builder().build(),
-            table: ResourceTable::new(),
-            io,
-            peak_memory: 0,
-            max_memory,
-        };
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|s| s);
-        let result = Formats::instantiate(&mut store, &self.component, &self.linker)
-            .and_then(|formats| f(&formats, &mut store))
-            .map_err(anyhow::Error::from);
-        let state = store.into_data();
-        (result, state.io, state.peak_memory)
-    }
-}
-
-impl<I> ::esign::bindings::types::Host for State<I> {}
-
-impl<I: WorkIo> blobs::Host for State<I> {
-    fn get(&mut self, id: String) -> Result<Option<Vec<u8>>, String> {
-        self.io.blob(&id)
-    }
-
-    fn put(&mut self, data: Vec<u8>) -> ::esign::bindings::BlobInfo {
-        let b = self.io.put(data);
-        ::esign::bindings::BlobInfo {
-            id: b.id,
-            size: b.size,
-            sha256: b.sha256,
-        }
-    }
-}
-
-impl<I: WorkIo> download::Host for State<I> {
-    fn fetch(&mut self, url: String) -> Result<Vec<u8>, String> {
-        self.io.download(&url)
-    }
-}
-
-impl<I: WorkIo> convert::Host for State<I> {
-    fn docx_to_pdf(&mut self, docx: Vec<u8>) -> Result<Vec<u8>, WorkFailure> {
-        self.io
-            .convert_docx(docx)
-            .map_err(|f: shared::WorkFailure| WorkFailure {
-                code: f.code,
-                message: f.message,
-            })
-    }
-}
-
-impl<I: WorkIo> signing::Host for State<I> {
-    fn certificates(&mut self) -> Result<Vec<Vec<u8>>, String> {
-        SealHost::certificates(&self.io)
-    }
-
-    fn sign(&mut self, digest: Vec<u8>) -> Result<Vec<u8>, String> {
-        let digest: [u8; 32] = digest
-            .try_into()
-            .map_err(|_| "a digest is 32 bytes".to_string())?;
-        SealHost::sign(&self.io, &digest)
-    }
-}
-
-impl<I: WorkIo> timestamping::Host for State<I> {
-    fn exchange(&mut self, request: Vec<u8>) -> Result<Option<Vec<u8>>, String> {
-        SealHost::timestamp(&self.io, &request)
-    }
-}
-
-impl<I: WorkIo> log::Host for State<I> {
-    fn warn(&mut self, message: String) {
-        self.io.warn(&message);
+        let (result, io) = self.0.generate_signing_key(secret, now_ms, io);
+        (result.map_err(anyhow::Error::from), io, 0)
     }
 }
 
