@@ -184,11 +184,6 @@ impl<I: WorkIo + Send + 'static> Sandbox<I> {
         })
     }
 
-    /// The limits each work order runs under.
-    pub fn limits(&self) -> Limits {
-        self.limits
-    }
-
     /// Stops running work at its next epoch check, and any started later at once.
     pub fn stop(&self) {
         self.stopping.store(true, Ordering::SeqCst);

@@ -89,17 +89,16 @@ pub async fn perform(cx: &WorkContext, order: &WorkOrder) -> Performed {
         WorkOrder::Fetch(_) => "fetch",
     };
     let started = std::time::Instant::now();
-    let (cx, owned) = (cx.clone(), order.clone());
-    let handle = tokio::runtime::Handle::current();
+    let (sandbox, max_pages, owned) = (cx.sandbox.clone(), cx.max_pages, order.clone());
+    let io = NativeIo {
+        cx: cx.clone(),
+        handle: tokio::runtime::Handle::current(),
+        blobs: Vec::new(),
+    };
     let done = tokio::task::spawn_blocking(move || {
-        let io = NativeIo {
-            cx: cx.clone(),
-            handle,
-            blobs: Vec::new(),
-        };
-        let (result, io) = cx.sandbox.perform(&owned, now_ms(), io);
+        let (result, io) = sandbox.perform(&owned, now_ms(), io);
         match result {
-            Ok(outcome) => Some(limit_pages(outcome, cx.max_pages, io.blobs)),
+            Ok(outcome) => Some(limit_pages(outcome, max_pages, io.blobs)),
             Err(Stopped::Shutdown) => None,
             Err(why) => {
                 tracing::warn!(work = timed, "work order stopped: {}", why.reason());
@@ -126,28 +125,37 @@ pub async fn perform(cx: &WorkContext, order: &WorkOrder) -> Performed {
 }
 
 /// An imported file of more than `max_pages` pages fails (`invalid-pdf`, with the
-/// count and the limit): its page images would be the work of minutes.
+/// count and the limit): its page images would be the work of minutes. The blobs its
+/// import made (a converted PDF, a download) are not written: no outcome names them.
 fn limit_pages(outcome: WorkOutcome, max_pages: usize, blobs: Vec<(String, Vec<u8>)>) -> Prepared {
     let WorkOutcome::ImportFiles(results) = outcome else {
         return Prepared { outcome, blobs };
     };
+    let mut refused = Vec::new();
     let results = results
         .into_iter()
         .map(|r| match r {
-            ImportResult::Ok(f) if f.pages.len() > max_pages => ImportResult::Failed(failure(
-                "invalid-pdf",
-                format!(
-                    "the file has {} pages; this server takes at most {max_pages} pages \
-                     per file (--max-pages)",
-                    f.pages.len()
-                ),
-            )),
+            ImportResult::Ok(f) if f.pages.len() > max_pages => {
+                refused.push(f.blob);
+                refused.extend(f.downloaded.map(|d| d.id));
+                ImportResult::Failed(failure(
+                    "invalid-pdf",
+                    format!(
+                        "the file has {} pages; this server takes at most {max_pages} pages \
+                         per file (--max-pages)",
+                        f.pages.len()
+                    ),
+                ))
+            }
             other => other,
         })
         .collect();
     Prepared {
         outcome: WorkOutcome::ImportFiles(results),
-        blobs,
+        blobs: blobs
+            .into_iter()
+            .filter(|(id, _)| !refused.contains(id))
+            .collect(),
     }
 }
 
