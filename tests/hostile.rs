@@ -348,9 +348,6 @@ fn secrets_at_rest_are_the_service_users_alone_under_umask_022() {
 }
 
 #[test]
-#[ignore = "fails: sled 0.34 keeps every value written in memory whatever its cache \
-            (100 values of 5 MB: +500 MB RSS at a 1 MB cache, outside esign too); \
-            blobs must leave the database first (issue 55)"]
 fn memory_stays_flat_over_a_hundred_uploads() {
     let s = Server::start(&[]);
     let t = s.admin_token();

@@ -390,19 +390,10 @@ fn restore_dir(from: &Path, shown: &Path, to: &Path) -> anyhow::Result<Manifest>
     let marker = to.join(RESTORING);
     crate::fs::write_whole(&marker, b"esign admin restore has not finished\n")?;
     let target = crate::store::sled::SledBackend::open(to)?;
-    let mut batch = sled::Batch::default();
-    let mut pending = 0;
-    for entry in copy.iter() {
+    target.load(copy.iter().map(|entry| {
         let (k, v) = entry?;
-        batch.insert(k, v);
-        pending += 1;
-        if pending >= BATCH {
-            target.db().apply_batch(std::mem::take(&mut batch))?;
-            pending = 0;
-        }
-    }
-    target.db().apply_batch(batch)?;
-    target.db().flush()?;
+        Ok((k.to_vec(), v.to_vec()))
+    }))?;
     if manifest.signing_key {
         copy_dir(&from.join("signing"), &to.join("signing"))?;
     }

@@ -31,9 +31,8 @@ pub fn sled_to_postgres(from: &Path, to: &str) -> anyhow::Result<()> {
     let mut batch: Vec<Entry> = Vec::new();
     let mut bytes = 0;
     let mut copied = 0u64;
-    for entry in sled.db().iter() {
-        let (k, v) = entry?;
-        *expected.entry(Table::of(&k)).or_default() += 1;
+    sled.for_each(&mut |k: &[u8], v: &[u8]| {
+        *expected.entry(Table::of(k)).or_default() += 1;
         bytes += k.len() + v.len();
         batch.push((k.to_vec(), v.to_vec()));
         if batch.len() >= BATCH_ROWS || bytes >= BATCH_BYTES {
@@ -43,7 +42,8 @@ pub fn sled_to_postgres(from: &Path, to: &str) -> anyhow::Result<()> {
             bytes = 0;
             eprintln!("copied {copied} rows");
         }
-    }
+        Ok(())
+    })?;
     // The signing identity generated into the data directory: the hosts keep sealing
     // with it (a shared store keeps it in the database).
     if let Some((k, v)) = crate::evidence::keys::stored_from_data_dir(from)? {

@@ -25,6 +25,7 @@
 //! lease is the process's own (its workers keep rows in flight in memory); on
 //! PostgreSQL it is a row lock with an expiry, so a crashed host's rows are taken over.
 
+pub mod blob_files;
 pub mod postgres;
 pub mod sled;
 

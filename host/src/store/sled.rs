@@ -1,5 +1,6 @@
 //! The embedded default backend: one sled tree in `<data-dir>/db`, owned by one process
-//! (sled holds a file lock).
+//! (sled holds a file lock), and the blobs as files in `<data-dir>/blobs`
+//! ([`super::blob_files`]: sled would keep every file it was given in memory).
 //!
 //! Transactions are optimistic: a [`SledTxn`] reads the committed state directly and
 //! remembers what it read; its commit takes the process's commit lock, checks that
@@ -9,7 +10,13 @@
 //! otherwise it checks its reads between two looks at the commit sequence (a seqlock),
 //! and takes the lock only if commits kept landing meanwhile. A blob read is validated
 //! by the blob's existence (blobs never change).
+//!
+//! A commit writes its new blobs' files before it takes the lock, and removes dropped
+//! blobs' files only once the tree's batch is durable, under the lock (between the two
+//! steps of the commit sequence, so a read-only transaction that saw a blob sees the
+//! change). A database written before blobs moved out has them moved at open.
 
+use super::blob_files::{self, AFTER, BlobFiles, PREFIX, is_blob};
 use super::{Backend, BackendTxn, Cause, CommitError, Entry, Lease, Writes};
 use anyhow::Context;
 use std::path::Path;
@@ -22,6 +29,7 @@ pub struct SledBackend {
 
 struct Shared {
     db: sled::Db,
+    blobs: BlobFiles,
     commit_lock: Mutex<()>,
     /// Odd while a commit applies its writes; grows by two per applied commit.
     sequence: AtomicU64,
@@ -72,13 +80,18 @@ impl SledBackend {
             .path(&db_path)
             .cache_capacity(cache_mb.max(1) << 20);
         match config.open() {
-            Ok(db) => Ok(SledBackend {
-                shared: Arc::new(Shared {
+            Ok(db) => {
+                let shared = Shared {
                     db,
+                    blobs: BlobFiles::open(dir)?,
                     commit_lock: Mutex::new(()),
                     sequence: AtomicU64::new(0),
-                }),
-            }),
+                };
+                shared.move_blobs_out_of_the_tree()?;
+                Ok(SledBackend {
+                    shared: Arc::new(shared),
+                })
+            }
             Err(sled::Error::Io(e))
                 if e.kind() == std::io::ErrorKind::WouldBlock || e.to_string().contains("lock") =>
             {
@@ -89,9 +102,40 @@ impl SledBackend {
         }
     }
 
-    /// The sled tree (for `esign admin migrate`, which copies it whole).
-    pub fn db(&self) -> &sled::Db {
-        &self.shared.db
+    /// Visits every entry in key order, writes not paused (for a store no server uses:
+    /// `esign admin migrate`).
+    pub fn for_each(&self, visit: &mut super::Visitor<'_>) -> anyhow::Result<()> {
+        for entry in self.shared.scan(b"", &[0xff; 64], false) {
+            let (k, v) = entry?;
+            visit(&k, &v)?;
+        }
+        Ok(())
+    }
+
+    /// Writes entries outside any transaction, blobs first (for `esign admin restore`
+    /// into a new data directory), then makes them durable.
+    pub fn load(
+        &self,
+        entries: impl IntoIterator<Item = anyhow::Result<Entry>>,
+    ) -> anyhow::Result<()> {
+        let mut batch = sled::Batch::default();
+        let mut pending = 0;
+        for entry in entries {
+            let (k, v) = entry?;
+            if is_blob(&k) {
+                self.shared.blobs.put(&k, &v)?;
+                continue;
+            }
+            batch.insert(k, v);
+            pending += 1;
+            if pending >= 1000 {
+                self.shared.db.apply_batch(std::mem::take(&mut batch))?;
+                pending = 0;
+            }
+        }
+        self.shared.db.apply_batch(batch)?;
+        self.shared.db.flush()?;
+        Ok(())
     }
 
     #[cfg(test)]
@@ -124,15 +168,28 @@ impl Backend for SledBackend {
         end: &[u8],
         limit: usize,
     ) -> anyhow::Result<Vec<Vec<u8>>> {
-        if start >= end {
-            return Ok(Vec::new());
-        }
-        let range = self.shared.db.range(start.to_vec()..end.to_vec());
-        range.keys().take(limit).map(|k| Ok(k?.to_vec())).collect()
+        let shared = &*self.shared;
+        let tree = |s: &[u8], e: &[u8]| -> Box<dyn Iterator<Item = anyhow::Result<Vec<u8>>>> {
+            if s >= e {
+                return Box::new(std::iter::empty());
+            }
+            Box::new(
+                shared
+                    .db
+                    .range(s.to_vec()..e.to_vec())
+                    .keys()
+                    .map(|k| Ok(k?.to_vec())),
+            )
+        };
+        tree(start, end.min(PREFIX))
+            .chain(shared.blobs.keys(start, end, false)?)
+            .chain(tree(start.max(AFTER), end))
+            .take(limit)
+            .collect()
     }
 
     fn contains_committed(&self, key: &[u8]) -> anyhow::Result<bool> {
-        Ok(self.shared.db.contains_key(key)?)
+        self.shared.contains(key)
     }
 
     fn snapshot(&self, visit: &mut super::Visitor<'_>) -> anyhow::Result<std::time::Duration> {
@@ -143,7 +200,7 @@ impl Backend for SledBackend {
             .lock()
             .unwrap_or_else(|p| p.into_inner());
         let started = std::time::Instant::now();
-        for entry in self.shared.db.iter() {
+        for entry in self.shared.scan(b"", &[0xff; 64], false) {
             let (k, v) = entry?;
             visit(&k, &v)?;
         }
@@ -158,10 +215,45 @@ impl Backend for SledBackend {
 
 impl Shared {
     fn get(&self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
+        if is_blob(key) {
+            return self.blobs.get(key);
+        }
         Ok(self.db.get(key)?.map(|v| v.to_vec()))
     }
 
+    fn contains(&self, key: &[u8]) -> anyhow::Result<bool> {
+        if is_blob(key) {
+            return self.blobs.contains(key);
+        }
+        Ok(self.db.contains_key(key)?)
+    }
+
+    /// The entries in `[start, end)`: the tree's before the blobs, the blobs' files, the
+    /// tree's after them.
     fn scan<'a>(
+        &'a self,
+        start: &[u8],
+        end: &[u8],
+        reverse: bool,
+    ) -> Box<dyn Iterator<Item = anyhow::Result<Entry>> + 'a> {
+        let before = self.tree_scan(start, end.min(PREFIX), reverse);
+        let after = self.tree_scan(start.max(AFTER), end, reverse);
+        let blobs: Box<dyn Iterator<Item = anyhow::Result<Entry>> + 'a> =
+            match self.blobs.keys(start, end, reverse) {
+                Ok(keys) => Box::new(keys.filter_map(move |k| {
+                    let read = |k: Vec<u8>| Ok(self.blobs.get(&k)?.map(|v| (k, v)));
+                    k.and_then(read).transpose() // a file removed meanwhile is gone
+                })),
+                Err(e) => Box::new(std::iter::once(Err(e))),
+            };
+        if reverse {
+            Box::new(after.chain(blobs).chain(before))
+        } else {
+            Box::new(before.chain(blobs).chain(after))
+        }
+    }
+
+    fn tree_scan<'a>(
         &'a self,
         start: &[u8],
         end: &[u8],
@@ -180,6 +272,41 @@ impl Shared {
         } else {
             Box::new(range.map(convert))
         }
+    }
+
+    /// Moves blobs a database written before blobs left it holds into their files:
+    /// each file durable before its entry goes.
+    fn move_blobs_out_of_the_tree(&self) -> anyhow::Result<()> {
+        let mut moved = 0u64;
+        loop {
+            let mut batch = sled::Batch::default();
+            let mut bytes = 0;
+            let mut any = false;
+            for entry in self.db.range(PREFIX.to_vec()..AFTER.to_vec()) {
+                let (k, v) = entry?;
+                self.blobs.put(&k, &v)?;
+                batch.remove(k);
+                moved += 1;
+                any = true;
+                bytes += v.len();
+                if bytes >= 64 << 20 {
+                    break;
+                }
+            }
+            if !any {
+                break;
+            }
+            self.db.apply_batch(batch)?;
+            self.db.flush()?;
+        }
+        if moved > 0 {
+            tracing::info!(
+                moved,
+                "files moved out of the database into {}",
+                blob_files::DIR
+            );
+        }
+        Ok(())
     }
 }
 
@@ -275,23 +402,54 @@ impl BackendTxn for SledTxn {
                 }
             }
         }
+        let backend = |e: anyhow::Error| CommitError::Backend(e);
+        let new_blobs: Vec<&Vec<u8>> = writes
+            .iter()
+            .filter(|(k, v)| is_blob(k) && v.is_some())
+            .map(|(k, _)| k)
+            .collect();
+        for key in &new_blobs {
+            let value = writes[*key].as_deref().expect("a new blob");
+            shared.blobs.put(key, value).map_err(backend)?;
+        }
         let guard = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
-        self.validate()?;
+        if let Err(e) = self.validate() {
+            drop(guard);
+            for key in new_blobs {
+                let _ = shared.blobs.remove(key); // nothing references them
+            }
+            return Err(e);
+        }
         if writes.is_empty() {
             return Ok(());
         }
         shared.sequence.fetch_add(1, Ordering::SeqCst);
         std::sync::atomic::fence(Ordering::SeqCst);
         let mut batch = sled::Batch::default();
+        let mut dropped_blobs = Vec::new();
         for (key, value) in writes {
             match value {
+                _ if is_blob(key) => {
+                    if value.is_none() {
+                        dropped_blobs.push(key);
+                    }
+                }
                 Some(v) => batch.insert(key.as_slice(), v.as_slice()),
                 None => batch.remove(key.as_slice()),
             }
         }
-        let applied = shared.db.apply_batch(batch);
+        let mut applied = shared.db.apply_batch(batch).map_err(|e| backend(e.into()));
+        if applied.is_ok() && !dropped_blobs.is_empty() {
+            // The records that used them are gone for good before their files go.
+            applied = shared.db.flush().map(|_| ()).map_err(|e| backend(e.into()));
+            for key in dropped_blobs {
+                if applied.is_ok() {
+                    applied = shared.blobs.remove(key).map_err(backend);
+                }
+            }
+        }
         shared.sequence.fetch_add(1, Ordering::SeqCst);
-        applied.map_err(|e| CommitError::Backend(e.into()))?;
+        applied?;
         drop(guard);
         shared
             .db
@@ -309,13 +467,7 @@ impl SledTxn {
         for (key, seen) in &self.reads {
             let same = match seen {
                 Seen::Value(value) => shared.get(key).map_err(backend)? == *value,
-                Seen::Exists(existed) => {
-                    shared
-                        .db
-                        .contains_key(key)
-                        .map_err(|e| CommitError::Backend(e.into()))?
-                        == *existed
-                }
+                Seen::Exists(existed) => shared.contains(key).map_err(backend)? == *existed,
             };
             if !same {
                 // A key found absent that is there now is a phantom.
@@ -338,5 +490,84 @@ impl SledTxn {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::Store;
+    use crate::store::tests::tempdir::TempDir;
+
+    fn files_in(dir: &Path) -> usize {
+        let shards = std::fs::read_dir(dir.join(blob_files::DIR)).unwrap();
+        shards
+            .map(|s| s.unwrap().path())
+            .filter(|p| p.is_dir())
+            .map(|p| std::fs::read_dir(p).unwrap().count())
+            .sum()
+    }
+
+    #[test]
+    fn blobs_live_in_files_not_in_the_tree_and_survive_a_reopen() {
+        let dir = TempDir::new();
+        let store = Store::new(SledBackend::open(&dir.0).unwrap());
+        let mut t = store.begin();
+        t.put(b"b/0a1b", b"file bytes");
+        t.put(b"d/doc/1", b"record");
+        t.commit().unwrap();
+        assert_eq!(files_in(&dir.0), 1);
+        drop(store);
+        let backend = SledBackend::open(&dir.0).unwrap();
+        assert!(!backend.shared.db.contains_key(b"b/0a1b").unwrap());
+        assert_eq!(
+            backend.get_committed(b"b/0a1b").unwrap(),
+            Some(b"file bytes".to_vec())
+        );
+        let all = backend.scan_committed(b"", b"\xff", 10).unwrap();
+        let keys: Vec<&[u8]> = all.iter().map(|(k, _)| k.as_slice()).collect();
+        assert_eq!(keys, vec![&b"b/0a1b"[..], b"d/doc/1"]);
+        let store = Store::new(backend);
+        let mut t = store.begin();
+        t.delete(b"b/0a1b");
+        t.commit().unwrap();
+        assert_eq!(files_in(&dir.0), 0);
+    }
+
+    #[test]
+    fn a_commit_that_conflicts_leaves_no_file_behind() {
+        let dir = TempDir::new();
+        let store = Store::new(SledBackend::open(&dir.0).unwrap());
+        let mut loser = store.begin();
+        assert_eq!(loser.get(b"d/x/1").unwrap(), None);
+        let mut winner = store.begin();
+        winner.put(b"d/x/1", b"first");
+        winner.commit().unwrap();
+        loser.put(b"b/0c0d", b"orphan");
+        loser.put(b"d/x/1", b"second");
+        assert!(loser.commit().is_err());
+        assert_eq!(files_in(&dir.0), 0);
+    }
+
+    #[test]
+    fn blobs_an_older_database_holds_move_out_at_open() {
+        let dir = TempDir::new();
+        {
+            let db = sled::Config::new().path(dir.0.join(DB_DIR)).open().unwrap();
+            db.insert(b"b/0e0f", &b"old file"[..]).unwrap();
+            db.insert(b"d/doc/2", &b"record"[..]).unwrap();
+            db.flush().unwrap();
+        }
+        let backend = SledBackend::open(&dir.0).unwrap();
+        assert!(!backend.shared.db.contains_key(b"b/0e0f").unwrap());
+        assert_eq!(files_in(&dir.0), 1);
+        assert_eq!(
+            backend.get_committed(b"b/0e0f").unwrap(),
+            Some(b"old file".to_vec())
+        );
+        assert_eq!(
+            backend.get_committed(b"d/doc/2").unwrap(),
+            Some(b"record".to_vec())
+        );
     }
 }
