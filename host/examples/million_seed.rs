@@ -71,7 +71,7 @@ fn main() -> anyhow::Result<()> {
     let mut made = ids.len();
     while made < total {
         let backend = SledBackend::open(dir)?;
-        let db = backend.db();
+        let db = backend.tree();
         let mut copied = 0;
         while made < total && copied < PER_OPENING {
             let fresh: std::collections::HashMap<[u8; ID_LEN], [u8; ID_LEN]> =
@@ -100,7 +100,7 @@ type Rows = Vec<(Vec<u8>, Vec<u8>, [u8; ID_LEN])>;
 
 fn originals(dir: &Path) -> anyhow::Result<(HashSet<[u8; ID_LEN]>, Rows)> {
     let backend = SledBackend::open(dir)?;
-    let db = backend.db();
+    let db = backend.tree();
     let ids: HashSet<[u8; ID_LEN]> = db
         .scan_prefix(DOC_PREFIX)
         .keys()

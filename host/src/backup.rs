@@ -1,8 +1,9 @@
 //! Online backups and restores of the embedded store (`esign admin backup|restore`).
 //!
 //! A backup is a directory: `db/` (a sled database holding every entry of the store at
-//! one point in time: records, blobs, events, jobs, mail, text messages and webhook
-//! deliveries), `signing/` (the key generated into the data directory, when there is
+//! one point in time: records, events, jobs, mail, text messages and webhook
+//! deliveries), `blobs/` (the files, one each, laid out as in a data directory:
+//! `store::blob_files`; format 1 kept them in `db/`, and is still restored), `signing/` (the key generated into the data directory, when there is
 //! one) and `manifest.json` (counts and SHA-256 per table, the esign version and the
 //! backup format). It is written under `<to>.partial-<random>` and renamed to `<to>`
 //! only once complete, manifest last: an interrupted backup leaves nothing named `<to>`.
@@ -16,8 +17,9 @@
 //! README).
 //! PostgreSQL keeps its data in the database: its own tools back it up.
 
-use crate::store::Store;
+use crate::store::blob_files::{self, BlobFiles};
 use crate::store::postgres::Table;
+use crate::store::{Entry, Store};
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -25,7 +27,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The layout of a backup directory this esign writes and reads.
-pub const FORMAT: u32 = 1;
+pub const FORMAT: u32 = 2;
 
 /// Entries applied to the copy at once.
 const BATCH: usize = 1000;
@@ -157,10 +159,15 @@ fn write_into(store: &Store, data_dir: &Path, dir: &Path) -> anyhow::Result<Mani
         .path(dir.join("db"))
         .open()
         .context("creating the backup's database")?;
+    let blobs = BlobFiles::open(dir)?;
     let mut sums = Sums::default();
     let mut batch = sled::Batch::default();
     let mut pending = 0;
     let mut add = |key: &[u8], value: &[u8]| -> anyhow::Result<()> {
+        if blob_files::is_blob(key) {
+            sums.add(key, value);
+            return blobs.put_unsynced(key, value);
+        }
         sums.add(key, value);
         batch.insert(key, value);
         pending += 1;
@@ -188,6 +195,7 @@ fn write_into(store: &Store, data_dir: &Path, dir: &Path) -> anyhow::Result<Mani
     copy.apply_batch(batch)?;
     copy.flush()?;
     drop(copy);
+    blobs.sync_all()?;
     test_pause();
     let signing = data_dir.join("signing");
     let has_key = signing.join("key.pem").exists();
@@ -369,8 +377,24 @@ fn restore_dir(from: &Path, shown: &Path, to: &Path) -> anyhow::Result<Manifest>
         .path(from.join("db"))
         .open()
         .context("opening the backup's database")?;
+    let entries = || {
+        let records = copy.iter().map(|entry| {
+            let (k, v) = entry?;
+            Ok((k.to_vec(), v.to_vec()))
+        });
+        let files = from
+            .join(blob_files::DIR)
+            .is_dir()
+            .then(|| BlobFiles::open(from));
+        let files: Box<dyn Iterator<Item = anyhow::Result<Entry>>> = match files {
+            None => Box::new(std::iter::empty()),
+            Some(Err(e)) => Box::new(std::iter::once(Err(e))),
+            Some(Ok(files)) => Box::new(files.into_entries()),
+        };
+        records.chain(files)
+    };
     let mut sums = Sums::default();
-    for entry in copy.iter() {
+    for entry in entries() {
         let (k, v) = entry?;
         sums.add(&k, &v);
     }
@@ -390,10 +414,7 @@ fn restore_dir(from: &Path, shown: &Path, to: &Path) -> anyhow::Result<Manifest>
     let marker = to.join(RESTORING);
     crate::fs::write_whole(&marker, b"esign admin restore has not finished\n")?;
     let target = crate::store::sled::SledBackend::open(to)?;
-    target.load(copy.iter().map(|entry| {
-        let (k, v) = entry?;
-        Ok((k.to_vec(), v.to_vec()))
-    }))?;
+    target.load(entries())?;
     if manifest.signing_key {
         copy_dir(&from.join("signing"), &to.join("signing"))?;
     }
@@ -414,4 +435,68 @@ pub fn unfinished_restore(data_dir: &Path) -> anyhow::Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::sled::SledBackend;
+    use crate::store::tests::tempdir::TempDir;
+
+    fn store_with_a_file(dir: &Path) -> std::sync::Arc<Store> {
+        let store = Store::new(SledBackend::open(dir).unwrap());
+        let mut t = store.begin();
+        t.put(b"b/0a0b0c", b"the file");
+        t.put(b"d/doc/1", b"the record");
+        t.commit().unwrap();
+        store
+    }
+
+    #[test]
+    fn a_backup_keeps_files_as_files_and_an_older_format_still_restores() {
+        let root = TempDir::new();
+        let data = root.0.join("data");
+        let store = store_with_a_file(&data);
+        let backup = root.0.join("backup");
+        write(&store, &data, &backup).unwrap();
+        let in_db = sled::Config::new().path(backup.join("db")).open().unwrap();
+        assert!(!in_db.contains_key(b"b/0a0b0c").unwrap());
+        assert_eq!(
+            std::fs::read(backup.join("blobs/0a/0a0b0c")).unwrap(),
+            b"the file"
+        );
+        // Format 1: the file inside the backup's database.
+        in_db.insert(b"b/0a0b0c", &b"the file"[..]).unwrap();
+        in_db.flush().unwrap();
+        drop(in_db);
+        std::fs::remove_dir_all(backup.join("blobs")).unwrap();
+        let text = std::fs::read_to_string(backup.join("manifest.json")).unwrap();
+        let older = text.replace("\"format\": 2", "\"format\": 1");
+        assert_ne!(text, older);
+        std::fs::write(backup.join("manifest.json"), older).unwrap();
+        let to = root.0.join("restored");
+        restore(&backup, &to).unwrap();
+        let back = SledBackend::open(&to).unwrap();
+        use crate::store::Backend;
+        assert_eq!(
+            back.get_committed(b"b/0a0b0c").unwrap(),
+            Some(b"the file".to_vec())
+        );
+        assert!(to.join("blobs/0a/0a0b0c").is_file());
+    }
+
+    #[test]
+    fn a_backup_whose_file_was_changed_is_refused() {
+        let root = TempDir::new();
+        let data = root.0.join("data");
+        let store = store_with_a_file(&data);
+        let backup = root.0.join("backup");
+        write(&store, &data, &backup).unwrap();
+        std::fs::write(backup.join("blobs/0a/0a0b0c"), b"other bytes").unwrap();
+        let refused = restore(&backup, &root.0.join("restored")).unwrap_err();
+        assert!(
+            format!("{refused:#}").contains("does not match its manifest"),
+            "{refused:#}"
+        );
+    }
 }

@@ -95,6 +95,52 @@ impl BlobFiles {
         sync_dir(parent)
     }
 
+    /// Writes the blob without syncing it (for a backup: [`BlobFiles::sync_all`] once
+    /// all are written, and the backup's directory renamed into place only after).
+    pub fn put_unsynced(&self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        let path = self.path(key)?;
+        let parent = path.parent().expect("a blob's file is in a shard");
+        if !parent.is_dir() {
+            private_dir(parent)?;
+        }
+        let mut file = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        file.write_all(value)
+            .with_context(|| format!("writing {}", path.display()))
+    }
+
+    /// Makes every file and directory durable.
+    pub fn sync_all(&self) -> anyhow::Result<()> {
+        for shard in sorted_names(&self.dir, |e| e.file_type().is_ok_and(|t| t.is_dir()))? {
+            let shard = self.dir.join(shard);
+            for name in sorted_names(&shard, |e| e.file_type().is_ok_and(|t| t.is_file()))? {
+                let path = shard.join(name);
+                fs::File::open(&path)
+                    .and_then(|f| f.sync_all())
+                    .with_context(|| format!("syncing {}", path.display()))?;
+            }
+            sync_dir(&shard)?;
+        }
+        sync_dir(&self.dir)
+    }
+
+    /// Every blob, in key order, each read when its turn comes.
+    pub fn into_entries(self) -> impl Iterator<Item = anyhow::Result<(Vec<u8>, Vec<u8>)>> {
+        let keys = match self.keys(PREFIX, AFTER, false) {
+            Ok(keys) => keys,
+            Err(e) => Box::new(std::iter::once(Err(e))),
+        };
+        keys.map(move |k| {
+            let k = k?;
+            let v = self.get(&k)?.context("a blob's file went away")?;
+            Ok((k, v))
+        })
+    }
+
     /// Removes the blob (nothing when it is gone already).
     pub fn remove(&self, key: &[u8]) -> anyhow::Result<()> {
         let path = self.path(key)?;
@@ -112,7 +158,7 @@ impl BlobFiles {
         start: &[u8],
         end: &[u8],
         reverse: bool,
-    ) -> anyhow::Result<Box<dyn Iterator<Item = anyhow::Result<Vec<u8>>> + '_>> {
+    ) -> anyhow::Result<Box<dyn Iterator<Item = anyhow::Result<Vec<u8>>>>> {
         let start = start.max(PREFIX).to_vec();
         let end = end.min(AFTER).to_vec();
         if start >= end {

@@ -102,6 +102,12 @@ impl SledBackend {
         }
     }
 
+    /// The sled tree: every entry but the blobs (for the benchmark's seeding, which
+    /// copies records).
+    pub fn tree(&self) -> &sled::Db {
+        &self.shared.db
+    }
+
     /// Visits every entry in key order, writes not paused (for a store no server uses:
     /// `esign admin migrate`).
     pub fn for_each(&self, visit: &mut super::Visitor<'_>) -> anyhow::Result<()> {
