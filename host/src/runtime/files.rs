@@ -14,7 +14,7 @@ impl files::Host for CallState {
         if self.faults.blobs_unavailable {
             return Ok(Err("test fault: blob storage unavailable".into()));
         }
-        Ok(Ok(self.put_blob(&data)))
+        Ok(Ok(self.put_blob(data)))
     }
 
     /// A blob can be megabytes, copied into the instance and out again with the answer:
@@ -39,13 +39,14 @@ impl files::Host for CallState {
 
 impl CallState {
     /// Writes `data` as a new blob in this call's transaction.
-    pub fn put_blob(&mut self, data: &[u8]) -> BlobInfo {
+    pub fn put_blob(&mut self, data: Vec<u8>) -> BlobInfo {
         let id = random_id();
-        self.txn.put(&keys::blob(&id), data);
-        BlobInfo {
-            id,
+        let info = BlobInfo {
             size: data.len() as u64,
-            sha256: sha256_hex(data),
-        }
+            sha256: sha256_hex(&data),
+            id: id.clone(),
+        };
+        self.txn.put_owned(&keys::blob(&id), data);
+        info
     }
 }

@@ -520,6 +520,11 @@ impl Txn {
         self.writes.insert(key.to_vec(), Some(value.to_vec()));
     }
 
+    /// [`Txn::put`] of a value the caller gives up (a file: no second copy).
+    pub fn put_owned(&mut self, key: &[u8], value: Vec<u8>) {
+        self.writes.insert(key.to_vec(), Some(value));
+    }
+
     pub fn delete(&mut self, key: &[u8]) {
         self.writes.insert(key.to_vec(), None);
     }
