@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 
-/// The members of GetAccept's document that our spec (shared/spec/interface.md) fixes
+/// The members of GetAccept's document that our spec (docs/interface.md) fixes
 /// otherwise: (JSON pointer into GetAccept's document, the schema the spec gives).
 pub const DIFFERENCES: &[(&str, &str)] = &[
     // Spec §2: `send_date`, `sign_date` and `scheduled_sending_time` are null until set.
