@@ -30,7 +30,9 @@ fn users_and_teams_follow_the_role_rules() {
     let s = Server::start(&[]);
     let admin = s.admin_token();
 
-    // A manager and a user, made by the admin; a generated password is answered once.
+    // A manager and a user, made by the admin; a new member joins pending and is
+    // mailed an invitation (with a password made for a new account without one); no
+    // password is ever answered. Signing in accepts.
     let (manager_id, manager) = api_user(&s, &admin, "manager@example.com", "manager");
     let (user_id, user) = api_user(&s, &admin, "user@example.com", "user");
     let (status, made) = s.post_json(
@@ -43,8 +45,10 @@ fn users_and_teams_follow_the_role_rules() {
     assert_eq!(made["last_name"], "Hopper");
     assert_eq!(made["role"], "user");
     assert_eq!(made["team_id"], "sales");
-    let generated = made["password"].as_str().unwrap().to_string();
-    assert!(generated.len() >= 16, "{made}");
+    assert!(made.get("password").is_none(), "{made}");
+    assert_eq!(made["status"], "pending", "{made}");
+    let invitation = s.wait_mails(1, |m| m.contains("To: gen@example.com"));
+    let generated = mailed_password(&invitation[0]);
     let gen_id = made["id"].as_str().unwrap().to_string();
     // The generated password signs in.
     let grace = s.token("gen@example.com", &generated, None);
@@ -670,4 +674,197 @@ fn reminders_take_getaccepts_type_text_and_not_opened() {
         &json!({"type": "video", "text": "x"}),
     );
     assert_eq!(assert_error(status, &body, 400), "invalid_field");
+}
+
+/// The JSON keys of an answer, sorted.
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+/// `POST /v1/users` tells an entity nothing about other entities' accounts (issue 58):
+/// an email with an account elsewhere gets the same answer as one without, the
+/// account's password and data stay untouched, and the person joins only by accepting
+/// the invitation mailed to them, signing in to the entity.
+#[test]
+fn adding_a_user_tells_nothing_of_accounts_in_other_entities() {
+    let s = Server::start(&[]);
+    // Entity A (the first one) with two members who have data there; entity B with
+    // its own admin.
+    let a_admin = s.admin_token();
+    s.add_member("ann@example.com", &[]);
+    s.add_member("amy@example.com", &[]);
+    let entity_b = s.add_entity_with_admin("Bravo Ltd", "bea@example.com");
+    let b = s.token("bea@example.com", USER_PASSWORD, Some(&entity_b));
+    let ann_a = s.token("ann@example.com", USER_PASSWORD, None);
+    let ann_doc = s.create_doc(&ann_a, &json!({"name": "Ann's contract"}));
+    let ann_doc_id = ann_doc["id"].as_str().unwrap().to_string();
+
+    // B adds, without a password and with one, a person with an account in A and one
+    // without any: the same status, the same members, the same values but the email.
+    let add = |email: &str, password: Option<&str>| -> (u16, Value) {
+        let mut body = json!({"email": email, "first_name": "Pat", "last_name": "Doe",
+                              "role": "manager", "team_id": "north"});
+        if let Some(p) = password {
+            body["password"] = json!(p);
+        }
+        s.post_json(&b, "/v1/users", &body)
+    };
+    for (known, unknown, password) in [
+        ("ann@example.com", "nobody@example.com", None),
+        (
+            "AMY@example.com",
+            "fresh@example.com",
+            Some("chosen-by-b-123"),
+        ),
+    ] {
+        let (st_known, known_body) = add(known, password);
+        let (st_unknown, unknown_body) = add(unknown, password);
+        assert_eq!(
+            (st_known, st_unknown),
+            (200, 200),
+            "{known_body} {unknown_body}"
+        );
+        assert_eq!(keys(&known_body), keys(&unknown_body));
+        let same = |v: &Value| {
+            let mut v = v.clone();
+            for k in ["id", "email", "created_at"] {
+                v.as_object_mut().unwrap().remove(k);
+            }
+            v
+        };
+        assert_eq!(same(&known_body), same(&unknown_body));
+        assert_eq!(known_body["email"], known);
+        assert_eq!(known_body["status"], "pending", "{known_body}");
+        assert!(known_body.get("password").is_none(), "{known_body}");
+    }
+    // The list shows them alike, pending, with the names B gave.
+    let (_, list) = s.get_as(&b, "/v1/users");
+    let row = |email: &str| -> Value {
+        list["users"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|u| u["email"] == email)
+            .cloned()
+            .unwrap_or_else(|| panic!("{email} listed: {list}"))
+    };
+    for email in ["ann@example.com", "nobody@example.com"] {
+        let r = row(email);
+        assert_eq!(
+            (&r["status"], &r["name"], &r["last_login"], &r["role"]),
+            (
+                &json!("pending"),
+                &json!("Pat Doe"),
+                &json!(""),
+                &json!("manager")
+            ),
+            "{r}"
+        );
+    }
+    // The email of a member of B's own is B's to know: 409.
+    let (status, body) = add("ann@example.com", None);
+    assert_eq!(assert_error(status, &body, 409), "email_taken");
+
+    // Ann's and Amy's passwords still work, B's chosen one does not; A's data are as
+    // they were.
+    let (status, body) = call(
+        s.post("/v1/auth")
+            .json(&json!({"email": "amy@example.com", "password": "chosen-by-b-123"})),
+    );
+    assert_eq!(assert_error(status, &body, 400), "invalid_credentials");
+    let ann_again = s.token("ann@example.com", USER_PASSWORD, None);
+    let (status, doc) = s.get_as(&ann_again, &format!("/v1/documents/{ann_doc_id}"));
+    assert_eq!(
+        (status, &doc["name"]),
+        (200, &json!("Ann's contract")),
+        "{doc}"
+    );
+    let (_, me) = s.get_as(&ann_again, "/v1/users/me");
+    assert_eq!(me["user"]["first_name"], "Ada", "{me}");
+    let (status, body) = s.get_as(&a_admin, "/v1/users");
+    assert_eq!(status, 200, "{body}");
+
+    // Before accepting, Ann cannot act in B: her token is A's, and B is pending.
+    let b_doc = s.create_doc(&b, &json!({"name": "Bravo's contract"}));
+    let (status, _) = s.get_as(
+        &ann_again,
+        &format!("/v1/documents/{}", b_doc["id"].as_str().unwrap()),
+    );
+    assert_eq!(status, 404);
+    let listed = me["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["id"] == entity_b.as_str())
+        .cloned()
+        .unwrap_or_else(|| panic!("B among Ann's entities: {me}"));
+    assert_eq!(listed["profile"], "pending", "{me}");
+
+    // The invitations are mailed: to Ann, to sign in with her own password; to the new
+    // person, with a password made for them (never answered to B).
+    let ann_mail = s.wait_mails(1, |m| {
+        m.contains("To: ann@example.com") && m.contains("Bravo Ltd")
+    });
+    assert!(ann_mail[0].contains(&entity_b), "{}", ann_mail[0]);
+    let new_mail = s.wait_mails(1, |m| {
+        m.contains("To: nobody@example.com") && m.contains("Bravo Ltd")
+    });
+    let password = mailed_password(&new_mail[0]);
+
+    // Ann accepts by signing in to B; then she acts there and switches between both.
+    let ann_b = s.token("ann@example.com", USER_PASSWORD, Some(&entity_b));
+    let (status, test) = s.get_as(&ann_b, "/v1/test");
+    assert_eq!(
+        (status, &test["entity_id"]),
+        (200, &json!(entity_b)),
+        "{test}"
+    );
+    let (status, _) = s.get_as(&ann_b, "/v1/users");
+    assert_eq!(status, 200, "a manager of B now");
+    let (status, _) = s.get_as(&ann_again, &format!("/v1/refresh/{entity_b}"));
+    assert_eq!(status, 200);
+    // Amy accepts by switching to B from her token for A.
+    let amy_a = s.token("amy@example.com", USER_PASSWORD, None);
+    let (status, switched) = s.get_as(&amy_a, &format!("/v1/refresh/{entity_b}"));
+    assert_eq!(status, 200, "{switched}");
+    // Once accepted, B sees the account's own names.
+    let (_, list) = s.get_as(&b, "/v1/users");
+    let accepted = list["users"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|u| u["email"] == "ann@example.com")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        (&accepted["status"], &accepted["first_name"]),
+        (&json!("active"), &json!("Ada")),
+        "{accepted}"
+    );
+    // The new person signs in with the mailed password and is active in B.
+    let fresh = s.token("nobody@example.com", &password, None);
+    let (status, test) = s.get_as(&fresh, "/v1/test");
+    assert_eq!(
+        (status, &test["entity_id"]),
+        (200, &json!(entity_b)),
+        "{test}"
+    );
+    // The one whose password B chose signs in with it.
+    let chosen = s.token("fresh@example.com", "chosen-by-b-123", None);
+    assert_eq!(s.get_as(&chosen, "/v1/test").0, 200);
+    // Ann's A data are still hers, untouched.
+    let (status, doc) = s.get_as(&ann_again, &format!("/v1/documents/{ann_doc_id}"));
+    assert_eq!((status, &doc["name"]), (200, &json!("Ann's contract")));
+}
+
+/// The password an invitation mail gives a new account: the line after the one that
+/// ends with a colon and names the password, indented.
+fn mailed_password(mail: &str) -> String {
+    mail.lines()
+        .map(str::trim)
+        .find(|l| l.len() == 24 && !l.contains(' '))
+        .unwrap_or_else(|| panic!("a password in {mail}"))
+        .to_string()
 }

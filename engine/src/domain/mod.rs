@@ -19,6 +19,7 @@ pub mod evidence;
 pub mod fields;
 pub mod folders;
 pub mod identity;
+pub mod invitations;
 pub mod links;
 pub mod list;
 pub mod logins;

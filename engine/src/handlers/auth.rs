@@ -15,10 +15,12 @@ use crate::domain::auth::{
     PURGE_GRACE_MS, authenticate, check_password, check_selectable, check_spacing, no_api_access,
     profiles,
 };
-use crate::domain::signup;
+use crate::domain::{invitations, signup};
 use serde_json::json;
 
 /// `POST /v1/auth`: email + password (+ `entity_id`) → a token for that entity.
+/// Signing in to an entity the user was invited to accepts the invitation
+/// (`domain::invitations`): the membership becomes active.
 pub fn login(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let fields = req.body_fields()?;
     let email = fields.required_str("email")?;
@@ -75,7 +77,9 @@ pub fn login(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             "the selected entity is marked for deletion",
         ));
     }
-    issue_token(cx, &mut user, &entity.id)
+    let resp = issue_token(cx, &mut user, &entity.id)?;
+    invitations::accept(cx, &user.id, &entity.id);
+    Ok(resp)
 }
 
 /// `POST /v1/register` (GetAccept's self sign-up): a new user, admin of a new entity,
@@ -207,7 +211,8 @@ fn saml_allows(root: Option<&Entity>, target: &Entity) -> bool {
     }
 }
 
-/// `GET /v1/refresh/{entity}`: a token for another entity of the user.
+/// `GET /v1/refresh/{entity}`: a token for another entity of the user; switching to an
+/// entity the user was invited to accepts the invitation.
 pub fn refresh_entity(cx: &mut Cx, req: &Request, target_id: &str) -> ApiResult<Response> {
     let mut pr = authenticate(cx, req)?;
     // Unknown and foreign entities get the same answer: no way to learn which exist.
@@ -240,7 +245,9 @@ pub fn refresh_entity(cx: &mut Cx, req: &Request, target_id: &str) -> ApiResult<
         ));
     }
     check_selectable(&target)?;
-    issue_token(cx, &mut pr.user, &target.id)
+    let resp = issue_token(cx, &mut pr.user, &target.id)?;
+    invitations::accept(cx, &pr.user.id, &target.id);
+    Ok(resp)
 }
 
 /// `GET /v1/test`: who the token belongs to.

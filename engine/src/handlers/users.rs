@@ -9,20 +9,27 @@
 //! Removing a member drops the membership in this entity only: the account stays for
 //! its other entities, every token of it for this entity stops working at once, and
 //! an account left without any membership is deactivated. Its documents stay.
+//!
+//! Adding a member invites them (`domain::invitations`): every email, with an account
+//! elsewhere or not, gets the same answer, a pending member shown with what the caller
+//! gave, and an invitation mail; no password is ever answered. Only an email already a
+//! member of the caller's own entity is told apart (409 `email_taken`).
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, json, no_content};
+use crate::base::messages::from_accept_language;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{decode, prefix_range};
-use crate::base::util::{iso8601, new_secret, parse_time};
+use crate::base::util::{iso8601, parse_time};
 use crate::domain::accounts::{
     self, Membership, Role, User, add_membership, entity_member_key, membership_key,
-    memberships_of, new_user, team_key, user_key,
+    memberships_of, team_key, user_key,
 };
 use crate::domain::auth::{Principal, authenticate};
 use crate::domain::document::{self, SortKey, hex, index_prefix, scope_user};
+use crate::domain::invitations::{self, Invitee};
 use serde_json::{Value, json};
 
 /// `/v1/users` and `/v1/users/{id}` (`me` is routed before this).
@@ -65,8 +72,35 @@ fn may_manage(pr: &Principal, role: Role) -> ApiResult<()> {
     Ok(())
 }
 
-fn status(user: &User, m: &Membership) -> &'static str {
-    if !user.active {
+/// A member as the entity may see them: until an invited person accepts, what the
+/// entity gave (email, names, the invitation's time; no sign-in, no profile), never the
+/// account's own data, which may belong to other entities' worlds.
+struct Shown {
+    user: User,
+    invited: bool,
+}
+
+fn shown(cx: &mut Cx, user: &User, m: &Membership) -> Shown {
+    let mut user = user.clone();
+    let invitation = (m.profile == accounts::Profile::Pending)
+        .then(|| invitations::invitation(cx, &user.id, &m.entity_id))
+        .flatten();
+    let invited = invitation.is_some();
+    if let Some(inv) = invitation {
+        user.email = inv.email;
+        user.first_name = inv.first_name;
+        user.last_name = inv.last_name;
+        user.created_ms = inv.created_ms;
+        user.last_token_ms = 0;
+        user.active = true;
+    }
+    Shown { user, invited }
+}
+
+fn status(s: &Shown, m: &Membership) -> &'static str {
+    if s.invited {
+        "pending"
+    } else if !s.user.active {
         "inactive"
     } else {
         m.profile.as_str()
@@ -80,7 +114,8 @@ fn full_name(u: &User) -> String {
 }
 
 /// An item of `GET /v1/users` (GetAccept's members).
-fn item_json(user: &User, m: &Membership) -> Value {
+fn item_json(s: &Shown, m: &Membership) -> Value {
+    let user = &s.user;
     json!({
         "user_id": user.id,
         "email": user.email,
@@ -88,7 +123,7 @@ fn item_json(user: &User, m: &Membership) -> Value {
         "last_name": user.last_name,
         "name": full_name(user),
         "role": m.role.as_str(),
-        "status": status(user, m),
+        "status": status(s, m),
         "team_id": m.team_id.clone().unwrap_or_default(),
         "team_name": m.team_id.clone().unwrap_or_default(),
         "last_login": if user.last_token_ms == 0 { String::new() } else { iso8601(user.last_token_ms) },
@@ -99,7 +134,13 @@ fn item_json(user: &User, m: &Membership) -> Value {
 /// sign-up took); the members esign has no data for are `""` (`thumb_url`: esign keeps
 /// no pictures of people).
 fn detail_json(cx: &mut Cx, pr: &Principal, user: &User, m: &Membership) -> Value {
-    let profile = accounts::user_profile(cx, &user.id);
+    let s = shown(cx, user, m);
+    let profile = if s.invited {
+        accounts::UserProfile::default()
+    } else {
+        accounts::user_profile(cx, &user.id)
+    };
+    let user = &s.user;
     json!({
         "id": user.id,
         "email": user.email,
@@ -108,7 +149,7 @@ fn detail_json(cx: &mut Cx, pr: &Principal, user: &User, m: &Membership) -> Valu
         "entity_id": pr.entity.id,
         "entity_name": pr.entity.name,
         "role": m.role.as_str(),
-        "status": status(user, m),
+        "status": status(&s, m),
         "team_id": m.team_id.clone().unwrap_or_default(),
         "mobile": profile.mobile, "title": profile.title,
         "phone": "", "note": "", "thumb_url": "",
@@ -145,7 +186,7 @@ fn list(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
     let items: Vec<Value> = members(cx, &pr.entity.id)
         .iter()
         .filter(|(_, m)| m.profile != accounts::Profile::None)
-        .map(|(u, m)| item_json(u, m))
+        .map(|(u, m)| item_json(&shown(cx, u, m), m))
         .collect();
     Ok(json(200, &json!({ "users": items })))
 }
@@ -258,10 +299,12 @@ fn parse_role(given: Option<String>) -> ApiResult<Option<Role>> {
     }
 }
 
-/// `POST /v1/users`: a new account, a member of the caller's entity. Body: `email`,
-/// `first_name`, `last_name` (or `fullname`), `role` (`user` by default), `team_id`,
-/// `password` (at least 8 characters; without it one is generated and answered once
-/// as `password`, for the admin to pass on).
+/// `POST /v1/users`: invites a person to the caller's entity (`domain::invitations`).
+/// Body: `email`, `first_name`, `last_name` (or `fullname`), `role` (`user` by
+/// default), `team_id`, `password` (at least 8 characters: a new account's, ignored
+/// for an existing one). The answer is the pending member, the same whether or not
+/// the email has an account in another entity; it never carries a password (a new
+/// account without a chosen one gets one made and mailed to its owner only).
 fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     manager_or_admin(pr)?;
     let f = req.body_fields()?;
@@ -283,24 +326,18 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
         }
     }
     let team_id = f.optional_str("team_id")?.filter(|t| !t.trim().is_empty());
-    let (password, generated) = match f.optional_str("password")?.filter(|p| !p.is_empty()) {
-        Some(p) => (p, false),
-        None => (new_secret(cx)[..24].to_string(), true),
-    };
-    let mut user = new_user(cx, &email, &password, first, last)?;
-    let m = Membership {
-        user_id: user.id.clone(),
-        entity_id: pr.entity.id.clone(),
+    let password = f.optional_str("password")?.filter(|p| !p.is_empty());
+    let who = Invitee {
+        email,
+        first_name: first,
+        last_name: last,
         role,
-        profile: accounts::Profile::Active,
         team_id,
+        password,
     };
-    add_membership(cx, &mut user, &m);
-    let mut out = detail_json(cx, pr, &user, &m);
-    if generated {
-        out["password"] = json!(password);
-    }
-    Ok(json(200, &out))
+    let lang = from_accept_language(req.header("accept-language"));
+    let (user, m) = invitations::invite(cx, &pr.entity, &pr.user, who, lang)?;
+    Ok(json(200, &detail_json(cx, pr, &user, &m)))
 }
 
 /// `PUT /v1/users/{id}`: moves a member to another team (`team_id`; empty for none)
@@ -347,6 +384,7 @@ fn remove(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     }
     cx.p.delete(&membership_key(&m.user_id, &m.entity_id));
     cx.p.delete(&entity_member_key(&m.entity_id, &m.user_id));
+    invitations::forget(cx, &m.user_id, &m.entity_id);
     let (start, end) = memberships_of(&user.id);
     let rest: Vec<Membership> =
         cx.p.scan(&start, &end, 1000, false)
