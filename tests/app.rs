@@ -650,7 +650,7 @@ fn a_sender_corrects_revises_marks_signed_archives_and_verifies() {
     b.assert_no_violations("documents with a verification");
 }
 
-/// Settings for an admin: a user added (their password shown once, and it works), a
+/// Settings for an admin: a user invited (the password mailed to them works), a
 /// custom data property added and deleted, the default mail texts saved, and a test
 /// event sent to a subscription, which receives it; a user in a team; the entity's colour
 /// and logo, shown on a signing page. A document's recipients' language chosen at
@@ -707,7 +707,7 @@ fn settings_users_properties_mail_texts_a_test_event_and_a_document_s_language_a
     b.select("Role", "manager");
     b.fill("Team", "Sales");
     b.click("Add user");
-    b.wait_for_text("User newbie@example.com added");
+    b.wait_for_text("newbie@example.com is invited: they join once they accept");
     let mail = s.wait_mails(1, |m| m.contains("To: newbie@example.com"));
     let password = mail[0]
         .lines()

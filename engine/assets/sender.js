@@ -1135,7 +1135,7 @@
     return field(label, { tag: "select", value, options: ["user", "manager", "admin"].map(r => [r, t("set.role." + r)]) });
   }
 
-  // A new user of the entity (POST /v1/users): the password made for them is shown once.
+  // A new member of the entity (POST /v1/users): invited by mail, a member once they accept.
   function addUserForm(box, teams) {
     const email = field(t("signin.email"), { type: "email", autocomplete: "off", maxlength: 254 });
     const first = field(t("r.first"), { autocomplete: "off", maxlength: 100 }), last = field(t("r.last"), { autocomplete: "off", maxlength: 100 });
@@ -1150,7 +1150,7 @@
         await settingsPage();
         const note = document.querySelector("[data-secret]");
         note.hidden = false;
-        note.textContent = u.password ? t("set.userpassword", { email: u.email, password: u.password }) : t("set.useradded", { email: u.email });
+        note.textContent = t("set.useradded", { email: u.email });
         say(t("set.useradded", { email: u.email }));
       } catch (err) { showError(err, box); }
     });
