@@ -700,9 +700,42 @@ pub fn cycles(graph: &Graph) -> Vec<Vec<String>> {
     out
 }
 
+/// The store calls in Rust source `src` (comments and strings skipped): the platform's
+/// key-value and blob calls through the call context (`cx.p.get(…)`, `cx.p.scan(…)`,
+/// `cx.p.put_blob(…)` …) and the context's record helpers (`cx.load(…)`, `cx.save(…)`).
+pub fn store_calls(src: &str) -> usize {
+    const PLATFORM: &[&str] = &[
+        "get",
+        "put",
+        "delete",
+        "scan",
+        "put_blob",
+        "get_blob",
+        "delete_blob",
+    ];
+    const CONTEXT: &[&str] = &["load", "save"];
+    let toks = lex(src);
+    let word = |i: usize, w: &[&str]| matches!(toks.get(i), Some(Tok::Ident(x)) if w.contains(&x.as_str()));
+    let dot = |i: usize| toks.get(i) == Some(&Tok::Punct('.'));
+    (0..toks.len())
+        .filter(|&i| word(i, &["cx"]) && dot(i + 1))
+        .filter(|&i| {
+            word(i + 2, CONTEXT) || (word(i + 2, &["p"]) && dot(i + 3) && word(i + 4, PLATFORM))
+        })
+        .count()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_store_calls_outside_comments_and_strings() {
+        let src = "fn f(cx: &mut Cx) {\n  let d: Doc = cx.load(&k)?; cx.save(&k, &d);\n\
+                   cx.p.get(&k); cx\n    .p\n    .scan(a, b, 1, false); cx.p.now_ms();\n\
+                   // cx.p.put(&k, b\"\");\n  let s = \"cx.load(x)\"; other.load(); cx.now();\n}";
+        assert_eq!(store_calls(src), 4);
+    }
 
     fn paths(src: &str, module: &[&str]) -> Vec<Vec<String>> {
         let file = SourceFile {
