@@ -40,12 +40,18 @@ pub struct MemoryPlatform {
     counter: u64,
 }
 
+/// The link key (`Settings::link_key`) of a [`MemoryPlatform::new`].
+pub const MEMORY_LINK_KEY: &str = "memory-platform-link-key-for-tests-only";
+
 impl MemoryPlatform {
     pub fn new() -> Self {
-        MemoryPlatform {
+        let mut p = MemoryPlatform {
             now_ms: 1_700_000_000_000,
             ..Default::default()
-        }
+        };
+        // A fixed key: tests replay runs, so their links are the same every time.
+        p.settings.link_key = MEMORY_LINK_KEY.into();
+        p
     }
 }
 

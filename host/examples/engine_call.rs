@@ -221,6 +221,7 @@ fn main() -> anyhow::Result<()> {
         signing_certificate: String::new(),
         oauth_access_ttl_secs: settings.oauth_access_ttl_secs,
         mcp_test_user: String::new(),
+        link_key: settings.link_key.clone(),
     };
     let runtime = Runtime::new(EMBEDDED_ENGINE, Some(&cache), 8, shared())?;
 

@@ -198,7 +198,10 @@ fn write_into(store: &Store, data_dir: &Path, dir: &Path) -> anyhow::Result<Mani
     blobs.sync_all()?;
     test_pause();
     let signing = data_dir.join("signing");
-    let has_key = signing.join("key.pem").exists();
+    // The generated sealing key, the recipient link key (`runtime::link_key`), or both:
+    // without the link key, the links already sent would not open after a restore.
+    let has_key = signing.join("key.pem").exists()
+        || crate::runtime::link_key::data_dir_file(data_dir).exists();
     if has_key {
         copy_dir(&signing, &dir.join("signing"))?;
     }

@@ -66,6 +66,8 @@ export function defaultSettings() {
     signingCertificate: '',
     oauthAccessTtlSecs: 3600n,
     mcpTestUser: '',
+    // Each Host makes its own (the constructor), kept in memory like its state.
+    linkKey: '',
   };
 }
 
@@ -128,7 +130,13 @@ export class Host {
     this.dir = dir;
     this.formatsDir = formatsDir;
     this.sealing = signing ? sealingKey(signing.keyPem, signing.certPem) : null;
-    this.settings = { ...settings, signingCertificate: this.sealing?.certPem ?? settings.signingCertificate };
+    this.settings = {
+      ...settings,
+      signingCertificate: this.sealing?.certPem ?? settings.signingCertificate,
+      // The recipient link key: the caller's, else one for this host's life (its state
+      // lives in memory as long).
+      linkKey: settings.linkKey || hex(webcrypto.getRandomValues(new Uint8Array(32))),
+    };
     /** What the formats component warned of. */
     this.warnings = [];
     this.data = new Map(); // hex key -> Uint8Array
@@ -185,8 +193,8 @@ export class Host {
   #formatsImports(made) {
     const host = this;
     const imports = {
-      'esign:engine/types@0.2.0': {},
-      'esign:formats/blobs@0.2.0': {
+      'esign:engine/types@0.3.0': {},
+      'esign:formats/blobs@0.3.0': {
         get: (id) => host.blobs.get(id) ?? undefined,
         put(data) {
           const id = randomId();
@@ -194,17 +202,17 @@ export class Host {
           return { id, size: BigInt(data.length), sha256: sha256(data) };
         },
       },
-      'esign:formats/download@0.2.0': {
+      'esign:formats/download@0.3.0': {
         fetch() {
           throw 'this host makes no outbound requests';
         },
       },
-      'esign:formats/convert@0.2.0': {
+      'esign:formats/convert@0.3.0': {
         docxToPdf() {
           throw { code: 'conversion-unavailable', message: 'Word files cannot be converted by this host' };
         },
       },
-      'esign:formats/signing@0.2.0': {
+      'esign:formats/signing@0.3.0': {
         certificates() {
           if (!host.sealing) throw 'this host has no sealing key';
           return host.sealing.chain;
@@ -216,8 +224,8 @@ export class Host {
           return sig;
         },
       },
-      'esign:formats/timestamping@0.2.0': { exchange: () => undefined },
-      'esign:formats/log@0.2.0': { warn: (message) => void host.warnings.push(message) },
+      'esign:formats/timestamping@0.3.0': { exchange: () => undefined },
+      'esign:formats/log@0.3.0': { warn: (message) => void host.warnings.push(message) },
     };
     for (const name of Object.keys(imports)) imports[name.replace(/@[^@/]*$/, '')] = imports[name];
     return imports;
@@ -266,8 +274,8 @@ export class Host {
     const host = this;
     const get = (k) => (txn.writes.has(k) ? txn.writes.get(k) : host.data.get(k)) ?? undefined;
     const imports = {
-      'esign:engine/types@0.2.0': {},
-      'esign:engine/store@0.2.0': {
+      'esign:engine/types@0.3.0': {},
+      'esign:engine/store@0.3.0': {
         get: (key) => get(hex(key)) ?? undefined,
         put: (key, value) => void txn.writes.set(hex(key), Uint8Array.from(value)),
         delete: (key) => void txn.writes.set(hex(key), null),
@@ -286,7 +294,7 @@ export class Host {
           return out;
         },
       },
-      'esign:engine/files@0.2.0': {
+      'esign:engine/files@0.3.0': {
         put(data) {
           if (host.blobStorageDown) throw 'blob storage is unavailable (a test fault)';
           const id = randomId();
@@ -296,7 +304,7 @@ export class Host {
         get: (id) => (txn.blobs.has(id) ? txn.blobs.get(id) : host.blobs.get(id)) ?? undefined,
         delete: (id) => void txn.blobs.set(id, null),
       },
-      'esign:engine/effects@0.2.0': {
+      'esign:engine/effects@0.3.0': {
         emitEvent(event, deliveries) {
           txn.effects.push(() => {
             host.outbox.events.push(event);
@@ -319,7 +327,7 @@ export class Host {
         sendMail: (mail) => void txn.effects.push(() => host.outbox.mails.push(mail)),
         sendSms: (sms) => void txn.effects.push(() => host.outbox.sms.push(sms)),
       },
-      'esign:engine/host@0.2.0': {
+      'esign:engine/host@0.3.0': {
         getSettings: () => host.settings,
         hashPassword: (password) => hashSync(password, { algorithm: Algorithm.Argon2id }),
         verifyPassword(password, hash) {

@@ -9,6 +9,8 @@ then the engine's `run-job` gets the outcome. The smoke test: the first-run boot
 through the admin origin, logging in, `GET /v1/test`, creating a document without files
 and reading it; then, given a PDF, a document created from it, imported, sent and
 rendered, with an image of its first page. Mail and webhooks stay recorded, not sent.
+The recipient link key (`settings.link-key`) is `ESIGN_LINK_KEY`, else made for the
+host's life, as long as its state in memory.
 
     python hosts/python/host.py engine.wasm [formats.wasm file.pdf]
 """
@@ -25,8 +27,8 @@ import argon2
 from wasmtime import Engine, Store, WasiConfig
 from wasmtime.component import Component, Linker, Record, Variant
 
-ENGINE = "esign:engine/{}@0.2.0"
-FORMATS = "esign:formats/{}@0.2.0"
+ENGINE = "esign:engine/{}@0.3.0"
+FORMATS = "esign:formats/{}@0.3.0"
 PASSWORDS = argon2.PasswordHasher()  # argon2id
 DUMMY = PASSWORDS.hash("esign dummy password")
 
@@ -51,6 +53,7 @@ class Host:
         self.blobs = {}
         self.jobs, self.mails, self.events, self.dead_jobs = [], [], [], []
         self.settings = settings or {}
+        self.link_key = os.environ.get("ESIGN_LINK_KEY") or secrets.token_hex(32)
         self.txn = None
         self.linker = Linker(self.engine)
         self._define(self.linker)
@@ -252,6 +255,7 @@ class Host:
             "token_min_interval_ms": 0, "base_url": "http://127.0.0.1:8080",
             "can_convert_word": False, "upload_ttl_secs": 48 * 3600, "eid_provider": "",
             "signing_certificate": "", "oauth_access_ttl_secs": 3600, "mcp_test_user": "",
+            "link_key": self.link_key,
         }
         s.update(self.settings)
         return record(**s)

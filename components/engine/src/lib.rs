@@ -218,6 +218,7 @@ impl core_engine::Platform for Imports {
             signing_certificate: s.signing_certificate,
             oauth_access_ttl_secs: s.oauth_access_ttl_secs,
             mcp_test_user: s.mcp_test_user,
+            link_key: s.link_key,
         }
     }
 

@@ -86,6 +86,9 @@ pub struct Settings {
     pub oauth_access_ttl_secs: u64,
     /// Tests only: `/mcp` without a token acts as this user (email); empty otherwise.
     pub mcp_test_user: String,
+    /// The key recipient links are derived with (`domain::links`), kept by the host
+    /// outside the store; its UTF-8 bytes are the HMAC key.
+    pub link_key: String,
 }
 
 impl Default for Settings {
@@ -104,6 +107,7 @@ impl Default for Settings {
             signing_certificate: String::new(),
             oauth_access_ttl_secs: 3600,
             mcp_test_user: String::new(),
+            link_key: String::new(),
         }
     }
 }

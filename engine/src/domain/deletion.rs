@@ -8,7 +8,7 @@ use crate::base::job_kinds;
 use crate::base::prelude::*;
 use crate::base::util::sha256_hex;
 use crate::domain::document::{Document, link_key, remove_doc};
-use crate::domain::{pages, signatures};
+use crate::domain::{links, pages, signatures};
 
 /// What a permanent delete leaves for the erase job.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -39,7 +39,7 @@ pub fn permanently_delete(cx: &mut Cx, doc: &Document) {
         links: doc
             .recipients
             .iter()
-            .filter_map(|r| r.secret.as_ref().map(|s| sha256_hex(s.as_bytes())))
+            .filter_map(|r| links::secret(cx, &doc.id, r).map(|s| sha256_hex(s.as_bytes())))
             .collect(),
     };
     for l in &erase.links {

@@ -219,8 +219,10 @@ pub struct Recipient {
     /// Position in the signing order (1-based).
     pub order_num: u32,
     pub contact_id: String,
-    /// The secret of the recipient's link, once sealed or sent.
-    pub secret: Option<String>,
+    /// What the record keeps of the recipient's link, once sealed or sent: a nonce the
+    /// link's secret is derived from with the host's link key, never the secret itself
+    /// (records written before link keys hold the secret; see [`LinkRef`]).
+    pub secret: Option<LinkRef>,
     pub sent_ms: Option<u64>,
     pub signed_ms: Option<u64>,
     /// Unused since identity checks record their passes with the signature (`dsig/`);
@@ -230,6 +232,15 @@ pub struct Recipient {
     pub ip_address: String,
     pub viewed_ms: Option<u64>,
 }
+
+/// A recipient's link as their record keeps it (`domain::links` reads and makes it):
+/// `nonce:{nonce}`, from which the secret is derived as HMAC-SHA256 of the host's link
+/// key (`settings.link-key`) over `recipient-link/{document}/{recipient}/{nonce}`; or,
+/// in records written before link keys, the secret itself (43 characters of base64url,
+/// which never holds a `:`). Stored as that one string, so records keep their encoding.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(transparent)]
+pub struct LinkRef(pub String);
 
 impl Recipient {
     pub fn fullname(&self) -> String {

@@ -1,6 +1,12 @@
 //! Recipient links: the secret in a recipient's `document_url` names a document and a
 //! recipient (`rlink/`); whether the document is available behind it; the per-link rate
 //! limit (`rrate/`).
+//!
+//! The store never holds a link's secret: `rlink/` is keyed by its SHA-256, and the
+//! recipient's record keeps a random nonce ([`LinkRef`]) from which the secret is
+//! derived with the host's link key (`settings.link-key`, kept outside the store), so
+//! the engine can show `document_url` again while a copy of the database hands out no
+//! links. Records written before link keys keep the secret itself and go on working.
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
@@ -8,7 +14,58 @@ use crate::base::http::{self, ApiError, ApiResult};
 use crate::base::prelude::*;
 use crate::base::records;
 use crate::base::util::{self, sha256_hex};
-use crate::domain::document::{self, Document, link_key, load_doc};
+use crate::domain::document::{self, Document, LinkRef, Recipient, link_key, load_doc};
+use base64::Engine as _;
+use hmac::{Hmac, Mac};
+use sha2::Sha256;
+
+/// How a [`LinkRef`] written with a link key begins (a secret of old never holds `:`).
+const NONCE: &str = "nonce:";
+
+/// The secret of the link `HMAC-SHA256(key, "recipient-link/{doc}/{recipient}/{nonce}")`,
+/// base64url without padding: 43 characters, the shape of [`util::new_secret`]'s. Made
+/// with the RustCrypto `hmac` crate over `sha2`, not by hand.
+///
+/// Panics when the host gave no key: a link derived from an empty key would be one a
+/// copy of the database could make.
+pub fn derive(key: &str, doc_id: &str, rid: &str, nonce: &str) -> String {
+    assert!(
+        !key.is_empty(),
+        "the host gave no link key (settings.link-key): recipient links cannot be made"
+    );
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(key.as_bytes()).expect("HMAC takes a key of any length");
+    mac.update(format!("recipient-link/{doc_id}/{rid}/{nonce}").as_bytes());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+}
+
+/// The secret of `r`'s link in document `doc_id`, if they have one.
+pub fn secret(cx: &mut Cx, doc_id: &str, r: &Recipient) -> Option<String> {
+    let LinkRef(stored) = r.secret.as_ref()?;
+    Some(match stored.strip_prefix(NONCE) {
+        Some(nonce) => {
+            let key = cx.settings().link_key.clone();
+            derive(&key, doc_id, &r.id, nonce)
+        }
+        None => stored.clone(), // written before link keys
+    })
+}
+
+/// A new link for recipient `rid` of `doc_id`: what their record keeps, and its secret.
+/// The nonce is random, so a recipient given a new link gets another secret.
+pub fn mint(cx: &mut Cx, doc_id: &str, rid: &str) -> (LinkRef, String) {
+    let mut bytes = [0u8; 16];
+    cx.p.fill_random(&mut bytes);
+    let nonce = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    let key = cx.settings().link_key.clone();
+    let secret = derive(&key, doc_id, rid, &nonce);
+    (LinkRef(format!("{NONCE}{nonce}")), secret)
+}
+
+/// The `rlink/` key of `r`'s link, if they have one (the SHA-256 of its secret).
+pub fn key_of(cx: &mut Cx, doc_id: &str, r: &Recipient) -> Option<Vec<u8>> {
+    secret(cx, doc_id, r).map(|s| link_key(&sha256_hex(s.as_bytes())))
+}
 
 fn link_not_found() -> ApiError {
     http::ApiError::not_found("link_not_found", "this link is not valid (any more)")
@@ -25,8 +82,13 @@ pub fn by_secret(cx: &mut Cx, secret: &str) -> ApiResult<(Document, usize)> {
     let i = doc
         .recipients
         .iter()
-        .position(|r| r.id == rid && r.secret.as_deref() == Some(secret))
+        .position(|r| r.id == rid)
         .ok_or_else(link_not_found)?;
+    // A recipient given a new link since: the old one names them no more.
+    let current = self::secret(cx, &doc.id, &doc.recipients[i]);
+    if current.as_deref() != Some(secret) {
+        return Err(link_not_found());
+    }
     Ok((doc, i))
 }
 

@@ -12,12 +12,19 @@ use crate::base::util;
 use crate::domain::accounts::{User, user_key};
 use crate::domain::branding;
 use crate::domain::document::{self, Document, Recipient};
+use crate::domain::links;
 use crate::domain::mail_templates;
 
-/// The recipient's personal link.
+/// The personal link whose secret is `secret`.
 pub fn document_url(cx: &mut Cx, secret: &str) -> String {
     let base = cx.settings().base_url.trim_end_matches('/').to_string();
     format!("{base}/s/{secret}")
+}
+
+/// Recipient `r`'s personal link to document `doc_id`, once they have one.
+pub fn recipient_url(cx: &mut Cx, doc_id: &str, r: &Recipient) -> Option<String> {
+    let secret = links::secret(cx, doc_id, r)?;
+    Some(document_url(cx, &secret))
 }
 
 /// What the recipient is asked to do, as the last part of a key: `mail.open_{what}`,
@@ -52,8 +59,9 @@ fn link_mail(
     message: &str,
     sms: bool,
 ) {
-    let Some(secret) = &r.secret else { return };
-    let url = document_url(cx, secret);
+    let Some(url) = recipient_url(cx, &doc.id, r) else {
+        return;
+    };
     if r.email.is_empty() || (sms && !r.mobile.is_empty()) {
         cx.p.send_sms(Sms {
             to: r.mobile.clone(),

@@ -8,13 +8,14 @@ use crate::base::job_kinds;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::decode;
-use crate::base::util::{self, iso8601, new_secret, normalize_email, sha256_hex};
+use crate::base::util::{self, iso8601, normalize_email, sha256_hex};
 use crate::domain::accounts;
 use crate::domain::auth::Principal;
 use crate::domain::document::{
     self, Comment, Document, Recipient, Sender, comments_prefix, link_key,
 };
 use crate::domain::events::emit_and_log;
+use crate::domain::links;
 use crate::domain::notify;
 use crate::domain::rendering::request_render;
 use crate::domain::trail::{Actor, log};
@@ -112,14 +113,16 @@ pub fn restricted_attachment_problem(doc: &Document) -> Option<String> {
     })
 }
 
-/// Gives every recipient without one a personal link.
+/// Gives every recipient without one a personal link: `rlink/{sha256 of its secret}`,
+/// and in their record only the nonce the secret is derived from (`links::mint`).
 pub fn assign_links(cx: &mut Cx, doc: &mut Document) {
     for i in 0..doc.recipients.len() {
         if doc.recipients[i].secret.is_none() {
-            let secret = new_secret(cx);
-            let value = format!("{}/{}", doc.id, doc.recipients[i].id);
+            let rid = doc.recipients[i].id.clone();
+            let (stored, secret) = links::mint(cx, &doc.id, &rid);
+            let value = format!("{}/{rid}", doc.id);
             cx.p.put(&link_key(&sha256_hex(secret.as_bytes())), value.as_bytes());
-            doc.recipients[i].secret = Some(secret);
+            doc.recipients[i].secret = Some(stored);
         }
     }
 }

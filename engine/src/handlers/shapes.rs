@@ -25,7 +25,8 @@ fn base_url(cx: &mut Cx) -> String {
     cx.settings().base_url.trim_end_matches('/').to_string()
 }
 
-pub fn recipient_json(cx: &mut Cx, r: &Recipient, with_link: bool) -> Value {
+/// Recipient `r` of document `doc_id`; with their `document_url` when `with_link`.
+pub fn recipient_json(cx: &mut Cx, doc_id: &str, r: &Recipient, with_link: bool) -> Value {
     let mut v = json!({
         "id": r.id,
         "fullname": r.fullname(),
@@ -45,8 +46,8 @@ pub fn recipient_json(cx: &mut Cx, r: &Recipient, with_link: bool) -> Value {
         "order_num": r.order_num.to_string(),
         "contact_id": r.contact_id,
     });
-    if with_link && let Some(secret) = &r.secret {
-        v["document_url"] = notify::document_url(cx, secret).into();
+    if with_link && let Some(url) = notify::recipient_url(cx, doc_id, r) {
+        v["document_url"] = url.into();
     }
     v
 }
@@ -132,7 +133,7 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
     let mut recipients: Vec<Value> = doc
         .recipients
         .iter()
-        .map(|r| recipient_json(cx, r, o.with_links))
+        .map(|r| recipient_json(cx, &doc.id, r, o.with_links))
         .collect();
     // How each signed (identity checks passed, signature, initials), and, for those who
     // may change the document, the identity checks set.

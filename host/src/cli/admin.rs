@@ -273,15 +273,11 @@ pub fn admin(args: AdminArgs) -> anyhow::Result<()> {
 
 /// The engine over the store opened here (no server holds it).
 fn open_here(engine: &EngineArgs) -> anyhow::Result<Dispatcher> {
-    let (d, _) = open_on(
-        engine,
-        open_store(engine)?,
-        runtime::default_settings(),
-        None,
-        String::new(),
-        4,
-        None,
-    )?;
+    let store = open_store(engine)?;
+    let mut settings = runtime::default_settings();
+    settings.link_key =
+        runtime::link_key::load(&engine.data_dir, engine.link_key_file.as_deref(), &store)?;
+    let (d, _) = open_on(engine, store, settings, None, String::new(), 4, None)?;
     Ok(d)
 }
 

@@ -29,6 +29,12 @@ pub struct EngineArgs {
     /// Where compiled engine code is cached [default: <data-dir>/cache].
     #[arg(long, env = "ESIGN_COMPILE_CACHE")]
     pub compile_cache: Option<PathBuf>,
+    /// The key recipient links are derived from, in a file (at least 32 characters;
+    /// `openssl rand -hex 32`) [default: generated at first start into
+    /// <data-dir>/signing/link.key; with --store, into the database, which a copy of the
+    /// database then holds as well].
+    #[arg(long, env = "ESIGN_LINK_KEY_FILE")]
+    pub link_key_file: Option<PathBuf>,
     /// The embedded database's page cache, in MiB (sled; not used with --store).
     #[arg(long, env = "ESIGN_STORE_CACHE_MB", default_value_t = store::sled::DEFAULT_CACHE_MB)]
     pub store_cache_mb: u64,

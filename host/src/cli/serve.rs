@@ -272,7 +272,13 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
             None => ", without timestamps (no --tsa-url)".into(),
         }
     );
+    let link_key = runtime::link_key::load(
+        &args.engine.data_dir,
+        args.engine.link_key_file.as_deref(),
+        &store,
+    )?;
     let settings = Settings {
+        link_key,
         signing_certificate: sealer.certificate_pem.clone(),
         oauth_access_ttl_secs: args.oauth_access_ttl_secs,
         mcp_test_user: args.test_mcp_user.clone().unwrap_or_default(),

@@ -7,6 +7,7 @@
 mod effects;
 mod files;
 mod host;
+pub mod link_key;
 mod store;
 mod wasi;
 
@@ -60,6 +61,8 @@ pub fn default_settings() -> Settings {
         signing_certificate: String::new(),
         oauth_access_ttl_secs: DEFAULT_OAUTH_ACCESS_TTL_SECS,
         mcp_test_user: String::new(),
+        // No default: every host loads one (`link_key::load`).
+        link_key: String::new(),
     }
 }
 

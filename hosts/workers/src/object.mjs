@@ -58,7 +58,23 @@ export class Engine extends DurableObject {
     this.sql.exec(SCHEMA);
     migrate(this.sql);
     this.signing = null;
+    this.linkKey = this.#loadLinkKey();
     ctx.blockConcurrencyWhile(() => this.#loadSigningKey());
+  }
+
+  /** The key recipient links are derived from (`settings.link-key`): ESIGN_LINK_KEY (a
+   *  Worker secret) when set, so that the object's storage holds only a nonce per link;
+   *  else one generated here at first start and kept in `meta`, beside the state (a
+   *  copy of the storage then opens the links too, which the log says). */
+  #loadLinkKey() {
+    if (this.env.ESIGN_LINK_KEY && this.env.ESIGN_LINK_KEY.trim()) return this.env.ESIGN_LINK_KEY.trim();
+    let key = meta(this.sql, 'link_key');
+    if (!key) {
+      key = hex(randomBytes(32));
+      setMeta(this.sql, 'link_key', key);
+      console.warn('generated the recipient link key into the Durable Object (no ESIGN_LINK_KEY): a copy of its storage can open every signing link');
+    }
+    return key;
   }
 
   /** The sealing key: ESIGN_SIGNING_KEY and ESIGN_SIGNING_CERT (PEM; the key PKCS #8)
@@ -91,7 +107,7 @@ export class Engine extends DurableObject {
 
   #settings() {
     const base = this.env.ESIGN_BASE_URL || meta(this.sql, 'base_url') || 'http://127.0.0.1:8787';
-    return settings(this.env, base, this.signing?.certPem ?? '');
+    return settings(this.env, base, this.signing?.certPem ?? '', this.linkKey);
   }
 
   /** One engine call on a fresh instance in one transaction, committed when `keep`

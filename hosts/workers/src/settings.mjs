@@ -3,7 +3,7 @@
 
 const num = (env, name, fallback) => (env[name] === undefined || env[name] === '' ? fallback : Number(env[name]));
 
-export function settings(env, baseUrl, signingCertificate) {
+export function settings(env, baseUrl, signingCertificate, linkKey) {
   return {
     tokenTtlSecs: BigInt(num(env, 'ESIGN_TOKEN_TTL_SECS', 5_184_000)),
     loginMaxFailures: num(env, 'ESIGN_LOGIN_MAX_FAILURES', 5),
@@ -16,5 +16,6 @@ export function settings(env, baseUrl, signingCertificate) {
     signingCertificate,
     oauthAccessTtlSecs: BigInt(num(env, 'ESIGN_OAUTH_ACCESS_TTL_SECS', 3600)),
     mcpTestUser: env.ESIGN_TEST_MCP_USER ?? '',
+    linkKey,
   };
 }

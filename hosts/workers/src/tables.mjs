@@ -7,7 +7,8 @@
 //   its work is done (`lease`, `lease_until`); dead_job keeps those the engine gave up.
 // - delivery: webhook deliveries, due at `due`; mail: mail and text messages, due at
 //   `due`; dead_mail those given up.
-// - meta: the sealing key when generated here, the first-run flag, the base URL.
+// - meta: the sealing key and the recipient link key when generated here, the first-run
+//   flag, the base URL.
 
 export const SCHEMA = `
 CREATE TABLE IF NOT EXISTS kv (k BLOB PRIMARY KEY, v BLOB NOT NULL) WITHOUT ROWID;

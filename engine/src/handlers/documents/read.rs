@@ -26,7 +26,7 @@ fn detail_response(cx: &mut Cx, pr: &Principal, req: &Request, doc: &Document) -
     if flag(req, "in_object") {
         detail["entity"] = json!({"id": pr.entity.id, "name": pr.entity.name});
         detail["recipient"] = match doc.recipients.first() {
-            Some(r) => recipient_json(cx, r, false),
+            Some(r) => recipient_json(cx, &doc.id, r, false),
             None => Value::Null,
         };
         detail["custom_fields"] = doc
@@ -106,7 +106,7 @@ pub fn recipients(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> 
     let items: Vec<Value> = doc
         .recipients
         .iter()
-        .map(|r| recipient_json(cx, r, links))
+        .map(|r| recipient_json(cx, &doc.id, r, links))
         .collect();
     Ok(json(200, &json!({ "recipients": items })))
 }

@@ -6,12 +6,12 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::{self, is_email, sha256_hex};
+use crate::base::util::{self, is_email};
 use crate::domain::access::writable;
 use crate::domain::auth::Principal;
-use crate::domain::document::{self, RecipientStatus, Role, link_key, store_doc};
-use crate::domain::fields;
+use crate::domain::document::{self, RecipientStatus, Role, store_doc};
 use crate::domain::trail::{self, log};
+use crate::domain::{fields, links};
 
 fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
     http::ApiError::bad_request(code, text)
@@ -218,8 +218,8 @@ pub fn remove_recipient(
     if fields.len() != count {
         fields::save(cx, &doc.id, &fields);
     }
-    if let Some(secret) = &r.secret {
-        cx.p.delete(&link_key(&sha256_hex(secret.as_bytes())));
+    if let Some(key) = links::key_of(cx, &doc.id, &r) {
+        cx.p.delete(&key);
     }
     log(
         cx,

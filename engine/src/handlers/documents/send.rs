@@ -131,7 +131,7 @@ pub fn seal(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<R
     let recipients: Vec<Value> = doc
         .recipients
         .iter()
-        .map(|r| recipient_json(cx, r, true))
+        .map(|r| recipient_json(cx, &doc.id, r, true))
         .collect();
     Ok(json(200, &json!({ "recipients": recipients })))
 }

@@ -13,7 +13,7 @@ use crate::domain::identity::{
     CODE_SPACING_MS, CODE_TTL_MS, Checks, MAX_CODES, MAX_FAILURES, MAX_SESSIONS, Pass,
     SESSION_TTL_MS, SIGN_PASS_TTL_MS, Session, Stage, eid_key, load, normalize_answer, save,
 };
-use crate::domain::notify;
+use crate::domain::{links, notify};
 use serde_json::{Value, json};
 
 /// The name of the verification cookie of the link `secret`.
@@ -67,7 +67,7 @@ pub struct Status {
 /// none).
 pub fn status(cx: &mut Cx, doc: &Document, i: usize, req: &Request) -> (Option<Checks>, Status) {
     let r = &doc.recipients[i];
-    let secret = r.secret.clone().unwrap_or_default();
+    let secret = links::secret(cx, &doc.id, r).unwrap_or_default();
     let now = cx.now();
     let Some(c) = load(cx, &doc.id, &r.id) else {
         return (
@@ -427,7 +427,7 @@ pub fn verify(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult
         stage,
     } = begin(cx, req, doc, i)?;
     let r = doc.recipients[i].clone();
-    let secret = r.secret.clone().unwrap_or_default();
+    let secret = links::secret(cx, &doc.id, &r).unwrap_or_default();
     let now = cx.now();
     let pass_kind = match kind {
         "code" => {
@@ -527,7 +527,7 @@ pub fn eid_return(cx: &mut Cx, req: &Request, session: &str) -> ApiResult<(Strin
     let r = doc.recipient(rid).cloned().ok_or_else(|| {
         http::ApiError::not_found("eid_session_not_found", "the recipient is gone")
     })?;
-    let secret = r.secret.clone().unwrap_or_default();
+    let secret = links::secret(cx, doc_id, &r).unwrap_or_default();
     let mut c = load(cx, doc_id, rid).ok_or_else(|| {
         http::ApiError::not_found("eid_session_not_found", "no eID check is set for you")
     })?;

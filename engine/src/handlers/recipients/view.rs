@@ -167,7 +167,7 @@ pub(super) fn recipient_view(
             // The signed PDF is ready: signed, and no render is still running.
             "final_ready": doc.status.is_signed() && doc.pending.is_none() && doc.final_pdf.is_some(),
         },
-        "recipient": shapes::recipient_json(cx, r, false),
+        "recipient": shapes::recipient_json(cx, &doc.id, r, false),
         "recipients": doc.recipients.iter()
             .map(|o| json!({"fullname": o.fullname(), "role": o.role.as_str(), "status": o.status.as_str(), "order_num": o.order_num.to_string()}))
             .collect::<Vec<_>>(),

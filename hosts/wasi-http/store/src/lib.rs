@@ -32,6 +32,14 @@
 //! key and a self-signed certificate, as the native host makes them). `host.verify-pdf`
 //! checks PDFs with the same code (`esign_formats::seal`).
 //!
+//! # The recipient link key
+//!
+//! `settings.link-key`, which the engine derives recipients' links from (the state
+//! keeps only a nonce per link, so a copy of `v/` opens no signing link): the text of
+//! `ESIGN_LINK_KEY`, else `signing/link.key` in the data directory, generated there at
+//! first use (64 hex digits of 32 random bytes), as the native host keeps it. In memory
+//! mode a key lives as long as the instance, like the state.
+//!
 //! # What this host does not do
 //!
 //! It sends no mail, SMS or webhooks (it prints mail and SMS to stderr, where `wasmtime
@@ -514,6 +522,7 @@ impl host::Guest for Component {
                 .unwrap_or_default(),
             oauth_access_ttl_secs: env_u64("ESIGN_OAUTH_ACCESS_TTL_SECS", 3600),
             mcp_test_user: String::new(),
+            link_key: link_key(),
         }
     }
 
@@ -588,6 +597,53 @@ struct SealingKey {
 thread_local! {
     static SEALING_KEY: RefCell<Option<Result<std::rc::Rc<SealingKey>, String>>> =
         const { RefCell::new(None) };
+}
+
+thread_local! {
+    static LINK_KEY: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// The recipient link key (see the crate's documentation). Traps when a new key cannot
+/// be kept: a key that changed with every start would break every link sent.
+fn link_key() -> String {
+    LINK_KEY.with(|k| {
+        k.borrow_mut()
+            .get_or_insert_with(|| load_link_key().unwrap_or_else(|e| panic!("{e}")))
+            .clone()
+    })
+}
+
+fn load_link_key() -> Result<String, String> {
+    if let Ok(key) = std::env::var("ESIGN_LINK_KEY")
+        && !key.trim().is_empty()
+    {
+        return Ok(key.trim().to_string());
+    }
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).map_err(|e| format!("WASI randomness: {e}"))?;
+    let new = hex(&bytes);
+    let Some(dir) = root().map(|r| r.join("signing")) else {
+        return Ok(new); // memory mode
+    };
+    let file = dir.join("link.key");
+    if let Ok(text) = std::fs::read_to_string(&file) {
+        return Ok(text.trim().to_string());
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| format!("creating signing/: {e}"))?;
+    // Linked into place only where no file is: two first requests agree on one key.
+    let tmp = dir.join(format!("link.key.tmp{}", hex(&bytes[..8])));
+    std::fs::write(&tmp, format!("{new}\n"))
+        .map_err(|e| format!("writing {}: {e}", tmp.display()))?;
+    let linked = std::fs::hard_link(&tmp, &file);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => eprintln!("generated the recipient link key signing/link.key"),
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("writing {}: {e}", file.display())),
+    }
+    std::fs::read_to_string(&file)
+        .map(|t| t.trim().to_string())
+        .map_err(|e| format!("reading {}: {e}", file.display()))
 }
 
 /// The sealing key: `signing/` in the data directory, else `ESIGN_SIGNING_KEY` and
