@@ -3,8 +3,10 @@
 //! A backup is a directory: `db/` (a sled database holding every entry of the store at
 //! one point in time: records, events, jobs, mail, text messages and webhook
 //! deliveries), `blobs/` (the files, one each, laid out as in a data directory:
-//! `store::blob_files`; format 1 kept them in `db/`, and is still restored), `signing/` (the key generated into the data directory, when there is
-//! one) and `manifest.json` (counts and SHA-256 per table, the esign version and the
+//! `store::blob_files`; format 1 kept them in `db/`, and is still restored), `signing/`
+//! (the sealing key and the recipient link key generated into the data directory, when
+//! there are: without the link key the links already sent would not open after a
+//! restore) and `manifest.json` (counts and SHA-256 per table, the esign version and the
 //! backup format). It is written under `<to>.partial-<random>` and renamed to `<to>`
 //! only once complete, manifest last: an interrupted backup leaves nothing named `<to>`.
 //! A `<to>` ending in `.tar` gets the same directory packed into one tar file (the
