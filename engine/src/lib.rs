@@ -21,6 +21,7 @@
 
 #![cfg_attr(not(test), no_std)]
 #![recursion_limit = "256"]
+#![warn(clippy::too_many_lines)]
 
 extern crate alloc;
 
