@@ -276,7 +276,10 @@ pub const ROUTE_HEADER: &str = "x-esign-route";
 /// The route of [`ROUTES`] a request matched: its template and methods.
 type TableRoute = Option<(&'static str, &'static [&'static str])>;
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn dispatch(
     cx: &mut Cx,
     req: &Request,

@@ -125,7 +125,10 @@ pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>
 /// browser they came from, the identity checks they passed, their signature, and the
 /// hashes that tie the file to its content and to its audit trail. The host ends it with
 /// the line `Content SHA-256: ...` (the content as signed).
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn certificate(
     doc: &Document,
     entries: &[trail::Chained],

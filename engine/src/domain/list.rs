@@ -260,7 +260,10 @@ impl Cursor {
     }
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn run_index(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
     let tags: Vec<String> = match &q.tags {
         Some(t) => t.clone(),
@@ -355,7 +358,10 @@ fn run_index(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
     out
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
     let e = pr.entity.id.clone();
     let mut ids: Vec<String> = Vec::new();

@@ -80,7 +80,10 @@ fn boolean(m: &Map<String, Value>, key: &str, path: &str, default: bool) -> ApiR
 }
 
 /// Parses the `pricing_tables` array of a request.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn parse_tables(v: &Value) -> ApiResult<Vec<PricingTable>> {
     let items = v
         .as_array()

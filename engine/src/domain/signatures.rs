@@ -231,7 +231,10 @@ pub struct Given {
 /// Reads the `sign` body of recipient `r`: their signature, initials and field values.
 /// Fails with 400 when a required field, the signature or the initials are missing.
 /// `verified` are the identity checks the signer passed.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn read_sign_body(
     cx: &mut Cx,
     doc: &Document,

@@ -117,7 +117,10 @@ fn enum_param(req: &Request, name: &str, allowed: &[&str]) -> ApiResult<Option<S
     }
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn list_contacts(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let filter = enum_param(req, "filter", &["active", "inactive", "signed"])?;
     let sort = enum_param(

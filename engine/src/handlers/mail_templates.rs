@@ -128,7 +128,10 @@ fn email_json(t: &EmailTemplate) -> Value {
 }
 
 /// `/v1/communication-templates/...`
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn communication_route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
     let pr = authenticate(cx, req)?;
     let entity = pr.entity.id.clone();

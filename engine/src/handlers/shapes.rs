@@ -121,7 +121,10 @@ pub fn thumb_url(cx: &mut Cx, doc: &Document) -> String {
 }
 
 /// The detail form of spec §2.1.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
     let base = base_url(cx);
     let id = &doc.id;

@@ -347,7 +347,10 @@ fn parse_ext(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<TemplateExt> 
     })
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let name = f.required_str("name")?;

@@ -29,7 +29,10 @@ fn upload_json(u: &Upload) -> serde_json::Value {
 }
 
 /// `POST /v1/upload`.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn create(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let pr = authenticate(cx, req)?;
     let f = req.body_fields()?;

@@ -106,7 +106,10 @@ pub fn authorize(cx: &mut Cx, req: &Request) -> Response {
 
 /// The GET: checks the client and redirect URI (errors stay here), then the rest of
 /// the request (errors go back to the client), and shows the sign-in form.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn start(cx: &mut Cx, req: &Request) -> Response {
     let q = |name: &str| req.query_param(name).filter(|v| !v.is_empty());
     let Some(client_id) = q("client_id") else {
@@ -217,7 +220,10 @@ fn start(cx: &mut Cx, req: &Request) -> Response {
 
 /// The POSTs of the two forms: `action=signin` (email, password) and
 /// `action=approve|deny` (entity_id).
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn submit(cx: &mut Cx, req: &Request) -> Response {
     // A browser tells where a form came from; another site's form is refused before
     // anything else is read (the CSRF token below is the second lock).

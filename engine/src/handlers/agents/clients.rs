@@ -14,7 +14,10 @@ use crate::domain::oauth::{
 use serde_json::{Value, json};
 
 /// `POST /register` (RFC 7591): registers a public client.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     if req.content_type() != "application/json" {
         return Ok(oauth_error(

@@ -408,7 +408,10 @@ fn server_info() -> Value {
     json!({ "name": "esign", "title": "esign", "version": env!("CARGO_PKG_VERSION") })
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn legacy(
     cx: &mut Cx,
     req: &Request,
@@ -594,7 +597,10 @@ fn call_tool(
         .ok_or_else(|| (INVALID_PARAMS, format!("unknown tool {name}"), None))
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn modern(
     cx: &mut Cx,
     req: &Request,

@@ -86,7 +86,10 @@ pub fn token(cx: &mut Cx, req: &Request) -> Response {
     }
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn exchange_code(
     cx: &mut Cx,
     client_id: &str,

@@ -359,7 +359,10 @@ pub fn call(
     })
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn run(
     cx: &mut Cx,
     outer: &Request,

@@ -62,7 +62,10 @@ pub fn parse_recipients(
     Ok(out)
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn parse_recipient(
     cx: &mut Cx,
     o: &Map<String, Value>,
@@ -246,7 +249,10 @@ fn store_inline(
     Ok(())
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn parse_sources(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Sources> {
     let mut out = Sources {
         sources: Vec::new(),
@@ -499,7 +505,10 @@ pub fn archive(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     create_as(cx, &pr, req, true)
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiResult<Response> {
     let f = req.body_fields()?;
     if archive {

@@ -20,7 +20,10 @@ use serde_json::json;
 /// `recipient_ids`, `send_at`, and GetAccept's `type` (`email` or `sms`), `not_opened`
 /// (only those who have not opened it) and `not_signed` (everyone still waiting, the
 /// default). All optional.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;

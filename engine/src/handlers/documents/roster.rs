@@ -23,7 +23,10 @@ fn conflict(code: &'static str, text: impl Into<String>) -> ApiError {
 
 /// `PUT /v1/documents/{id}/recipients/{recipient}`: corrects a recipient who has not
 /// been reached yet (status added or hardbounced): names, email, mobile.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn update_recipient(
     cx: &mut Cx,
     pr: &Principal,
@@ -132,7 +135,10 @@ fn waiting(role: Role, status: RecipientStatus) -> bool {
 /// working at once. Refused with 409
 /// when the removal would finish the document (everyone else has signed: recall or
 /// sign instead), or would stall a signing order (the recipient whose turn it is).
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn remove_recipient(
     cx: &mut Cx,
     pr: &Principal,

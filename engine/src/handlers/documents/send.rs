@@ -192,7 +192,10 @@ pub fn send_to_recipients(
 }
 
 /// `POST /v1/documents/{id}/forward`.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn forward(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;
@@ -405,7 +408,10 @@ pub fn forward(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
 }
 
 /// `POST /v1/documents/{id}/revisions` (body `send_document`, `message`).
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn revise(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;

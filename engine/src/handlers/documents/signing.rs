@@ -16,7 +16,10 @@ use serde_json::json;
 
 /// `POST /v1/documents/{id}/manually-sign` (body `file_id`?, `recipient_id`?,
 /// `signed_at`?): with `file_id` → `signed`, without → `signedwithoutverification`.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn manually_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut doc = readable(cx, pr, id)?;
     if !access(cx, pr, &doc).owner_or_admin {

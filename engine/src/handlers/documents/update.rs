@@ -104,7 +104,10 @@ fn opt_time(f: &Fields, name: &str) -> ApiResult<Option<Option<u64>>> {
 }
 
 /// `PUT /v1/documents/{id}`: the properties allowed for the status; 400 for any other.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;

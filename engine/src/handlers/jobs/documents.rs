@@ -27,7 +27,10 @@ use serde_json::json;
 /// (`archived` for `doc.import-archive` when every file imported).
 /// A failure keeps the pages of the files before it, none from it or later files, and
 /// emails the owner.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
     let id = String::from_utf8_lossy(&job.payload).into_owned();
     let Some(work::WorkOutcome::Import(results)) = &job.outcome else {
@@ -188,7 +191,10 @@ fn forget_unheld(cx: &mut Cx, file: &work::ImportedFile) {
 
 /// Job `doc.render` (payload `{id}:{seq}`): records the final PDF and finishes what the
 /// render was for.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
     let payload = String::from_utf8_lossy(&job.payload).into_owned();
     let Some((id, seq)) = payload.split_once(':') else {
@@ -327,7 +333,10 @@ const SEAL_RETRY_MAX_MS: u64 = 30_000;
 /// tries again with backoff: it never falls back to an unsealed file. The first such
 /// failure is written to the audit trail, every one to the host's log. A render that
 /// cannot be made at all ends the sealing: logged, the owner told.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 fn sealed(
     cx: &mut Cx,
     before: Document,

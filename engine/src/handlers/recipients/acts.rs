@@ -94,7 +94,10 @@ pub(super) fn act(
 }
 
 /// An act, with the identity checks the request passed (recorded with a signature).
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub(super) fn act_verified(
     cx: &mut Cx,
     req: &Request,

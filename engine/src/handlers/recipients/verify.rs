@@ -251,7 +251,10 @@ fn begin(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<Begu
 
 /// `POST .../verify/start` (`method`, `stage`?): sends a code, or starts eID (answers
 /// `redirect_url`).
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<Value> {
     let Begun {
         kind, mut c, stage, ..
@@ -420,7 +423,10 @@ fn record_pass(
 
 /// `POST .../verify` (`method` sms|email|qna, `code` or `answer`, `stage`?): checks
 /// it; on success answers `Set-Cookie` with the session.
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub fn verify(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<(Value, String)> {
     let Begun {
         f,

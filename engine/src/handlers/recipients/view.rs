@@ -57,7 +57,10 @@ pub(super) fn comments(cx: &mut Cx, doc: &Document) -> ApiResult<Response> {
     Ok(json(200, &json!({"comments": list})))
 }
 
-#[expect(clippy::too_many_lines, reason = "older than the 70-line rule (issue 49)")]
+#[expect(
+    clippy::too_many_lines,
+    reason = "older than the 70-line rule (issue 49)"
+)]
 pub(super) fn recipient_view(
     cx: &mut Cx,
     doc: &Document,
