@@ -29,7 +29,7 @@ fn one_browser() -> std::sync::MutexGuard<'static, ()> {
 const MARKUP_NAME: &str = "Offer <img src=x id=injected> & <b>terms</b>";
 
 /// Where screenshots go: the target dir, and `docs/` when `ESIGN_UPDATE_SCREENSHOTS=1`
-/// (the README shows those).
+/// (docs/app.md and docs/api.md show those).
 fn screenshot(b: &Browser, name: &str) {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
     std::fs::create_dir_all(&dir).unwrap();

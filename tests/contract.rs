@@ -10,7 +10,7 @@
 //!
 //! The schemathesis tests are skipped when `ESIGN_PYTHON` has no schemathesis, and must
 //! run with `ESIGN_REQUIRE_CONTRACT=1` (as in CI). `ESIGN_CONTRACT_EXAMPLES` sets the
-//! cases per operation (CI: the default, 10; the nightly-size run in the README: 200).
+//! cases per operation (CI: the default, 10; the nightly-size run in docs/development.md: 200).
 
 mod common;
 
@@ -222,8 +222,8 @@ fn getaccept_shared(dir: &Path) -> (std::path::PathBuf, Vec<String>) {
             }
         }
     }
-    // Where our spec fixes a shape, it wins over GetAccept's (README, "Differences from
-    // GetAccept"): `getaccept::document` widens those members, each with its reason.
+    // Where our spec fixes a shape, it wins over GetAccept's (docs/api.md, "The
+    // deliberate differences"): `getaccept::document` widens those members, each with its reason.
     let mut shared = Vec::new();
     let paths = ga["paths"].as_object_mut().unwrap();
     for (path, item) in paths.iter_mut() {

@@ -15,8 +15,8 @@
 //!
 //! One point in time: the rows are read under the store's commit lock, so writes wait
 //! (reads go on) and every write acknowledged before the backup began is in it, none
-//! half. The pause is the time to read the rows and copy the files (figures in the
-//! README).
+//! half. The pause is the time to read the rows and copy the files (figures in
+//! docs/operating.md).
 //! PostgreSQL keeps its data in the database: its own tools back it up.
 
 use crate::store::blob_files::{self, BlobFiles};

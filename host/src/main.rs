@@ -48,12 +48,12 @@ enum EngineCommand {
         file: PathBuf,
         /// Write instead the engine composed with `hosts/wasi-http` into one component
         /// that exports `wasi:http/incoming-handler`, for `wasmtime serve -Scli --dir
-        /// DATA::/data FILE` (README, "Embedding the engine").
+        /// DATA::/data FILE` (docs/embedding.md).
         #[arg(long, conflicts_with = "formats")]
         wasi_http: bool,
         /// Write instead the formats component (world `esign:formats/formats` of
         /// wit/formats/formats.wit): the file work (import, render, page images, seal)
-        /// for hosts other than this one (README, "Embedding the engine").
+        /// for hosts other than this one (docs/embedding.md).
         #[arg(long)]
         formats: bool,
     },

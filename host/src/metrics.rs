@@ -4,7 +4,7 @@
 //! Counters and histograms live in one process-wide [`Metrics`] that the modules which
 //! see the events update ([`get`]); the queue gauges are read from the store when the
 //! page is asked for. The text is written by `prometheus-client` (OpenMetrics text,
-//! which Prometheus reads). Every name is listed in the README ("Operating esign").
+//! which Prometheus reads). Every name is listed in docs/operating.md ("Operating esign").
 
 use crate::clock::now_ms;
 use crate::queues;

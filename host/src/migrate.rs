@@ -52,7 +52,7 @@ pub fn sled_to_postgres(from: &Path, to: &str) -> anyhow::Result<()> {
         println!("the signing key of {}/signing goes along", from.display());
     }
     // The recipient link key: the links already sent keep opening (the database then
-    // holds the key; `--link-key-file` on the hosts keeps it out, see the README).
+    // holds the key; `--link-key-file` on the hosts keeps it out, see docs/operating.md).
     if let Some((k, v)) = crate::runtime::link_key::stored_from_data_dir(from)? {
         *expected.entry(Table::of(&k)).or_default() += 1;
         batch.push((k, v));

@@ -1,7 +1,7 @@
 //! GetAccept's public v1 document (1.6, pinned in tests/contract/getaccept/) as a
 //! validator of esign's answers: its OpenAPI 3.0 schemas read as JSON Schema
 //! (`nullable` made a `null` type), with the members esign's specification fixes
-//! otherwise widened ([`DIFFERENCES`], each with its reason; the README lists them).
+//! otherwise widened ([`DIFFERENCES`], each with its reason; docs/api.md lists them).
 
 use jsonschema::Validator;
 use serde_json::{Value, json};

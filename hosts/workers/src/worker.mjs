@@ -4,7 +4,7 @@
 // work of jobs (formats.mjs) and gives the outcome back to the object.
 //
 // Bindings (wrangler.toml): ENGINE (the Durable Object class `Engine`, SQLite-backed),
-// WORK (a Queue this Worker produces to and consumes). Variables and secrets: README,
+// WORK (a Queue this Worker produces to and consumes). Variables and secrets: docs/workers.md,
 // "Deploy to Cloudflare Workers".
 
 import { answer } from './passwords.mjs';
