@@ -215,9 +215,9 @@ fn shape(template: &str) -> String {
 fn getaccept_shared(dir: &Path) -> (std::path::PathBuf, Vec<String>) {
     let mut ga = getaccept::document();
     let mut ours_ops = std::collections::BTreeSet::new();
-    for (path, methods) in esign_engine::router::ROUTES {
+    for (path, methods) in &esign_engine::router::templates() {
         if let Some(rest) = path.strip_prefix("/v1") {
-            for method in *methods {
+            for method in methods.iter() {
                 ours_ops.insert((method.to_lowercase(), shape(rest)));
             }
         }

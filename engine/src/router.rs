@@ -1,197 +1,314 @@
-//! Maps (origin, method, path) to a handler. Unknown paths answer 404; a known path
-//! with another method answers 405 with `Allow`.
+//! The route table ([`ROUTES`]): each public route's method, path template and
+//! handler, declared once. Unknown paths answer 404; a known path with another method
+//! answers 405 with `Allow`; a body too large for its route 413. Admin requests (the
+//! CLI's origin) go to `handlers::admin`.
 
 use crate::base::api::{self, Request, Response};
 use crate::base::cx::Cx;
-use crate::base::http::{self, ApiResult, method_not_allowed, only};
+use crate::base::http::{self, ApiResult, method_not_allowed};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::domain::auth::{Principal, authenticate};
 use crate::domain::public_files;
-use crate::handlers::documents::{self, create, custom_data, download};
-use crate::handlers::recipients::{self, page, verify};
+use crate::handlers::documents::{
+    self, comments, create, custom_data, delete, download, fields, read, reminders, roster, send,
+    signing, update,
+};
+use crate::handlers::recipients::{self, Gate, link, page};
 use crate::handlers::{
     admin, agents, app, attachments, auth, contacts, entity, evidence, folders, mail_templates,
     notifications, products, subscriptions, templates, uploads, users, videos,
 };
 
-/// Every public route: a path template (`{name}` matches one segment) and the methods it
-/// answers. [`route`] answers 404 and 405 from this table before it dispatches, so a
-/// route missing here cannot be reached, and `openapi.json` documents exactly these (a
-/// test compares the two). Admin routes (the CLI's origin) are not public and not here.
-pub const ROUTES: &[(&str, &[&str])] = &[
-    ("/.well-known/oauth-protected-resource", &["GET"]),
-    ("/.well-known/oauth-protected-resource/mcp", &["GET"]),
-    ("/.well-known/oauth-authorization-server", &["GET"]),
-    ("/.well-known/oauth-authorization-server/mcp", &["GET"]),
-    ("/.well-known/openid-configuration", &["GET"]),
-    ("/register", &["POST"]),
-    ("/authorize", &["GET", "POST"]),
-    ("/token", &["POST"]),
-    ("/revoke", &["POST"]),
-    ("/mcp", &["GET", "POST", "DELETE"]),
-    ("/v1/auth", &["POST"]),
-    ("/v1/refresh", &["GET"]),
-    ("/v1/refresh/{entity_id}", &["GET"]),
-    ("/v1/test", &["GET"]),
-    ("/v1/openapi.json", &["GET"]),
-    ("/v1/signing-certificate", &["GET"]),
-    ("/v1/verify", &["POST"]),
-    ("/v1/users/me", &["GET"]),
-    ("/v1/users", &["GET", "POST"]),
-    ("/v1/users/{user_id}", &["GET", "PUT", "DELETE"]),
-    ("/v1/users/{user_id}/statistics", &["GET"]),
-    ("/v1/entity", &["GET", "PUT"]),
-    ("/v1/register", &["POST"]),
-    ("/v1/notifications", &["GET"]),
-    ("/v1/folders", &["GET", "POST"]),
-    ("/v1/folders/{folder_id}", &["GET", "DELETE"]),
-    ("/v1/contacts", &["GET", "POST"]),
-    ("/v1/contacts/{contact_id}", &["DELETE"]),
-    ("/v1/email/templates", &["GET", "POST"]),
-    ("/v1/email/templates/{email_template_id}", &["GET", "PUT"]),
-    ("/v1/communication-templates", &["GET", "POST"]),
-    (
-        "/v1/communication-templates/{communication_template_id}",
-        &["GET", "PUT"],
-    ),
-    ("/v1/attachments", &["GET"]),
-    ("/v1/upload/attachment", &["POST"]),
-    ("/v1/upload/video", &["POST"]),
-    ("/v1/videos", &["GET"]),
-    ("/v1/videos/{video_id}", &["GET"]),
-    ("/v1/video/job/{video_id}", &["GET"]),
-    ("/v1/files/{secret}", &["GET"]),
-    ("/v1/teams", &["GET"]),
-    ("/v1/users/me/connections", &["GET"]),
-    ("/v1/users/me/connections/{client_id}", &["DELETE"]),
-    ("/v1/revoke", &["GET"]),
-    ("/v1/documents", &["GET", "POST"]),
-    ("/v1/documents/latest", &["GET"]),
-    ("/v1/documents/external/{external_id}", &["GET"]),
-    ("/v1/documents/{id}", &["GET", "PUT", "DELETE"]),
-    ("/v1/documents/{id}/status", &["GET"]),
-    ("/v1/documents/{id}/recipients", &["GET"]),
-    ("/v1/documents/{id}/pages", &["GET"]),
-    ("/v1/documents/{id}/download", &["GET"]),
-    ("/v1/documents/{id}/log", &["GET"]),
-    ("/v1/documents/{id}/attachments", &["GET"]),
-    (
-        "/v1/documents/{id}/attachments/{attachment_id}/upload",
-        &["POST"],
-    ),
-    ("/v1/documents/{id}/events", &["GET"]),
-    ("/v1/documents/{id}/preview", &["POST"]),
-    ("/v1/documents/{id}/custom-data", &["GET", "POST"]),
-    (
-        "/v1/documents/{id}/custom-data/{custom_data_id}",
-        &["GET", "PUT", "DELETE"],
-    ),
-    ("/v1/custom-data/entity", &["GET", "POST"]),
-    ("/v1/custom-data/entity/{key}", &["DELETE"]),
-    ("/v1/documents/{id}/comments", &["GET", "POST"]),
-    (
-        "/v1/documents/{id}/comments/{comment_id}/resolve",
-        &["POST"],
-    ),
-    ("/v1/documents/{id}/pricing-tables", &["GET", "PUT"]),
-    ("/v1/documents/{id}/revisions", &["GET", "POST"]),
-    ("/v1/documents/{id}/fields", &["GET", "POST", "PUT"]),
-    (
-        "/v1/documents/{id}/recipients/{recipient_id}",
-        &["PUT", "DELETE"],
-    ),
-    ("/v1/documents/{id}/recipients/send", &["POST"]),
-    ("/v1/documents/{id}/seal", &["POST"]),
-    ("/v1/documents/{id}/send", &["POST"]),
-    ("/v1/documents/{id}/forward", &["POST"]),
-    ("/v1/documents/{id}/expiration", &["POST"]),
-    ("/v1/documents/{id}/manually-sign", &["POST"]),
-    ("/v1/documents/{id}/lost", &["POST"]),
-    ("/v1/documents/{id}/reminders", &["POST"]),
-    ("/v1/download/{secret}", &["GET"]),
-    ("/v1/upload", &["POST"]),
-    ("/v1/upload/archive", &["POST"]),
-    ("/v1/upload/{id}", &["GET"]),
-    ("/v1/templates", &["GET", "POST"]),
-    ("/v1/templates/{id}", &["GET", "PUT", "DELETE"]),
-    ("/v1/templates/{id}/fields", &["GET"]),
-    ("/v1/templates/{id}/roles", &["GET"]),
-    ("/v1/templates/{id}/fields_roles", &["GET"]),
-    ("/v1/templates/{id}/pricing-tables", &["GET"]),
-    ("/v1/templates/{id}/custom-images", &["GET"]),
-    ("/v1/products", &["GET", "POST"]),
-    ("/v1/subscriptions", &["GET", "POST"]),
-    ("/v1/subscriptions/events", &["GET"]),
-    ("/v1/subscriptions/errors", &["GET"]),
-    ("/v1/subscriptions/errors/{id}/retry", &["POST"]),
-    ("/v1/subscriptions/test", &["POST"]),
-    ("/v1/subscriptions/events/signed", &["POST"]),
-    ("/v1/subscriptions/events/rejected", &["POST"]),
-    ("/v1/subscriptions/events/reviewed", &["POST"]),
-    ("/v1/subscriptions/{id}", &["GET", "DELETE"]),
-    ("/v1/subscriptions/{id}/secret", &["POST"]),
-    ("/v1/subscriptions/{id}/deliveries", &["GET"]),
-    ("/s/_/{name}", &["GET"]),
-    ("/app", &["GET", "HEAD"]),
-    ("/app/_/{name}", &["GET"]),
-    ("/app/{view}", &["GET", "HEAD"]),
-    ("/app/{view}/{id}", &["GET", "HEAD"]),
-    ("/app/{view}/{id}/{part}", &["GET", "HEAD"]),
-    ("/s/{secret}", &["GET", "HEAD"]),
-    ("/v1/recipient/{secret}", &["GET"]),
-    ("/v1/recipient/{secret}/verify/start", &["POST"]),
-    ("/v1/recipient/{secret}/verify", &["POST"]),
-    ("/v1/recipient/{secret}/view", &["POST"]),
-    ("/v1/recipient/{secret}/review", &["POST"]),
-    ("/v1/recipient/{secret}/comment", &["POST"]),
-    ("/v1/recipient/{secret}/sign", &["POST"]),
-    ("/v1/recipient/{secret}/approve", &["POST"]),
-    ("/v1/recipient/{secret}/reject", &["POST"]),
-    ("/v1/recipient/{secret}/print", &["POST"]),
-    ("/v1/recipient/{secret}/page-views", &["POST"]),
-    ("/v1/recipient/{secret}/download", &["GET"]),
-    ("/v1/recipient/{secret}/pages/{n}", &["GET"]),
-    ("/v1/recipient/{secret}/comments", &["GET"]),
-    ("/v1/eid/return/{session}", &["GET"]),
+/// What a route runs once the table matched it. The values of the template's `{…}`
+/// segments come in order.
+#[derive(Clone, Copy)]
+pub(crate) enum Handler {
+    /// Anyone may call it (a handler that needs a token or a link checks it itself).
+    Open(fn(&mut Cx, &Request, &[&str]) -> ApiResult<Response>),
+    /// A member with a bearer token: the router authenticates before it runs.
+    Member(fn(&mut Cx, &Principal, &Request, &[&str]) -> ApiResult<Response>),
+}
+
+/// One route: a method, a path template (`{name}` matches one segment), whether its
+/// body may carry files, and its handler.
+pub struct Route {
+    pub method: &'static str,
+    pub path: &'static str,
+    /// Files come in its body (base64 `file_content`, multipart files, a drawn
+    /// signature, an agent's `create_document`): it may be as large as the host allows.
+    /// Every other route takes at most [`SMALL_BODY`] (413 `payload_too_large`).
+    pub takes_files: bool,
+    pub(crate) handler: Handler,
+}
+
+impl Route {
+    const fn open(
+        method: &'static str,
+        path: &'static str,
+        f: fn(&mut Cx, &Request, &[&str]) -> ApiResult<Response>,
+    ) -> Route {
+        Route {
+            method,
+            path,
+            takes_files: false,
+            handler: Handler::Open(f),
+        }
+    }
+
+    const fn member(
+        method: &'static str,
+        path: &'static str,
+        f: fn(&mut Cx, &Principal, &Request, &[&str]) -> ApiResult<Response>,
+    ) -> Route {
+        Route {
+            method,
+            path,
+            takes_files: false,
+            handler: Handler::Member(f),
+        }
+    }
+
+    /// The same route, taking files.
+    const fn files(self) -> Route {
+        Route {
+            takes_files: true,
+            ..self
+        }
+    }
+}
+
+/// Every public route, the one place each is declared: [`route`] answers 404, 405 and
+/// 413 from this table and runs the handler it names; hosts count requests by its
+/// templates ([`ROUTE_HEADER`]); `openapi.json` documents exactly these (a test compares
+/// the two). Admin routes (the CLI's origin) are not public and not here. One line
+/// per route, so the table reads as one.
+#[rustfmt::skip]
+pub const ROUTES: &[Route] = &[
+    // OAuth 2.1 for agents, and MCP (`handlers::agents`).
+    Route::open("GET", "/.well-known/oauth-protected-resource", |cx, _, _| agents::resource_metadata(cx)),
+    Route::open("GET", "/.well-known/oauth-protected-resource/mcp", |cx, _, _| agents::resource_metadata(cx)),
+    Route::open("GET", "/.well-known/oauth-authorization-server", |cx, _, _| agents::server_metadata(cx)),
+    Route::open("GET", "/.well-known/oauth-authorization-server/mcp", |cx, _, _| agents::server_metadata(cx)),
+    Route::open("GET", "/.well-known/openid-configuration", |cx, _, _| agents::server_metadata(cx)),
+    Route::open("POST", "/register", |cx, req, _| agents::register(cx, req)),
+    Route::open("GET", "/authorize", |cx, req, _| Ok(agents::authorize(cx, req))),
+    Route::open("POST", "/authorize", |cx, req, _| Ok(agents::authorize(cx, req))),
+    Route::open("POST", "/token", |cx, req, _| Ok(agents::token(cx, req))),
+    Route::open("POST", "/revoke", |cx, req, _| Ok(agents::revoke(cx, req))),
+    Route::open("GET", "/mcp", |cx, req, _| Ok(agents::mcp(cx, req, route))).files(),
+    Route::open("POST", "/mcp", |cx, req, _| Ok(agents::mcp(cx, req, route))).files(),
+    Route::open("DELETE", "/mcp", |cx, req, _| Ok(agents::mcp(cx, req, route)))
+    .files(),
+    // Signing in, tokens, the account (`handlers::auth`, `users`, `entity`).
+    Route::open("POST", "/v1/auth", |cx, req, _| auth::login(cx, req)),
+    Route::open("GET", "/v1/refresh", |cx, req, _| auth::refresh(cx, req)),
+    Route::open("GET", "/v1/refresh/{entity_id}", |cx, req, p| auth::refresh_entity(cx, req, p[0])),
+    Route::open("GET", "/v1/test", |cx, req, _| auth::test(cx, req)),
+    Route::open("GET", "/v1/openapi.json", |_, _, _| Ok(openapi())),
+    Route::open("GET", "/v1/signing-certificate", |cx, _, _| evidence::signing_certificate(cx)),
+    Route::open("POST", "/v1/verify", |cx, req, _| evidence::verify(cx, req)).files(),
+    Route::open("GET", "/v1/users/me", |cx, req, _| auth::me(cx, req)),
+    Route::member("GET", "/v1/users", |cx, pr, _, _| users::list(cx, pr)),
+    Route::member("POST", "/v1/users", |cx, pr, req, _| users::create(cx, pr, req)),
+    Route::member("GET", "/v1/users/{user_id}", |cx, pr, _, p| users::get(cx, pr, p[0])),
+    Route::member("PUT", "/v1/users/{user_id}", |cx, pr, req, p| users::update(cx, pr, req, p[0])),
+    Route::member("DELETE", "/v1/users/{user_id}", |cx, pr, _, p| users::remove(cx, pr, p[0])),
+    Route::member("GET", "/v1/users/{user_id}/statistics", |cx, pr, req, p| users::statistics(cx, pr, req, p[0])),
+    Route::member("GET", "/v1/entity", |cx, pr, _, _| entity::get(cx, pr)),
+    Route::member("PUT", "/v1/entity", |cx, pr, req, _| entity::update(cx, pr, req)),
+    Route::open("POST", "/v1/register", |cx, req, _| auth::register(cx, req)),
+    Route::open("GET", "/v1/notifications", |cx, req, _| notifications::list(cx, req)),
+    // GetAccept's other resources.
+    Route::member("GET", "/v1/folders", |cx, pr, req, _| folders::list(cx, pr, req)),
+    Route::member("POST", "/v1/folders", |cx, pr, req, _| folders::create(cx, pr, req)),
+    Route::member("GET", "/v1/folders/{folder_id}", |cx, pr, _, p| folders::get(cx, pr, p[0])),
+    Route::member("DELETE", "/v1/folders/{folder_id}", |cx, pr, _, p| folders::delete(cx, pr, p[0])),
+    Route::member("GET", "/v1/contacts", |cx, pr, req, _| contacts::list_contacts(cx, pr, req)),
+    Route::member("POST", "/v1/contacts", |cx, pr, req, _| contacts::create(cx, pr, req)),
+    Route::member("DELETE", "/v1/contacts/{contact_id}", |cx, pr, _, p| contacts::delete(cx, pr, p[0])),
+    Route::member("GET", "/v1/email/templates", |cx, pr, _, _| mail_templates::list_email(cx, pr)),
+    Route::member("POST", "/v1/email/templates", |cx, pr, req, _| mail_templates::create_email(cx, pr, req)),
+    Route::member("GET", "/v1/email/templates/{email_template_id}", |cx, pr, _, p| mail_templates::get_email(cx, pr, p[0])),
+    Route::member("PUT", "/v1/email/templates/{email_template_id}", |cx, pr, req, p| mail_templates::update_email(cx, pr, req, p[0])),
+    Route::member("GET", "/v1/communication-templates", |cx, pr, req, _| mail_templates::list_communication(cx, pr, req)),
+    Route::member("POST", "/v1/communication-templates", |cx, pr, req, _| mail_templates::create_communication(cx, pr, req)),
+    Route::member("GET", "/v1/communication-templates/{communication_template_id}", |cx, pr, _, p| mail_templates::get_communication(cx, pr, p[0])),
+    Route::member("PUT", "/v1/communication-templates/{communication_template_id}", |cx, pr, req, p| mail_templates::update_communication(cx, pr, req, p[0])),
+    Route::open("GET", "/v1/attachments", |cx, req, _| attachments::list(cx, req)),
+    Route::open("POST", "/v1/upload/attachment", |cx, req, _| attachments::upload(cx, req))
+    .files(),
+    Route::open("POST", "/v1/upload/video", |cx, req, _| videos::upload(cx, req))
+    .files(),
+    Route::open("GET", "/v1/videos", |cx, req, _| videos::list_videos(cx, req)),
+    Route::open("GET", "/v1/videos/{video_id}", |cx, req, p| videos::get(cx, req, p[0])),
+    Route::open("GET", "/v1/video/job/{video_id}", |cx, req, p| videos::job(cx, req, p[0])),
+    Route::open("GET", "/v1/files/{secret}", |cx, _, p| public_file(cx, p[0])),
+    Route::open("GET", "/v1/teams", |cx, req, _| users::teams(cx, req)),
+    Route::open("GET", "/v1/users/me/connections", |cx, req, _| agents::connections(cx, req)),
+    Route::open("DELETE", "/v1/users/me/connections/{client_id}", |cx, req, p| agents::disconnect(cx, req, p[0])),
+    Route::open("GET", "/v1/revoke", |cx, req, _| auth::revoke(cx, req)),
+    // Documents (`handlers::documents`).
+    Route::member("GET", "/v1/documents", |cx, pr, req, _| documents::list::list(cx, pr, req))
+    .files(),
+    Route::member("POST", "/v1/documents", |cx, pr, req, _| create::create(cx, pr, req))
+    .files(),
+    Route::member("GET", "/v1/documents/latest", |cx, pr, req, _| read::latest(cx, pr, req)),
+    Route::member("GET", "/v1/documents/external/{external_id}", |cx, pr, req, p| read::external(cx, pr, req, p[0])),
+    Route::member("GET", "/v1/documents/{id}", |cx, pr, req, p| read::get(cx, pr, req, p[0])),
+    Route::member("PUT", "/v1/documents/{id}", |cx, pr, req, p| update::update(cx, pr, req, p[0])),
+    Route::member("DELETE", "/v1/documents/{id}", |cx, pr, _, p| delete::delete(cx, pr, p[0])),
+    Route::member("GET", "/v1/documents/{id}/status", |cx, pr, _, p| read::status(cx, pr, p[0])),
+    Route::member("GET", "/v1/documents/{id}/recipients", |cx, pr, _, p| read::recipients(cx, pr, p[0])),
+    Route::member("GET", "/v1/documents/{id}/pages", |cx, pr, _, p| read::pages(cx, pr, p[0])),
+    Route::member("GET", "/v1/documents/{id}/download", |cx, pr, req, p| download::download(cx, pr, req, p[0])),
+    Route::member("GET", "/v1/documents/{id}/log", |cx, pr, _, p| read::log(cx, pr, p[0])),
+    Route::member("GET", "/v1/documents/{id}/attachments", |cx, pr, _, p| read::attachments(cx, pr, p[0])),
+    Route::member("POST", "/v1/documents/{id}/attachments/{attachment_id}/upload", |cx, pr, req, p| update::upload_attachment(cx, pr, req, p[0], p[1]))
+    .files(),
+    Route::member("GET", "/v1/documents/{id}/events", |cx, pr, _, p| read::events(cx, pr, p[0])),
+    Route::member("POST", "/v1/documents/{id}/preview", |cx, pr, req, p| download::preview(cx, pr, req, p[0])),
+    Route::member("GET", "/v1/documents/{id}/custom-data", |cx, pr, req, p| custom_data::list(cx, pr, req, p[0])),
+    Route::member("POST", "/v1/documents/{id}/custom-data", |cx, pr, req, p| custom_data::add_value(cx, pr, req, p[0])),
+    Route::member("GET", "/v1/documents/{id}/custom-data/{custom_data_id}", |cx, pr, _, p| custom_data::get_value(cx, pr, p[0], p[1])),
+    Route::member("PUT", "/v1/documents/{id}/custom-data/{custom_data_id}", |cx, pr, req, p| custom_data::update_value(cx, pr, req, p[0], p[1])),
+    Route::member("DELETE", "/v1/documents/{id}/custom-data/{custom_data_id}", |cx, pr, _, p| custom_data::delete_value(cx, pr, p[0], p[1])),
+    Route::member("GET", "/v1/custom-data/entity", |cx, pr, _, _| custom_data::list_properties(cx, pr)),
+    Route::member("POST", "/v1/custom-data/entity", |cx, pr, req, _| custom_data::add_property(cx, pr, req)),
+    Route::member("DELETE", "/v1/custom-data/entity/{key}", |cx, pr, _, p| custom_data::delete_property(cx, pr, p[0])),
+    Route::member("GET", "/v1/documents/{id}/comments", |cx, pr, _, p| read::comments(cx, pr, p[0])),
+    Route::member("POST", "/v1/documents/{id}/comments", |cx, pr, req, p| comments::comment(cx, pr, req, p[0])),
+    Route::member("POST", "/v1/documents/{id}/comments/{comment_id}/resolve", |cx, pr, _, p| comments::resolve_comment(cx, pr, p[0], p[1])),
+    Route::member("GET", "/v1/documents/{id}/pricing-tables", |cx, pr, _, p| read::pricing_tables(cx, pr, p[0])),
+    Route::member("PUT", "/v1/documents/{id}/pricing-tables", |cx, pr, req, p| update::put_pricing_tables(cx, pr, req, p[0])),
+    Route::member("GET", "/v1/documents/{id}/revisions", |cx, pr, _, p| read::revisions(cx, pr, p[0])),
+    Route::member("POST", "/v1/documents/{id}/revisions", |cx, pr, req, p| send::revise(cx, pr, req, p[0])),
+    Route::member("GET", "/v1/documents/{id}/fields", |cx, pr, _, p| fields::list(cx, pr, p[0])),
+    Route::member("POST", "/v1/documents/{id}/fields", |cx, pr, req, p| fields::add(cx, pr, req, p[0])),
+    Route::member("PUT", "/v1/documents/{id}/fields", |cx, pr, req, p| fields::replace(cx, pr, req, p[0])),
+    Route::member("PUT", "/v1/documents/{id}/recipients/{recipient_id}", |cx, pr, req, p| roster::update_recipient(cx, pr, req, p[0], p[1])),
+    Route::member("DELETE", "/v1/documents/{id}/recipients/{recipient_id}", |cx, pr, req, p| roster::remove_recipient(cx, pr, req, p[0], p[1])),
+    Route::member("POST", "/v1/documents/{id}/recipients/send", |cx, pr, req, p| send::send_to_recipients(cx, pr, req, p[0])),
+    Route::member("POST", "/v1/documents/{id}/seal", |cx, pr, req, p| send::seal(cx, pr, req, p[0])),
+    Route::member("POST", "/v1/documents/{id}/send", |cx, pr, req, p| send::send(cx, pr, req, p[0])),
+    Route::member("POST", "/v1/documents/{id}/forward", |cx, pr, req, p| send::forward(cx, pr, req, p[0])),
+    Route::member("POST", "/v1/documents/{id}/expiration", |cx, pr, req, p| update::expiration(cx, pr, req, p[0])),
+    Route::member("POST", "/v1/documents/{id}/manually-sign", |cx, pr, req, p| signing::manually_sign(cx, pr, req, p[0])),
+    Route::member("POST", "/v1/documents/{id}/lost", |cx, pr, _, p| delete::lost(cx, pr, p[0])),
+    Route::member("POST", "/v1/documents/{id}/reminders", |cx, pr, req, p| reminders::reminders(cx, pr, req, p[0])),
+    Route::open("GET", "/v1/download/{secret}", |cx, _, p| download::by_link(cx, p[0])),
+    Route::open("POST", "/v1/upload", |cx, req, _| uploads::create(cx, req)).files(),
+    Route::open("POST", "/v1/upload/archive", |cx, req, _| create::archive(cx, req))
+    .files(),
+    Route::open("GET", "/v1/upload/{id}", |cx, req, p| uploads::get(cx, req, p[0])),
+    // Templates and products.
+    Route::member("GET", "/v1/templates", |cx, pr, req, _| templates::list(cx, pr, req))
+    .files(),
+    Route::member("POST", "/v1/templates", |cx, pr, req, _| templates::create(cx, pr, req))
+    .files(),
+    Route::member("GET", "/v1/templates/{id}", |cx, pr, _, p| templates::get(cx, pr, p[0])),
+    Route::member("PUT", "/v1/templates/{id}", |cx, pr, req, p| templates::update(cx, pr, req, p[0])),
+    Route::member("DELETE", "/v1/templates/{id}", |cx, pr, _, p| templates::delete(cx, pr, p[0])),
+    Route::member("GET", "/v1/templates/{id}/fields", |cx, pr, _, p| templates::fields(cx, pr, p[0])),
+    Route::member("GET", "/v1/templates/{id}/roles", |cx, pr, _, p| templates::roles(cx, pr, p[0])),
+    Route::member("GET", "/v1/templates/{id}/fields_roles", |cx, pr, _, p| templates::fields_roles(cx, pr, p[0])),
+    Route::member("GET", "/v1/templates/{id}/pricing-tables", |cx, pr, _, p| templates::pricing_tables(cx, pr, p[0])),
+    Route::member("GET", "/v1/templates/{id}/custom-images", |cx, pr, _, p| templates::custom_images(cx, pr, p[0])),
+    Route::member("GET", "/v1/products", |cx, pr, req, _| products::list(cx, pr, req)),
+    Route::member("POST", "/v1/products", |cx, pr, req, _| products::create(cx, pr, req)),
+    // Webhooks (`handlers::subscriptions`).
+    Route::member("GET", "/v1/subscriptions", |cx, pr, _, _| subscriptions::list_json(cx, pr)),
+    Route::member("POST", "/v1/subscriptions", |cx, pr, req, _| subscriptions::create(cx, pr, req, None)),
+    Route::member("GET", "/v1/subscriptions/events", |_, _, _, _| Ok(subscriptions::events())),
+    Route::member("GET", "/v1/subscriptions/errors", |cx, pr, _, _| subscriptions::errors(cx, pr)),
+    Route::member("POST", "/v1/subscriptions/errors/{id}/retry", |cx, pr, _, p| subscriptions::retry(cx, pr, p[0])),
+    Route::member("POST", "/v1/subscriptions/test", |cx, pr, req, _| subscriptions::test(cx, pr, req)),
+    Route::member("POST", "/v1/subscriptions/events/signed", |cx, pr, req, _| subscriptions::create(cx, pr, req, Some("signed"))),
+    Route::member("POST", "/v1/subscriptions/events/rejected", |cx, pr, req, _| subscriptions::create(cx, pr, req, Some("rejected"))),
+    Route::member("POST", "/v1/subscriptions/events/reviewed", |cx, pr, req, _| subscriptions::create(cx, pr, req, Some("reviewed"))),
+    Route::member("GET", "/v1/subscriptions/{id}", |cx, pr, _, p| subscriptions::get(cx, pr, p[0])),
+    Route::member("DELETE", "/v1/subscriptions/{id}", |cx, pr, _, p| subscriptions::delete(cx, pr, p[0])),
+    Route::member("POST", "/v1/subscriptions/{id}/secret", |cx, pr, _, p| subscriptions::rotate_secret(cx, pr, p[0])),
+    Route::member("GET", "/v1/subscriptions/{id}/deliveries", |cx, pr, _, p| subscriptions::deliveries(cx, pr, p[0])),
+    // The signing page's assets, and the page behind each recipient's mailed link.
+    Route::open("GET", "/s/_/{name}", |_, _, p| asset(page::asset(p[0]))),
+    // The sender's web app: its assets, and the shell of every view.
+    Route::open("GET", "/app", |_, req, p| Ok(app::shell(req, p))),
+    Route::open("HEAD", "/app", |_, req, p| Ok(app::shell(req, p))),
+    Route::open("GET", "/app/_/{name}", |_, _, p| asset(app::asset(p[0]))),
+    Route::open("GET", "/app/{view}", |_, req, p| Ok(app::shell(req, p))),
+    Route::open("HEAD", "/app/{view}", |_, req, p| Ok(app::shell(req, p))),
+    Route::open("GET", "/app/{view}/{id}", |_, req, p| Ok(app::shell(req, p))),
+    Route::open("HEAD", "/app/{view}/{id}", |_, req, p| Ok(app::shell(req, p))),
+    Route::open("GET", "/app/{view}/{id}/{part}", |_, req, p| Ok(app::shell(req, p))),
+    Route::open("HEAD", "/app/{view}/{id}/{part}", |_, req, p| Ok(app::shell(req, p))),
+    Route::open("GET", "/s/{secret}", |cx, req, p| Ok(recipients::page_route(cx, req, p[0]))),
+    Route::open("HEAD", "/s/{secret}", |cx, req, p| Ok(recipients::page_route(cx, req, p[0]))),
+    // What a recipient's link allows (`handlers::recipients`).
+    Route::open("GET", "/v1/recipient/{secret}", |cx, req, p| link(cx, req, p, Gate::None, recipients::get)),
+    Route::open("POST", "/v1/recipient/{secret}/verify/start", |cx, req, p| link(cx, req, p, Gate::None, recipients::verify_start)),
+    Route::open("POST", "/v1/recipient/{secret}/verify", |cx, req, p| link(cx, req, p, Gate::None, recipients::verify)),
+    Route::open("POST", "/v1/recipient/{secret}/view", |cx, req, p| link(cx, req, p, Gate::Open, recipients::view)),
+    Route::open("POST", "/v1/recipient/{secret}/review", |cx, req, p| link(cx, req, p, Gate::Open, recipients::review)),
+    Route::open("POST", "/v1/recipient/{secret}/comment", |cx, req, p| link(cx, req, p, Gate::Open, recipients::comment)),
+    Route::open("POST", "/v1/recipient/{secret}/sign", |cx, req, p| link(cx, req, p, Gate::Sign, recipients::sign))
+    .files(),
+    Route::open("POST", "/v1/recipient/{secret}/approve", |cx, req, p| link(cx, req, p, Gate::Sign, recipients::approve)),
+    Route::open("POST", "/v1/recipient/{secret}/reject", |cx, req, p| link(cx, req, p, Gate::Open, recipients::reject)),
+    Route::open("POST", "/v1/recipient/{secret}/print", |cx, req, p| link(cx, req, p, Gate::Open, recipients::print)),
+    Route::open("POST", "/v1/recipient/{secret}/page-views", |cx, req, p| link(cx, req, p, Gate::Open, recipients::page_views)),
+    Route::open("GET", "/v1/recipient/{secret}/download", |cx, req, p| link(cx, req, p, Gate::Open, recipients::download)),
+    Route::open("GET", "/v1/recipient/{secret}/pages/{n}", |cx, req, p| link(cx, req, p, Gate::Open, recipients::page_image)),
+    Route::open("GET", "/v1/recipient/{secret}/comments", |cx, req, p| link(cx, req, p, Gate::Open, recipients::comments)),
+    Route::open("GET", "/v1/eid/return/{session}", |cx, req, p| recipients::eid_return(cx, req, p[0])),
 ];
 
-/// The routes that take files (base64 `file_content`, multipart files, a drawn
-/// signature, an agent's `create_document`): their bodies may be as large as the host
-/// allows. Every other route takes at most [`SMALL_BODY`] (413 `payload_too_large`).
-pub const FILE_ROUTES: &[&str] = &[
-    "/v1/documents",
-    "/v1/upload",
-    "/v1/upload/archive",
-    "/v1/upload/attachment",
-    "/v1/upload/video",
-    "/v1/documents/{id}/attachments/{attachment_id}/upload",
-    "/v1/templates",
-    "/v1/verify",
-    "/v1/recipient/{secret}/sign",
-    "/mcp",
-];
+/// Every template of [`ROUTES`] with its methods, in the table's order: what
+/// `openapi.json` lists, and what tests walk.
+pub fn templates() -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut out: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    for r in ROUTES {
+        match out.iter_mut().find(|(t, _)| *t == r.path) {
+            Some((_, methods)) => methods.push(r.method),
+            None => out.push((r.path, vec![r.method])),
+        }
+    }
+    out
+}
+
+/// `GET /v1/files/{secret}`: a published file.
+fn public_file(cx: &mut Cx, secret: &str) -> ApiResult<Response> {
+    public_files::serve(cx, secret).ok_or_else(|| {
+        http::ApiError::not_found("file_not_found", "nothing is published here (any more)")
+    })
+}
+
+/// An asset of a page, or 404.
+fn asset(found: Option<Response>) -> ApiResult<Response> {
+    found.ok_or_else(|| http::ApiError::not_found("asset_not_found", "no such asset"))
+}
 
 /// The largest body of a route that takes no files: 1 MiB.
 pub const SMALL_BODY: usize = 1 << 20;
 
-/// The methods of the table's route for `segments`: the template whose literal segments
+/// The template of [`ROUTES`] that `segments` fit best: the one whose literal segments
 /// match most of them, so `/v1/documents/latest` is not taken for `/v1/documents/{id}`.
-pub fn allowed_methods(segments: &[&str]) -> Option<&'static [&'static str]> {
-    table_route(segments).map(|(_, methods)| methods)
-}
-
-/// The table's route for `segments`: its template and methods (see [`allowed_methods`]).
-fn table_route(segments: &[&str]) -> Option<(&'static str, &'static [&'static str])> {
-    let mut best: Option<(usize, &'static str, &'static [&'static str])> = None;
-    for ((template, methods), &n) in ROUTES.iter().zip(SEGMENT_COUNTS.iter()) {
-        if usize::from(n) == segments.len()
-            && let Some(literals) = template_fits(template, segments)
-            && best.is_none_or(|(n, _, _)| literals > n)
+fn best_template(segments: &[&str]) -> Option<&'static str> {
+    let mut best: Option<(usize, &'static str)> = None;
+    let mut last = "";
+    for (r, &n) in ROUTES.iter().zip(SEGMENT_COUNTS.iter()) {
+        // A template's methods are neighbours: it is looked at once.
+        if usize::from(n) != segments.len() || r.path == last {
+            continue;
+        }
+        last = r.path;
+        if let Some(literals) = template_fits(r.path, segments)
+            && best.is_none_or(|(n, _)| literals > n)
         {
-            best = Some((literals, template, methods));
+            best = Some((literals, r.path));
         }
     }
-    best.map(|(_, t, m)| (t, m))
+    best.map(|(_, t)| t)
 }
 
 /// How many segments each template of [`ROUTES`] has, counted at compile time: a
@@ -200,7 +317,7 @@ const SEGMENT_COUNTS: [u8; ROUTES.len()] = {
     let mut counts = [0u8; ROUTES.len()];
     let mut r = 0;
     while r < ROUTES.len() {
-        let bytes = ROUTES[r].0.as_bytes();
+        let bytes = ROUTES[r].path.as_bytes();
         let mut i = 0;
         while i < bytes.len() {
             if bytes[i] == b'/' {
@@ -215,7 +332,7 @@ const SEGMENT_COUNTS: [u8; ROUTES.len()] = {
 
 /// Whether `segments` fit `template` (a literal segment equal, a `{param}` non-empty), and
 /// then how many literal segments it has. One pass over the template's bytes that stops
-/// at the first difference: this runs for every route of the table on every request,
+/// at the first difference: this runs for every template of the table on every request,
 /// and splitting each template into an iterator was a quarter of a small call's time in
 /// wasm.
 fn template_fits(template: &str, segments: &[&str]) -> Option<usize> {
@@ -251,6 +368,17 @@ fn template_fits(template: &str, segments: &[&str]) -> Option<usize> {
     (i == t.len()).then_some(literals)
 }
 
+/// The values of `template`'s `{…}` segments in `segments` (which fit it), in order.
+fn params<'a>(template: &str, segments: &[&'a str]) -> Vec<&'a str> {
+    template
+        .split('/')
+        .skip(1)
+        .zip(segments)
+        .filter(|(t, _)| t.starts_with('{'))
+        .map(|(_, s)| *s)
+        .collect()
+}
+
 /// Dispatches one request.
 pub(crate) fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     route_named(cx, req).0
@@ -264,8 +392,11 @@ pub(crate) fn route_named(
 ) -> (ApiResult<Response>, Option<&'static str>) {
     let path = req.path.strip_suffix('/').unwrap_or(&req.path);
     let segments: Vec<&str> = path.split('/').skip(1).collect();
-    let table = table_route(&segments);
-    (dispatch(cx, req, &segments, table), table.map(|(t, _)| t))
+    if req.origin == api::Origin::Admin && segments.first() == Some(&"admin") {
+        return (admin::route(cx, req, &segments[1..]), None);
+    }
+    let template = best_template(&segments);
+    (dispatch(cx, req, &segments, template), template)
 }
 
 /// The answer header that names the route template a request matched, for the host's
@@ -273,130 +404,44 @@ pub(crate) fn route_named(
 /// templates are `openapi.json`'s paths).
 pub const ROUTE_HEADER: &str = "x-esign-route";
 
-/// The route of [`ROUTES`] a request matched: its template and methods.
-type TableRoute = Option<(&'static str, &'static [&'static str])>;
-
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
+/// 404 for a path no template fits, 405 for a method its template has not, 413 for a
+/// body too large for the route; otherwise the route's handler, after authentication
+/// for a member's route.
 fn dispatch(
     cx: &mut Cx,
     req: &Request,
     segments: &[&str],
-    table: TableRoute,
+    template: Option<&'static str>,
 ) -> ApiResult<Response> {
-    let method = req.method.as_str();
-    if !(req.origin == api::Origin::Admin && segments.first() == Some(&"admin")) {
-        match table {
-            None => {
-                return Err(http::ApiError::not_found(
-                    "not_found",
-                    format!("no such endpoint: {} {}", req.method, req.path),
-                ));
-            }
-            Some((_, allowed)) if !allowed.contains(&method) => {
-                return Err(method_not_allowed(method, allowed));
-            }
-            Some((template, _)) => {
-                let size = req.body.len() + req.parts.iter().map(|p| p.data.len()).sum::<usize>();
-                if size > SMALL_BODY && !FILE_ROUTES.contains(&template) {
-                    return Err(http::ApiError::new(
-                        413,
-                        "payload_too_large",
-                        format!(
-                            "{template} takes bodies of at most {SMALL_BODY} bytes; files go to POST /v1/upload"
-                        ),
-                    ));
-                }
-            }
-        }
-    }
-    if let Some(answer) = agents::route(cx, req, segments, route) {
-        return answer;
-    }
-    match (req.origin, segments) {
-        (_, ["v1", "auth"]) => only(method, "POST", || auth::login(cx, req)),
-        (_, ["v1", "refresh"]) => only(method, "GET", || auth::refresh(cx, req)),
-        (_, ["v1", "refresh", entity]) => {
-            only(method, "GET", || auth::refresh_entity(cx, req, entity))
-        }
-        (_, ["v1", "test"]) => only(method, "GET", || auth::test(cx, req)),
-        (_, ["v1", "openapi.json"]) => only(method, "GET", || Ok(openapi())),
-        (_, ["v1", "signing-certificate"]) => {
-            only(method, "GET", || evidence::signing_certificate(cx))
-        }
-        (_, ["v1", "verify"]) => only(method, "POST", || evidence::verify(cx, req)),
-        (_, ["v1", "users", "me"]) => only(method, "GET", || auth::me(cx, req)),
-        (_, ["v1", "entity"]) => entity::route(cx, req),
-        (_, ["v1", "register"]) => only(method, "POST", || auth::register(cx, req)),
-        (_, ["v1", "notifications"]) => only(method, "GET", || notifications::list(cx, req)),
-        (_, ["v1", "folders", rest @ ..]) => folders::route(cx, req, rest),
-        (_, ["v1", "contacts", rest @ ..]) => contacts::route(cx, req, rest),
-        (_, ["v1", "email", "templates", rest @ ..]) => mail_templates::email_route(cx, req, rest),
-        (_, ["v1", "communication-templates", rest @ ..]) => {
-            mail_templates::communication_route(cx, req, rest)
-        }
-        (_, ["v1", "attachments"]) => only(method, "GET", || attachments::list(cx, req)),
-        (_, ["v1", "upload", "attachment"]) => {
-            only(method, "POST", || attachments::upload(cx, req))
-        }
-        (_, ["v1", "upload", "video"]) => only(method, "POST", || videos::upload(cx, req)),
-        (_, ["v1", "videos"]) => only(method, "GET", || videos::list_videos(cx, req)),
-        (_, ["v1", "videos", id]) => only(method, "GET", || videos::get(cx, req, id)),
-        (_, ["v1", "video", "job", id]) => only(method, "GET", || videos::job(cx, req, id)),
-        (_, ["v1", "files", secret]) => only(method, "GET", || {
-            public_files::serve(cx, secret).ok_or_else(|| {
-                http::ApiError::not_found("file_not_found", "nothing is published here (any more)")
-            })
-        }),
-        (_, ["v1", "users", rest @ ..]) => users::route(cx, req, rest),
-        (_, ["v1", "teams"]) => only(method, "GET", || users::teams(cx, req)),
-        (_, ["v1", "revoke"]) => only(method, "GET", || auth::revoke(cx, req)),
-        (_, ["v1", "documents", rest @ ..]) => documents::route(cx, req, rest),
-        (_, ["v1", "upload"]) => only(method, "POST", || uploads::create(cx, req)),
-        (_, ["v1", "download", secret]) => only(method, "GET", || download::by_link(cx, secret)),
-        (_, ["v1", "upload", "archive"]) => only(method, "POST", || create::archive(cx, req)),
-        (_, ["v1", "upload", id]) => only(method, "GET", || uploads::get(cx, req, id)),
-        (_, ["v1", "custom-data", "entity", rest @ ..]) => custom_data::entity_route(cx, req, rest),
-        (_, ["v1", "templates", rest @ ..]) => templates::route(cx, req, rest),
-        (_, ["v1", "products"]) => products::route(cx, req),
-        (_, ["v1", "subscriptions", rest @ ..]) => subscriptions::route(cx, req, rest),
-        // The signing page's assets, and the page behind each recipient's mailed link.
-        (_, ["s", "_", name]) => only(method, "GET", || {
-            page::asset(name)
-                .ok_or_else(|| http::ApiError::not_found("asset_not_found", "no such asset"))
-        }),
-        (_, ["s", secret]) => Ok(recipients::page_route(cx, req, secret)),
-        // The sender's web app: its assets, and the shell of every view.
-        (_, ["app", "_", name]) => only(method, "GET", || {
-            app::asset(name)
-                .ok_or_else(|| http::ApiError::not_found("asset_not_found", "no such asset"))
-        }),
-        (_, ["app", views @ ..]) => Ok(app::shell(req, views)),
-        (_, ["v1", "recipient", secret, rest @ ..]) => {
-            let mut resp = match recipients::route(cx, req, secret, rest) {
-                Ok(r) => r,
-                Err(e) => e.into_response(),
-            };
-            page::safety_headers(&mut resp.headers);
-            Ok(resp)
-        }
-        (_, ["v1", "eid", "return", session]) => only(method, "GET", || {
-            let (location, cookie) = verify::eid_return(cx, req, session)?;
-            let mut resp = Response {
-                status: 303,
-                headers: vec![("location".into(), location), ("set-cookie".into(), cookie)],
-                body: Vec::new(),
-            };
-            page::safety_headers(&mut resp.headers);
-            Ok(resp)
-        }),
-        (api::Origin::Admin, ["admin", rest @ ..]) => admin::route(cx, req, rest),
-        _ => Err(http::ApiError::not_found(
+    let Some(template) = template else {
+        return Err(http::ApiError::not_found(
             "not_found",
             format!("no such endpoint: {} {}", req.method, req.path),
-        )),
+        ));
+    };
+    let method = req.method.as_str();
+    let same = || ROUTES.iter().filter(|r| r.path == template);
+    let Some(route) = same().find(|r| r.method == method) else {
+        let allowed: Vec<&str> = same().map(|r| r.method).collect();
+        return Err(method_not_allowed(method, &allowed));
+    };
+    let size = req.body.len() + req.parts.iter().map(|p| p.data.len()).sum::<usize>();
+    if size > SMALL_BODY && !route.takes_files {
+        return Err(http::ApiError::new(
+            413,
+            "payload_too_large",
+            format!(
+                "{template} takes bodies of at most {SMALL_BODY} bytes; files go to POST /v1/upload"
+            ),
+        ));
+    }
+    let params = params(template, segments);
+    match route.handler {
+        Handler::Open(f) => f(cx, req, &params),
+        Handler::Member(f) => {
+            let pr = authenticate(cx, req)?;
+            f(cx, &pr, req, &params)
+        }
     }
 }
 

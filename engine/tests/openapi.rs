@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use esign_engine::router::ROUTES;
+use esign_engine::router::templates;
 use esign_engine::{Origin, handle, max_chars};
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -30,7 +30,7 @@ fn documented() -> BTreeSet<(String, String)> {
 }
 
 fn routed() -> BTreeSet<(String, String)> {
-    ROUTES
+    templates()
         .iter()
         .flat_map(|(path, methods)| methods.iter().map(|m| (m.to_string(), path.to_string())))
         .collect()
@@ -51,7 +51,7 @@ fn the_document_lists_every_route_and_nothing_else() {
 fn every_route_in_the_table_reaches_a_handler_and_other_methods_get_405() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    for (template, methods) in ROUTES {
+    for (template, methods) in &templates() {
         let path = sample(template);
         for method in METHODS {
             let mut req = request(Origin::Http, method, &path, None);

@@ -12,7 +12,7 @@ mod common;
 
 use common::*;
 use esign_engine::memory::MemoryPlatform;
-use esign_engine::router::ROUTES;
+use esign_engine::router::templates;
 use esign_engine::{JobOutcome, WorkOrder};
 use serde_json::{Value, json};
 
@@ -468,9 +468,9 @@ fn every_state_changing_route_has_a_row() {
         .filter(|c| !c.is_whitespace())
         .collect();
     let mut missing = Vec::new();
-    for (template, methods) in ROUTES {
+    for (template, methods) in &templates() {
         let names_object = template.contains('{');
-        for m in *methods {
+        for m in methods.iter() {
             let changes = matches!(*m, "PUT" | "DELETE") || (*m == "POST" && names_object);
             if !changes || NO_ROW.iter().any(|(p, _)| template.starts_with(p)) {
                 continue;

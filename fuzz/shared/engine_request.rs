@@ -6,7 +6,7 @@
 
 use arbitrary::Arbitrary;
 use esign_engine::memory::MemoryPlatform;
-use esign_engine::router::ROUTES;
+use esign_engine::router::templates;
 use esign_engine::{FormPart, Origin, Request, handle};
 
 #[derive(Arbitrary, Debug)]
@@ -76,7 +76,7 @@ pub fn run(input: Input) {
         .to_string();
 
     let method = METHODS[input.method as usize % METHODS.len()];
-    let path = match ROUTES.get(input.route as usize) {
+    let path = match templates().get(input.route as usize) {
         Some((pattern, _)) => pattern
             .split('/')
             .map(|s| {

@@ -461,19 +461,6 @@ impl Fields {
 /// above the handlers, so it is passed in rather than imported).
 pub type Router = fn(&mut Cx, &Request) -> ApiResult<Response>;
 
-/// Runs `f` when `method` is `allowed`; otherwise 405 naming the allowed method.
-pub(crate) fn only(
-    method: &str,
-    allowed: &str,
-    f: impl FnOnce() -> ApiResult<Response>,
-) -> ApiResult<Response> {
-    if method == allowed {
-        f()
-    } else {
-        Err(method_not_allowed(method, &[allowed]))
-    }
-}
-
 pub(crate) fn method_not_allowed(method: &str, allowed: &[&str]) -> ApiError {
     ApiError::new(
         405,

@@ -12,28 +12,13 @@ use crate::base::http::{self, ApiResult, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, is_email, is_mobile, new_id};
-use crate::domain::auth::{Principal, authenticate};
+use crate::domain::auth::Principal;
 use crate::domain::contacts::{self, Contact};
 use crate::domain::document::load_doc;
 use crate::domain::list::{self, lookup, parse_int};
 use serde_json::{Value, json};
 
-/// `/v1/contacts/...`
-pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
-    let pr = authenticate(cx, req)?;
-    match (req.method.as_str(), rest) {
-        ("GET", []) => list_contacts(cx, &pr, req),
-        ("POST", []) => create(cx, &pr, req),
-        ("DELETE", [id]) => {
-            let c = contacts::removable(cx, &pr, id)?;
-            contacts::remove(cx, &c);
-            Ok(no_content())
-        }
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
-}
-
-fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     f.only(&[
         "first_name",
@@ -121,7 +106,7 @@ fn enum_param(req: &Request, name: &str, allowed: &[&str]) -> ApiResult<Option<S
     clippy::too_many_lines,
     reason = "older than the 70-line rule (issue 49)"
 )]
-fn list_contacts(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+pub fn list_contacts(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let filter = enum_param(req, "filter", &["active", "inactive", "signed"])?;
     let sort = enum_param(
         req,
@@ -236,4 +221,11 @@ fn contact_json(c: &Contact, document_count: usize) -> Value {
         "document_count": document_count,
         "created_at": util::iso8601(c.created_ms),
     })
+}
+
+/// `DELETE /v1/contacts/{id}`.
+pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let c = contacts::removable(cx, pr, id)?;
+    contacts::remove(cx, &c);
+    Ok(no_content())
 }

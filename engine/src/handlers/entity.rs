@@ -10,7 +10,7 @@ use crate::base::http::{self, ApiResult, json};
 use crate::base::prelude::*;
 use crate::base::util;
 use crate::domain::accounts::{self, Entity, entity_key};
-use crate::domain::auth::{Principal, authenticate};
+use crate::domain::auth::Principal;
 use crate::domain::branding;
 use crate::domain::mail_templates::{self, EntityTexts};
 use crate::domain::signatures;
@@ -40,65 +40,61 @@ fn entity_json(cx: &mut Cx, pr: &Principal, e: &Entity) -> Value {
     }})
 }
 
-/// `/v1/entity`
-pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
-    let pr = authenticate(cx, req)?;
-    match req.method.as_str() {
-        "GET" => {
-            let e = pr.entity.clone();
-            Ok(json(200, &entity_json(cx, &pr, &e)))
-        }
-        "PUT" => {
-            if pr.membership.role != accounts::Role::Admin {
-                return Err(http::ApiError::forbidden(
-                    "forbidden",
-                    "only the account's admins change it",
-                ));
-            }
-            let f = req.body_fields()?;
-            f.only(&[
-                "name",
-                "email_send_subject",
-                "email_send_message",
-                "brand_color",
-                "logo",
-            ])?;
-            let mut e = pr.entity.clone();
-            if let Some(name) = f.optional_str("name")? {
-                if name.trim().is_empty() {
-                    return Err(http::ApiError::bad_request(
-                        "invalid_field",
-                        "the field `name` cannot be empty",
-                    ));
-                }
-                e.name = name.trim().to_string();
-                cx.save(&entity_key(&e.id), &e);
-            }
-            let mut texts: EntityTexts = mail_templates::entity_texts(cx, &e.id);
-            if let Some(s) = f.optional_str("email_send_subject")? {
-                texts.email_send_subject = s;
-            }
-            if let Some(m) = f.optional_str("email_send_message")? {
-                texts.email_send_message = m;
-            }
-            cx.save(&mail_templates::entity_texts_key(&e.id), &texts);
-            let color = f.optional_str("brand_color")?;
-            let color = color.as_deref().map(str::trim);
-            if color.is_some_and(|c| !c.is_empty() && !branding::is_color(c)) {
-                return Err(http::ApiError::bad_request(
-                    "invalid_field",
-                    "`brand_color` must be a colour as `#rrggbb`, or empty for none",
-                ));
-            }
-            let logo = match f.map.get("logo") {
-                Some(v) => Some(signatures::png_of(v, "logo")?),
-                None => None,
-            };
-            if color.is_some() || logo.is_some() {
-                branding::update(cx, &e.id, color, logo.as_ref().map(Option::as_deref))?;
-            }
-            Ok(json(200, &entity_json(cx, &pr, &e)))
-        }
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
+/// `GET /v1/entity`: the caller's entity.
+pub fn get(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
+    let e = pr.entity.clone();
+    Ok(json(200, &entity_json(cx, pr, &e)))
+}
+
+/// `PUT /v1/entity` (admins): its name, mail texts, colour and logo.
+pub fn update(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    if pr.membership.role != accounts::Role::Admin {
+        return Err(http::ApiError::forbidden(
+            "forbidden",
+            "only the account's admins change it",
+        ));
     }
+    let f = req.body_fields()?;
+    f.only(&[
+        "name",
+        "email_send_subject",
+        "email_send_message",
+        "brand_color",
+        "logo",
+    ])?;
+    let mut e = pr.entity.clone();
+    if let Some(name) = f.optional_str("name")? {
+        if name.trim().is_empty() {
+            return Err(http::ApiError::bad_request(
+                "invalid_field",
+                "the field `name` cannot be empty",
+            ));
+        }
+        e.name = name.trim().to_string();
+        cx.save(&entity_key(&e.id), &e);
+    }
+    let mut texts: EntityTexts = mail_templates::entity_texts(cx, &e.id);
+    if let Some(s) = f.optional_str("email_send_subject")? {
+        texts.email_send_subject = s;
+    }
+    if let Some(m) = f.optional_str("email_send_message")? {
+        texts.email_send_message = m;
+    }
+    cx.save(&mail_templates::entity_texts_key(&e.id), &texts);
+    let color = f.optional_str("brand_color")?;
+    let color = color.as_deref().map(str::trim);
+    if color.is_some_and(|c| !c.is_empty() && !branding::is_color(c)) {
+        return Err(http::ApiError::bad_request(
+            "invalid_field",
+            "`brand_color` must be a colour as `#rrggbb`, or empty for none",
+        ));
+    }
+    let logo = match f.map.get("logo") {
+        Some(v) => Some(signatures::png_of(v, "logo")?),
+        None => None,
+    };
+    if color.is_some() || logo.is_some() {
+        branding::update(cx, &e.id, color, logo.as_ref().map(Option::as_deref))?;
+    }
+    Ok(json(200, &entity_json(cx, pr, &e)))
 }

@@ -9,7 +9,7 @@ use crate::base::prelude::*;
 use crate::base::records::prefix_range;
 use crate::base::util::{self, new_id};
 use crate::domain::accounts;
-use crate::domain::auth::{Principal, authenticate};
+use crate::domain::auth::Principal;
 use crate::domain::document::{SortKey, folder_tag, index_prefix, scope_all};
 use crate::domain::folders::{self, Folder, Kind, MAX_FOLDERS};
 use crate::domain::templates;
@@ -25,31 +25,8 @@ fn folder_json(f: &Folder) -> Value {
     })
 }
 
-/// `/v1/folders/...`
-pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
-    let pr = authenticate(cx, req)?;
-    match (req.method.as_str(), rest) {
-        ("GET", []) => list(cx, &pr, req),
-        ("POST", []) => create(cx, &pr, req),
-        ("GET", [id]) => {
-            let folder = folders::find(cx, &pr.entity.id, id)?;
-            let subfolders: Vec<Value> = folders::all(cx, &pr.entity.id)
-                .iter()
-                .filter(|f| f.parent_id == folder.id)
-                .map(folder_json)
-                .collect();
-            Ok(json(
-                200,
-                &json!({"folder": folder_json(&folder), "subfolders": subfolders}),
-            ))
-        }
-        ("DELETE", [id]) => delete(cx, &pr, id),
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
-}
-
 /// `GET /v1/folders?type=archive|template`.
-fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+pub fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let kind = match req.query_param("type").as_deref() {
         None | Some("") => None,
         Some(t) => Some(Kind::parse(t).ok_or_else(|| {
@@ -68,7 +45,7 @@ fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
 }
 
 /// `POST /v1/folders` `{name, type, parent_id?}`: any member files things.
-fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     f.only(&["name", "type", "parent_id"])?;
     let name = f.required_str("name")?.trim().to_string();
@@ -102,7 +79,7 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
 }
 
 /// `DELETE /v1/folders/{id}`: by its maker or an admin, once nothing is filed in it.
-fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let folder = folders::find(cx, &pr.entity.id, id)?;
     if folder.user_id != pr.user.id && pr.membership.role != accounts::Role::Admin {
         return Err(http::ApiError::forbidden(
@@ -141,4 +118,18 @@ fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     }
     cx.p.delete(&folders::key(&pr.entity.id, id));
     Ok(no_content())
+}
+
+/// `GET /v1/folders/{id}`: the folder and its subfolders.
+pub fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let folder = folders::find(cx, &pr.entity.id, id)?;
+    let subfolders: Vec<Value> = folders::all(cx, &pr.entity.id)
+        .iter()
+        .filter(|f| f.parent_id == folder.id)
+        .map(folder_json)
+        .collect();
+    Ok(json(
+        200,
+        &json!({"folder": folder_json(&folder), "subfolders": subfolders}),
+    ))
 }

@@ -9,7 +9,7 @@ use crate::base::http::{self, ApiError, ApiResult, Fields, json, no_content};
 use crate::base::prelude::*;
 use crate::base::util::{self, new_id};
 use crate::domain::accounts;
-use crate::domain::auth::{Principal, authenticate};
+use crate::domain::auth::Principal;
 use crate::domain::list;
 use crate::domain::mail_templates::{
     self, CommunicationTemplate, ConversationTexts, EmailTemplate, MAX_TEMPLATES, MailTexts,
@@ -32,71 +32,6 @@ fn full(table: &str) -> ApiError {
         "limit_reached",
         format!("an account keeps at most {MAX_TEMPLATES} {table}"),
     )
-}
-
-/// `/v1/email/templates/...`
-pub fn email_route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
-    let pr = authenticate(cx, req)?;
-    let entity = pr.entity.id.clone();
-    match (req.method.as_str(), rest) {
-        ("GET", []) => {
-            let mut groups: Map<String, Value> = Map::new();
-            for kind in ["sendout", "reminder"] {
-                groups.insert(kind.into(), Value::Array(Vec::new()));
-            }
-            let all: Vec<EmailTemplate> = mail_templates::all(cx, "emt", &entity);
-            for t in &all {
-                if let Some(Value::Array(items)) = groups.get_mut(&t.kind) {
-                    items.push(json!({"id": t.id, "name": t.name, "type": t.kind}));
-                }
-            }
-            Ok(json(200, &Value::Object(groups)))
-        }
-        ("POST", []) => {
-            may_write(&pr)?;
-            let f = req.body_fields()?;
-            f.only(&["name", "code", "type"])?;
-            if mail_templates::all::<EmailTemplate>(cx, "emt", &entity).len() >= MAX_TEMPLATES {
-                return Err(full("email templates"));
-            }
-            let now = cx.now();
-            let t = EmailTemplate {
-                id: new_id(cx),
-                entity_id: entity.clone(),
-                user_id: pr.user.id.clone(),
-                name: f.required_str("name")?,
-                kind: email_kind(&f)?.unwrap_or_else(|| "sendout".into()),
-                code: f.required_str("code")?,
-                created_ms: now,
-                updated_ms: now,
-            };
-            cx.save(&mail_templates::email_key(&entity, &t.id), &t);
-            Ok(json(200, &email_json(&t)))
-        }
-        ("GET", [id]) => {
-            let t = mail_templates::find_email(cx, &entity, id)?;
-            Ok(json(200, &email_json(&t)))
-        }
-        ("PUT", [id]) => {
-            let mut t = mail_templates::find_email(cx, &entity, id)?;
-            may_write(&pr)?;
-            let f = req.body_fields()?;
-            f.only(&["name", "code", "type"])?;
-            if let Some(name) = f.optional_str("name")? {
-                t.name = nonempty(&f, "name", name)?;
-            }
-            if let Some(code) = f.optional_str("code")? {
-                t.code = nonempty(&f, "code", code)?;
-            }
-            if let Some(kind) = email_kind(&f)? {
-                t.kind = kind;
-            }
-            t.updated_ms = cx.now();
-            cx.save(&mail_templates::email_key(&entity, &t.id), &t);
-            Ok(no_content())
-        }
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
 }
 
 fn nonempty(_f: &Fields, name: &str, v: String) -> ApiResult<String> {
@@ -125,95 +60,6 @@ fn email_json(t: &EmailTemplate) -> Value {
         "id": t.id, "name": t.name, "code": t.code, "type": t.kind,
         "entity_id": t.entity_id,
     })
-}
-
-/// `/v1/communication-templates/...`
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
-pub fn communication_route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
-    let pr = authenticate(cx, req)?;
-    let entity = pr.entity.id.clone();
-    match (req.method.as_str(), rest) {
-        ("GET", []) => {
-            let status = req.query_param("statuses").filter(|s| !s.is_empty());
-            if let Some(s) = &status
-                && s != "published"
-                && s != "draft"
-            {
-                return Err(http::ApiError::bad_request(
-                    "invalid_parameter",
-                    format!("`statuses` must be published or draft, not {s:?}"),
-                ));
-            }
-            let offset = list::parse_int(req, "offset")?.unwrap_or(0).max(0) as usize;
-            let limit = match list::parse_int(req, "limit")? {
-                Some(n) if n > 0 => (n as usize).min(MAX_TEMPLATES),
-                _ => 20,
-            };
-            let mut all: Vec<CommunicationTemplate> = mail_templates::all(cx, "cmt", &entity);
-            all.sort_by_key(|t| core::cmp::Reverse(t.created_ms));
-            let items: Vec<Value> = all
-                .iter()
-                .filter(|t| status.as_ref().is_none_or(|s| &t.status == s))
-                .skip(offset)
-                .take(limit)
-                .map(communication_json)
-                .collect();
-            Ok(json(200, &json!({ "communication_templates": items })))
-        }
-        ("POST", []) => {
-            may_write(&pr)?;
-            let f = req.body_fields()?;
-            let now = cx.now();
-            let mut t = CommunicationTemplate {
-                id: new_id(cx),
-                entity_id: entity.clone(),
-                name: f.required_str("name")?,
-                language: f.required_str("language")?,
-                status: "draft".into(),
-                tags: Vec::new(),
-                sendout: MailTexts::default(),
-                reminder: MailTexts::default(),
-                signed: MailTexts::default(),
-                conversation: ConversationTexts::default(),
-                created_by: pr.user.id.clone(),
-                updated_by: pr.user.id.clone(),
-                created_ms: now,
-                updated_ms: now,
-            };
-            apply_communication(&f, &mut t)?;
-            if mail_templates::all::<CommunicationTemplate>(cx, "cmt", &entity).len()
-                >= MAX_TEMPLATES
-            {
-                return Err(full("communication templates"));
-            }
-            cx.save(&mail_templates::communication_key(&entity, &t.id), &t);
-            Ok(json(200, &communication_json(&t)))
-        }
-        ("GET", [id]) => {
-            let t = mail_templates::find_communication(cx, &entity, id)?;
-            Ok(json(200, &communication_json(&t)))
-        }
-        ("PUT", [id]) => {
-            let mut t = mail_templates::find_communication(cx, &entity, id)?;
-            may_write(&pr)?;
-            let f = req.body_fields()?;
-            if let Some(name) = f.optional_str("name")? {
-                t.name = nonempty(&f, "name", name)?;
-            }
-            if let Some(language) = f.optional_str("language")? {
-                t.language = nonempty(&f, "language", language)?;
-            }
-            apply_communication(&f, &mut t)?;
-            t.updated_by = pr.user.id.clone();
-            t.updated_ms = cx.now();
-            cx.save(&mail_templates::communication_key(&entity, &t.id), &t);
-            Ok(no_content())
-        }
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
 }
 
 const COMMUNICATION_MEMBERS: &[&str] = &[
@@ -382,4 +228,163 @@ fn communication_json(t: &CommunicationTemplate) -> Value {
         "created_at": util::iso8601(t.created_ms),
         "updated_at": util::iso8601(t.updated_ms),
     })
+}
+
+/// `GET /v1/email/templates`: the entity's mail templates by kind.
+pub fn list_email(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
+    let entity = pr.entity.id.clone();
+    let mut groups: Map<String, Value> = Map::new();
+    for kind in ["sendout", "reminder"] {
+        groups.insert(kind.into(), Value::Array(Vec::new()));
+    }
+    let all: Vec<EmailTemplate> = mail_templates::all(cx, "emt", &entity);
+    for t in &all {
+        if let Some(Value::Array(items)) = groups.get_mut(&t.kind) {
+            items.push(json!({"id": t.id, "name": t.name, "type": t.kind}));
+        }
+    }
+    Ok(json(200, &Value::Object(groups)))
+}
+
+/// `POST /v1/email/templates`.
+pub fn create_email(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let entity = pr.entity.id.clone();
+    may_write(pr)?;
+    let f = req.body_fields()?;
+    f.only(&["name", "code", "type"])?;
+    if mail_templates::all::<EmailTemplate>(cx, "emt", &entity).len() >= MAX_TEMPLATES {
+        return Err(full("email templates"));
+    }
+    let now = cx.now();
+    let t = EmailTemplate {
+        id: new_id(cx),
+        entity_id: entity.clone(),
+        user_id: pr.user.id.clone(),
+        name: f.required_str("name")?,
+        kind: email_kind(&f)?.unwrap_or_else(|| "sendout".into()),
+        code: f.required_str("code")?,
+        created_ms: now,
+        updated_ms: now,
+    };
+    cx.save(&mail_templates::email_key(&entity, &t.id), &t);
+    Ok(json(200, &email_json(&t)))
+}
+
+/// `GET /v1/email/templates/{id}`.
+pub fn get_email(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let entity = pr.entity.id.clone();
+    let t = mail_templates::find_email(cx, &entity, id)?;
+    Ok(json(200, &email_json(&t)))
+}
+
+/// `PUT /v1/email/templates/{id}`.
+pub fn update_email(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    let entity = pr.entity.id.clone();
+    let mut t = mail_templates::find_email(cx, &entity, id)?;
+    may_write(pr)?;
+    let f = req.body_fields()?;
+    f.only(&["name", "code", "type"])?;
+    if let Some(name) = f.optional_str("name")? {
+        t.name = nonempty(&f, "name", name)?;
+    }
+    if let Some(code) = f.optional_str("code")? {
+        t.code = nonempty(&f, "code", code)?;
+    }
+    if let Some(kind) = email_kind(&f)? {
+        t.kind = kind;
+    }
+    t.updated_ms = cx.now();
+    cx.save(&mail_templates::email_key(&entity, &t.id), &t);
+    Ok(no_content())
+}
+
+/// `GET /v1/communication-templates`.
+pub fn list_communication(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let entity = pr.entity.id.clone();
+    let status = req.query_param("statuses").filter(|s| !s.is_empty());
+    if let Some(s) = &status
+        && s != "published"
+        && s != "draft"
+    {
+        return Err(http::ApiError::bad_request(
+            "invalid_parameter",
+            format!("`statuses` must be published or draft, not {s:?}"),
+        ));
+    }
+    let offset = list::parse_int(req, "offset")?.unwrap_or(0).max(0) as usize;
+    let limit = match list::parse_int(req, "limit")? {
+        Some(n) if n > 0 => (n as usize).min(MAX_TEMPLATES),
+        _ => 20,
+    };
+    let mut all: Vec<CommunicationTemplate> = mail_templates::all(cx, "cmt", &entity);
+    all.sort_by_key(|t| core::cmp::Reverse(t.created_ms));
+    let items: Vec<Value> = all
+        .iter()
+        .filter(|t| status.as_ref().is_none_or(|s| &t.status == s))
+        .skip(offset)
+        .take(limit)
+        .map(communication_json)
+        .collect();
+    Ok(json(200, &json!({ "communication_templates": items })))
+}
+
+/// `POST /v1/communication-templates`.
+pub fn create_communication(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let entity = pr.entity.id.clone();
+    may_write(pr)?;
+    let f = req.body_fields()?;
+    let now = cx.now();
+    let mut t = CommunicationTemplate {
+        id: new_id(cx),
+        entity_id: entity.clone(),
+        name: f.required_str("name")?,
+        language: f.required_str("language")?,
+        status: "draft".into(),
+        tags: Vec::new(),
+        sendout: MailTexts::default(),
+        reminder: MailTexts::default(),
+        signed: MailTexts::default(),
+        conversation: ConversationTexts::default(),
+        created_by: pr.user.id.clone(),
+        updated_by: pr.user.id.clone(),
+        created_ms: now,
+        updated_ms: now,
+    };
+    apply_communication(&f, &mut t)?;
+    if mail_templates::all::<CommunicationTemplate>(cx, "cmt", &entity).len() >= MAX_TEMPLATES {
+        return Err(full("communication templates"));
+    }
+    cx.save(&mail_templates::communication_key(&entity, &t.id), &t);
+    Ok(json(200, &communication_json(&t)))
+}
+
+/// `GET /v1/communication-templates/{id}`.
+pub fn get_communication(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let entity = pr.entity.id.clone();
+    let t = mail_templates::find_communication(cx, &entity, id)?;
+    Ok(json(200, &communication_json(&t)))
+}
+
+/// `PUT /v1/communication-templates/{id}`.
+pub fn update_communication(
+    cx: &mut Cx,
+    pr: &Principal,
+    req: &Request,
+    id: &str,
+) -> ApiResult<Response> {
+    let entity = pr.entity.id.clone();
+    let mut t = mail_templates::find_communication(cx, &entity, id)?;
+    may_write(pr)?;
+    let f = req.body_fields()?;
+    if let Some(name) = f.optional_str("name")? {
+        t.name = nonempty(&f, "name", name)?;
+    }
+    if let Some(language) = f.optional_str("language")? {
+        t.language = nonempty(&f, "language", language)?;
+    }
+    apply_communication(&f, &mut t)?;
+    t.updated_by = pr.user.id.clone();
+    t.updated_ms = cx.now();
+    cx.save(&mail_templates::communication_key(&entity, &t.id), &t);
+    Ok(no_content())
 }

@@ -9,7 +9,7 @@ use crate::base::http::{self, ApiResult, json};
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
 use crate::base::util::{self, new_id};
-use crate::domain::auth::authenticate;
+use crate::domain::auth::Principal;
 use crate::domain::document::hex;
 use crate::domain::list;
 use crate::domain::products::Product;
@@ -23,44 +23,44 @@ fn product_json(p: &Product) -> Value {
     })
 }
 
-/// `/v1/products`
-pub fn route(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
-    let pr = authenticate(cx, req)?;
-    let prefix = format!("prod/{}/", pr.entity.id);
-    match req.method.as_str() {
-        "GET" => {
-            let limit = list::limit_param(req, "limit")?;
-            let (start, end) = prefix_range(&prefix);
-            let items: Vec<Value> =
-                cx.p.scan(&start, &end, limit, true)
-                    .into_iter()
-                    .map(|(_, v)| product_json(&records::decode::<Product>(&v)))
-                    .collect();
-            Ok(json(200, &json!({ "products": items })))
-        }
-        "POST" => {
-            let f = req.body_fields()?;
-            let price = f.optional_number("price")?.unwrap_or(0.0);
-            if price < 0.0 {
-                return Err(http::ApiError::bad_request(
-                    "invalid_field",
-                    "the field `price` cannot be negative",
-                ));
-            }
-            let p = Product {
-                id: new_id(cx),
-                name: f.required_str("name")?,
-                description: f.optional_str("description")?.unwrap_or_default(),
-                sku: f.optional_str("sku")?.unwrap_or_default(),
-                price,
-                currency: f.optional_str("currency")?.unwrap_or_default(),
-                unit: f.optional_str("unit")?.unwrap_or_default(),
-                created_ms: cx.now(),
-            };
-            let key = format!("{prefix}{}{}", hex(p.created_ms), p.id);
-            cx.save(key.as_bytes(), &p);
-            Ok(json(200, &product_json(&p)))
-        }
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
+/// The key prefix of an entity's products.
+fn prefix(pr: &Principal) -> String {
+    format!("prod/{}/", pr.entity.id)
+}
+
+/// `GET /v1/products`: the entity's products, newest first.
+pub fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let limit = list::limit_param(req, "limit")?;
+    let (start, end) = prefix_range(&prefix(pr));
+    let items: Vec<Value> =
+        cx.p.scan(&start, &end, limit, true)
+            .into_iter()
+            .map(|(_, v)| product_json(&records::decode::<Product>(&v)))
+            .collect();
+    Ok(json(200, &json!({ "products": items })))
+}
+
+/// `POST /v1/products`: a new product.
+pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let price = f.optional_number("price")?.unwrap_or(0.0);
+    if price < 0.0 {
+        return Err(http::ApiError::bad_request(
+            "invalid_field",
+            "the field `price` cannot be negative",
+        ));
     }
+    let p = Product {
+        id: new_id(cx),
+        name: f.required_str("name")?,
+        description: f.optional_str("description")?.unwrap_or_default(),
+        sku: f.optional_str("sku")?.unwrap_or_default(),
+        price,
+        currency: f.optional_str("currency")?.unwrap_or_default(),
+        unit: f.optional_str("unit")?.unwrap_or_default(),
+        created_ms: cx.now(),
+    };
+    let key = format!("{}{}{}", prefix(pr), hex(p.created_ms), p.id);
+    cx.save(key.as_bytes(), &p);
+    Ok(json(200, &product_json(&p)))
 }

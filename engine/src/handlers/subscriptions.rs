@@ -21,7 +21,7 @@ use crate::base::http::{self, ApiError, ApiResult, json, no_content};
 use crate::base::prelude::*;
 use crate::base::records::{decode, prefix_range};
 use crate::base::util::{is_email, is_id, iso8601, new_id, normalize_email};
-use crate::domain::auth::{Principal, authenticate};
+use crate::domain::auth::Principal;
 use crate::domain::webhooks::{
     DeadLetter, EVENTS, Subscription, dead_body_key, dead_letter_key, delivery_for, fanout_key,
     new_secret, sub_key,
@@ -84,59 +84,6 @@ fn find(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Subscription> {
         .ok_or_else(|| not_found(id))
 }
 
-/// `/v1/subscriptions/...`
-pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
-    let m = req.method.as_str();
-    let pr = authenticate(cx, req)?;
-    match (m, rest) {
-        ("GET", []) => {
-            let mine = list(cx, &pr);
-            Ok(json(
-                200,
-                &Value::Array(mine.iter().map(sub_json).collect()),
-            ))
-        }
-        ("POST", []) => create(cx, &pr, req, None),
-        // GetAccept's one-event endpoints that automation tools (Zapier, Power
-        // Automate) call: a subscription to that event.
-        ("POST", ["events", kind @ ("signed" | "rejected" | "reviewed")]) => {
-            create(cx, &pr, req, Some(kind))
-        }
-        // GetAccept's `{name, value}` items, and ours.
-        ("GET", ["events"]) => Ok(json(
-            200,
-            &Value::Array(
-                EVENTS
-                    .iter()
-                    .map(|(e, d)| json!({"name": d, "value": e, "event": e, "description": d}))
-                    .collect(),
-            ),
-        )),
-        ("GET", ["errors"]) => errors(cx, &pr),
-        ("POST", ["errors", error, "retry"]) => retry(cx, &pr, error),
-        ("POST", ["test"]) => test(cx, &pr, req),
-        ("GET", [id]) => Ok(json(200, &sub_json(&find(cx, &pr, id)?))),
-        ("DELETE", [id]) => {
-            let s = find(cx, &pr, id)?;
-            cx.p.delete(&sub_key(id));
-            cx.p.delete(&fanout_key(&s.entity_id, &s.event, id));
-            cx.p.cancel_deliveries(id);
-            Ok(no_content())
-        }
-        ("GET", [id, "deliveries"]) => deliveries(cx, &pr, id),
-        ("POST", [id, "secret"]) => {
-            let mut s = find(cx, &pr, id)?;
-            s.secret = new_secret(cx);
-            cx.save(&sub_key(id), &s);
-            Ok(json(
-                200,
-                &json!({"subscription_id": s.id, "secret": s.secret}),
-            ))
-        }
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
-}
-
 /// The subscriptions the caller may see, oldest first.
 fn list(cx: &mut Cx, pr: &Principal) -> Vec<Subscription> {
     let (start, end) = prefix_range(&format!("sub-ent/{}/", pr.entity.id));
@@ -156,7 +103,12 @@ fn list(cx: &mut Cx, pr: &Principal) -> Vec<Subscription> {
 /// `POST /v1/subscriptions`, or with `fixed` one of the one-event endpoints
 /// (`/v1/subscriptions/events/{signed,rejected,reviewed}`), whose `event` may be left
 /// out and must otherwise be `document.{fixed}`.
-fn create(cx: &mut Cx, pr: &Principal, req: &Request, fixed: Option<&str>) -> ApiResult<Response> {
+pub fn create(
+    cx: &mut Cx,
+    pr: &Principal,
+    req: &Request,
+    fixed: Option<&str>,
+) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let event = match fixed {
         None => required_event(&f)?,
@@ -228,7 +180,7 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request, fixed: Option<&str>) -> Ap
     Ok(json(200, &v))
 }
 
-fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
+pub fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
     let visible: Vec<String> = list(cx, pr).into_iter().map(|s| s.id).collect();
     let prefix = format!("sub-err/{}/", pr.entity.id);
     let (start, end) = prefix_range(&prefix);
@@ -265,7 +217,7 @@ const PENDING_LISTED: u32 = 100;
 /// still holds (not tried yet, or failed and waiting for their next attempt), the next
 /// due first, at most [`PENDING_LISTED`]. Delivered ones are gone from it; given-up
 /// ones are in `GET /v1/subscriptions/errors`.
-fn deliveries(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+pub fn deliveries(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let s = find(cx, pr, id)?;
     let items: Vec<Value> =
         cx.p.pending_deliveries(&s.id, &s.target_url, PENDING_LISTED)
@@ -293,7 +245,7 @@ fn deliveries(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
 /// and signed with its secret as they are now; the dead letter is removed (a new
 /// failure records a new one). 404 for a dead letter the caller does not see, 409 when
 /// the subscription is deleted or disabled, or when the host did not keep the body.
-fn retry(cx: &mut Cx, pr: &Principal, error: &str) -> ApiResult<Response> {
+pub fn retry(cx: &mut Cx, pr: &Principal, error: &str) -> ApiResult<Response> {
     let missing =
         || http::ApiError::not_found("error_not_found", format!("no failed delivery {error}"));
     let well_formed = error.len() == 32
@@ -364,7 +316,7 @@ fn retry(cx: &mut Cx, pr: &Principal, error: &str) -> ApiResult<Response> {
 
 /// `POST /v1/subscriptions/test` (body `event`, `document_id`, `subscription_id`?): a
 /// sample delivery of `event` for the document to the caller's subscriptions to it.
-fn test(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+pub fn test(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let event = required_event(&f)?;
     let doc_id = f.required_str("document_id")?;
@@ -402,5 +354,52 @@ fn test(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     Ok(json(
         200,
         &json!({"event_id": id, "subscriptions": targets.iter().map(|s| s.id.clone()).collect::<Vec<_>>()}),
+    ))
+}
+
+/// `GET /v1/subscriptions`: the caller's subscriptions.
+pub fn list_json(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
+    let mine = list(cx, pr);
+    Ok(json(
+        200,
+        &Value::Array(mine.iter().map(sub_json).collect()),
+    ))
+}
+
+/// `GET /v1/subscriptions/events`: GetAccept's `{name, value}` items, and ours.
+pub fn events() -> Response {
+    json(
+        200,
+        &Value::Array(
+            EVENTS
+                .iter()
+                .map(|(e, d)| json!({"name": d, "value": e, "event": e, "description": d}))
+                .collect(),
+        ),
+    )
+}
+
+/// `GET /v1/subscriptions/{id}`.
+pub fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    Ok(json(200, &sub_json(&find(cx, pr, id)?)))
+}
+
+/// `DELETE /v1/subscriptions/{id}`: no more events, and its queued deliveries dropped.
+pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let s = find(cx, pr, id)?;
+    cx.p.delete(&sub_key(id));
+    cx.p.delete(&fanout_key(&s.entity_id, &s.event, id));
+    cx.p.cancel_deliveries(id);
+    Ok(no_content())
+}
+
+/// `POST /v1/subscriptions/{id}/secret`: a new signing secret, shown only now.
+pub fn rotate_secret(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let mut s = find(cx, pr, id)?;
+    s.secret = new_secret(cx);
+    cx.save(&sub_key(id), &s);
+    Ok(json(
+        200,
+        &json!({"subscription_id": s.id, "secret": s.secret}),
     ))
 }

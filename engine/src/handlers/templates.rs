@@ -9,7 +9,7 @@ use crate::base::job_kinds;
 use crate::base::prelude::*;
 use crate::base::util::{self, new_id};
 use crate::base::work::{self, ImportSource};
-use crate::domain::auth::{Principal, authenticate};
+use crate::domain::auth::Principal;
 use crate::domain::templates::{
     self, FieldKind, PageFields, Template, TemplateAttachment, TemplateExt, TemplateField,
     TemplateRole, TemplateStatus, defaults, entity_index_key, find, page_fields, page_fields_key,
@@ -19,60 +19,9 @@ use crate::domain::{
 };
 use serde_json::{Value, json};
 
-/// `/v1/templates/...`
-pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
-    let m = req.method.as_str();
-    let pr = authenticate(cx, req)?;
-    match (m, rest) {
-        ("GET", []) => list(cx, &pr, req),
-        ("POST", []) => create(cx, &pr, req),
-        ("GET", [id]) => {
-            let t = find(cx, &pr, id)?;
-            let mut out = template_json(cx, &t);
-            out["page_fields"] = page_fields_json(&page_fields(cx, &t.id));
-            out["pages"] = pages_json(cx, &t);
-            Ok(json(200, &out))
-        }
-        ("PUT", [id]) => update(cx, &pr, req, id),
-        ("GET", [id, "fields"]) => {
-            let t = find(cx, &pr, id)?;
-            Ok(json(200, &fields_json(cx, &t)))
-        }
-        ("GET", [id, "roles"]) => {
-            let t = find(cx, &pr, id)?;
-            Ok(json(200, &json!({ "roles": roles_json(&t) })))
-        }
-        ("GET", [id, "fields_roles"]) => {
-            let t = find(cx, &pr, id)?;
-            let fields: Vec<Value> = page_fields(cx, &t.id)
-                .iter()
-                .map(|(role, f)| json!({"field_id": f.id, "role_name": role}))
-                .collect();
-            Ok(json(200, &json!({ "fields": fields })))
-        }
-        ("GET", [id, "pricing-tables"]) => {
-            let t = find(cx, &pr, id)?;
-            let tables = pricing::tables_json(&t.ext.pricing_tables);
-            Ok(json(200, &json!({ "pricing_tables": tables })))
-        }
-        ("GET", [id, "custom-images"]) => {
-            let t = find(cx, &pr, id)?;
-            let images: Vec<Value> = t
-                .ext
-                .custom_images
-                .iter()
-                .map(|name| json!({"id": templates::field_id(&t.id, name), "name": name}))
-                .collect();
-            Ok(json(200, &json!({ "custom_images": images })))
-        }
-        ("DELETE", [id]) => delete(cx, &pr, id),
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
-}
-
 /// `DELETE /v1/templates/{id}`: under the document delete rules (the owner or an admin;
 /// only an admin when the entity says so), and the template's files are released.
-fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     if pr.entity.delete_admin_only && pr.membership.role != accounts::Role::Admin {
         return Err(http::ApiError::forbidden(
             "deletion_restricted",
@@ -211,7 +160,7 @@ fn template_json(cx: &mut Cx, t: &Template) -> Value {
 }
 
 /// `GET /v1/templates` (`folder_id` filters by folder).
-fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+pub fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let folder = req.query_param("folder_id").filter(|f| !f.is_empty());
     let out: Vec<Value> = templates::all(cx, &pr.entity.id)
         .iter()
@@ -351,7 +300,7 @@ fn parse_ext(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<TemplateExt> 
     clippy::too_many_lines,
     reason = "older than the 70-line rule (issue 49)"
 )]
-fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let name = f.required_str("name")?;
     let mut fields = parse_fields(&f)?;
@@ -504,7 +453,7 @@ fn pages_json(cx: &mut Cx, t: &Template) -> Value {
 /// admin or the owner's team manager (403 for other members). Only once its file is
 /// imported (400 `invalid_status` before, or after a failed import); every placed field
 /// must fit its page and name one of the roles (the new ones when `roles` is given).
-fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut t = templates::writable(cx, pr, id)?;
     let f = req.body_fields()?;
     f.only(&["name", "roles", "page_fields"])?;
@@ -617,4 +566,54 @@ fn parse_page_fields(cx: &mut Cx, f: &Fields, roles: &[TemplateRole]) -> ApiResu
         out.push((role_name, field));
     }
     Ok(out)
+}
+
+/// `GET /v1/templates/{id}`: the template with its fields and pages.
+pub fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let t = find(cx, pr, id)?;
+    let mut out = template_json(cx, &t);
+    out["page_fields"] = page_fields_json(&page_fields(cx, &t.id));
+    out["pages"] = pages_json(cx, &t);
+    Ok(json(200, &out))
+}
+
+/// `GET /v1/templates/{id}/fields`.
+pub fn fields(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let t = find(cx, pr, id)?;
+    Ok(json(200, &fields_json(cx, &t)))
+}
+
+/// `GET /v1/templates/{id}/roles`.
+pub fn roles(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let t = find(cx, pr, id)?;
+    Ok(json(200, &json!({ "roles": roles_json(&t) })))
+}
+
+/// `GET /v1/templates/{id}/fields_roles`: which role fills each field.
+pub fn fields_roles(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let t = find(cx, pr, id)?;
+    let fields: Vec<Value> = page_fields(cx, &t.id)
+        .iter()
+        .map(|(role, f)| json!({"field_id": f.id, "role_name": role}))
+        .collect();
+    Ok(json(200, &json!({ "fields": fields })))
+}
+
+/// `GET /v1/templates/{id}/pricing-tables`.
+pub fn pricing_tables(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let t = find(cx, pr, id)?;
+    let tables = pricing::tables_json(&t.ext.pricing_tables);
+    Ok(json(200, &json!({ "pricing_tables": tables })))
+}
+
+/// `GET /v1/templates/{id}/custom-images`.
+pub fn custom_images(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let t = find(cx, pr, id)?;
+    let images: Vec<Value> = t
+        .ext
+        .custom_images
+        .iter()
+        .map(|name| json!({"id": templates::field_id(&t.id, name), "name": name}))
+        .collect();
+    Ok(json(200, &json!({ "custom_images": images })))
 }

@@ -32,20 +32,6 @@ use crate::domain::document::{self, SortKey, hex, index_prefix, scope_user};
 use crate::domain::invitations::{self, Invitee};
 use serde_json::{Value, json};
 
-/// `/v1/users` and `/v1/users/{id}` (`me` is routed before this).
-pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
-    let pr = authenticate(cx, req)?;
-    match (req.method.as_str(), rest) {
-        ("GET", []) => list(cx, &pr),
-        ("POST", []) => create(cx, &pr, req),
-        ("GET", [id]) => get(cx, &pr, id),
-        ("GET", [id, "statistics"]) => statistics(cx, &pr, req, id),
-        ("PUT", [id]) => update(cx, &pr, req, id),
-        ("DELETE", [id]) => remove(cx, &pr, id),
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
-}
-
 /// 403 unless the caller is a manager or an admin of the entity.
 fn manager_or_admin(pr: &Principal) -> ApiResult<()> {
     if pr.membership.role == accounts::Role::User {
@@ -181,7 +167,7 @@ fn members(cx: &mut Cx, entity_id: &str) -> Vec<(User, Membership)> {
 }
 
 /// `GET /v1/users`: the entity's members (managers and admins).
-fn list(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
+pub fn list(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
     manager_or_admin(pr)?;
     let items: Vec<Value> = members(cx, &pr.entity.id)
         .iter()
@@ -206,7 +192,7 @@ fn member(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<(User, Membership)
 
 /// `GET /v1/users/{id}`: a member's details; the caller's own for everyone, any
 /// member's for managers and admins.
-fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+pub fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     if id != pr.user.id {
         manager_or_admin(pr)?;
     }
@@ -223,7 +209,7 @@ const MAX_COUNTED: u32 = 10_000;
 /// in a date range (`start_date`, `end_date`, ISO 8601; default the last 30 days, at
 /// most a year), by their status now, counted from the list index without reading the
 /// documents. Oneself, or any member for a manager or admin.
-fn statistics(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+pub fn statistics(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     if id != pr.user.id {
         manager_or_admin(pr)?;
     }
@@ -305,7 +291,7 @@ fn parse_role(given: Option<String>) -> ApiResult<Option<Role>> {
 /// for an existing one). The answer is the pending member, the same whether or not
 /// the email has an account in another entity; it never carries a password (a new
 /// account without a chosen one gets one made and mailed to its owner only).
-fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     manager_or_admin(pr)?;
     let f = req.body_fields()?;
     let role = parse_role(f.optional_str("role")?)?.unwrap_or(accounts::Role::User);
@@ -342,7 +328,7 @@ fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
 
 /// `PUT /v1/users/{id}`: moves a member to another team (`team_id`; empty for none)
 /// and/or gives them another `role`; members absent from the body keep theirs.
-fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     manager_or_admin(pr)?;
     let f = req.body_fields()?;
     let role = parse_role(f.optional_str("role")?)?;
@@ -368,7 +354,7 @@ fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Res
 }
 
 /// `DELETE /v1/users/{id}`: removes the member from the caller's entity.
-fn remove(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+pub fn remove(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     manager_or_admin(pr)?;
     let (mut user, m) = member(cx, pr, id)?;
     if user.id == pr.user.id {

@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-/// Functions of the engine over 70 lines, each marked: 35 when the rule came.
-const LONG_FUNCTIONS_LEFT: usize = 35;
+/// Functions of the engine over 70 lines, each marked: 35 when the rule came, 33 once the route table replaced the families' routers.
+const LONG_FUNCTIONS_LEFT: usize = 33;
 
 fn root() -> PathBuf {
     match std::env::var_os("ESIGN_TIDY_ROOT") {

@@ -23,42 +23,57 @@ mod tools;
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
 use crate::base::http::Router;
-use crate::base::http::{ApiResult, json, only};
+use crate::base::http::{ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::domain::oauth::SCOPE;
 use crate::domain::oauth::base;
 use serde_json::json;
 
-/// Dispatches the agent path's routes; `None` when `segments` is not one of them.
-pub fn route(
-    cx: &mut Cx,
-    req: &Request,
-    segments: &[&str],
-    router: Router,
-) -> Option<ApiResult<Response>> {
-    let m = req.method.as_str();
-    Some(match segments {
-        [".well-known", "oauth-protected-resource"]
-        | [".well-known", "oauth-protected-resource", "mcp"] => {
-            only(m, "GET", || Ok(cors(json(200, &resource_metadata(cx)))))
-        }
-        [".well-known", "oauth-authorization-server"]
-        | [".well-known", "oauth-authorization-server", "mcp"]
-        | [".well-known", "openid-configuration"] => {
-            only(m, "GET", || Ok(cors(json(200, &server_metadata(cx)))))
-        }
-        ["register"] => only(m, "POST", || clients::register(cx, req).map(cors)),
-        ["authorize"] => Ok(authorize::authorize(cx, req)),
-        ["token"] => only(m, "POST", || Ok(cors(tokens::token(cx, req)))),
-        ["revoke"] => only(m, "POST", || Ok(cors(tokens::revoke(cx, req)))),
-        ["mcp"] => Ok(mcp::handle(cx, req, router)),
-        ["v1", "users", "me", "connections"] => only(m, "GET", || tokens::connections(cx, req)),
-        ["v1", "users", "me", "connections", client] => {
-            only(m, "DELETE", || tokens::disconnect(cx, req, client))
-        }
-        _ => return None,
-    })
+/// `GET /.well-known/oauth-protected-resource[/mcp]`.
+pub fn resource_metadata(cx: &mut Cx) -> ApiResult<Response> {
+    Ok(cors(json(200, &resource_metadata_json(cx))))
+}
+
+/// `GET /.well-known/oauth-authorization-server[/mcp]` and
+/// `/.well-known/openid-configuration`.
+pub fn server_metadata(cx: &mut Cx) -> ApiResult<Response> {
+    Ok(cors(json(200, &server_metadata_json(cx))))
+}
+
+/// `POST /register`: dynamic client registration.
+pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    clients::register(cx, req).map(cors)
+}
+
+/// `GET` and `POST /authorize`.
+pub fn authorize(cx: &mut Cx, req: &Request) -> Response {
+    authorize::authorize(cx, req)
+}
+
+/// `POST /token`.
+pub fn token(cx: &mut Cx, req: &Request) -> Response {
+    cors(tokens::token(cx, req))
+}
+
+/// `POST /revoke`.
+pub fn revoke(cx: &mut Cx, req: &Request) -> Response {
+    cors(tokens::revoke(cx, req))
+}
+
+/// `/mcp`: the MCP endpoint, which hands its tools' REST requests to `router`.
+pub fn mcp(cx: &mut Cx, req: &Request, router: Router) -> Response {
+    mcp::handle(cx, req, router)
+}
+
+/// `GET /v1/users/me/connections`.
+pub fn connections(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    tokens::connections(cx, req)
+}
+
+/// `DELETE /v1/users/me/connections/{client_id}`.
+pub fn disconnect(cx: &mut Cx, req: &Request, client: &str) -> ApiResult<Response> {
+    tokens::disconnect(cx, req, client)
 }
 
 /// Browser-based agents read the metadata and call the token endpoint from another
@@ -70,7 +85,7 @@ fn cors(mut resp: Response) -> Response {
 }
 
 /// RFC 9728 protected resource metadata.
-fn resource_metadata(cx: &mut Cx) -> serde_json::Value {
+fn resource_metadata_json(cx: &mut Cx) -> serde_json::Value {
     let base = base(cx);
     json!({
         "resource": format!("{base}/mcp"),
@@ -83,7 +98,7 @@ fn resource_metadata(cx: &mut Cx) -> serde_json::Value {
 }
 
 /// RFC 8414 authorization server metadata, with the spec's `agent_auth` member.
-fn server_metadata(cx: &mut Cx) -> serde_json::Value {
+fn server_metadata_json(cx: &mut Cx) -> serde_json::Value {
     let base = base(cx);
     json!({
         "issuer": base,

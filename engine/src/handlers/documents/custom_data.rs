@@ -8,7 +8,7 @@ use crate::base::http::{self, ApiError, ApiResult, Fields, json, no_content};
 use crate::base::prelude::*;
 use crate::base::util::{iso8601, new_id};
 use crate::domain::access::{readable, writable};
-use crate::domain::auth::{Principal, authenticate};
+use crate::domain::auth::Principal;
 use crate::domain::custom_data::{
     MAX_ITEMS, MAX_TEXT, Property, TYPES, Value, properties, property_key, value_key, values,
 };
@@ -102,37 +102,6 @@ fn typed(value: &serde_json::Value, value_type: &str) -> ApiResult<String> {
     Ok(value.to_string())
 }
 
-/// `/v1/custom-data/entity[/{key}]`.
-pub fn entity_route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
-    let pr = authenticate(cx, req)?;
-    match (req.method.as_str(), rest) {
-        ("GET", []) => {
-            let items: Vec<_> = properties(cx, &pr.entity.id)
-                .iter()
-                .map(property_json)
-                .collect();
-            Ok(json(
-                200,
-                &json!({"entity_id": pr.entity.id, "allowed_properties": items}),
-            ))
-        }
-        ("POST", []) => add_property(cx, &pr, req),
-        ("DELETE", [key]) => {
-            admin_only(&pr)?;
-            let k = property_key(&pr.entity.id, key);
-            if cx.p.get(&k).is_none() {
-                return Err(http::ApiError::not_found(
-                    "property_not_found",
-                    format!("the entity has no custom data property {key:?}"),
-                ));
-            }
-            cx.p.delete(&k);
-            Ok(no_content())
-        }
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
-}
-
 fn admin_only(pr: &Principal) -> ApiResult<()> {
     if pr.membership.role != accounts::Role::Admin {
         return Err(http::ApiError::forbidden(
@@ -144,7 +113,7 @@ fn admin_only(pr: &Principal) -> ApiResult<()> {
 }
 
 /// `POST /v1/custom-data/entity` (`key`, `label`, `value_type`).
-fn add_property(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
+pub fn add_property(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     admin_only(pr)?;
     let f = req.body_fields()?;
     let key = f.required_str("key")?;
@@ -177,33 +146,6 @@ fn add_property(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Respons
     Ok(json(200, &property_json(&p)))
 }
 
-/// `/v1/documents/{id}/custom-data[/{value_id}]`.
-pub fn document_route(
-    cx: &mut Cx,
-    pr: &Principal,
-    req: &Request,
-    id: &str,
-    rest: &[&str],
-) -> ApiResult<Response> {
-    match (req.method.as_str(), rest) {
-        ("GET", []) => list(cx, pr, req, id),
-        ("POST", []) => add_value(cx, pr, req, id),
-        ("GET", [vid]) => {
-            let doc = readable(cx, pr, id)?;
-            let v = load_value(cx, &doc.id, vid)?;
-            Ok(json(200, &with_doc(value_json(&v), &doc.id)))
-        }
-        ("PUT", [vid]) => update_value(cx, pr, req, id, vid),
-        ("DELETE", [vid]) => {
-            let doc = writable(cx, pr, id)?;
-            load_value(cx, &doc.id, vid)?;
-            cx.p.delete(&value_key(&doc.id, vid));
-            Ok(no_content())
-        }
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
-}
-
 fn load_value(cx: &mut Cx, doc_id: &str, vid: &str) -> ApiResult<Value> {
     cx.load(&value_key(doc_id, vid)).ok_or_else(|| {
         http::ApiError::not_found(
@@ -214,7 +156,7 @@ fn load_value(cx: &mut Cx, doc_id: &str, vid: &str) -> ApiResult<Value> {
 }
 
 /// `GET .../custom-data` (`limit` 1–1000, default 100; `offset`).
-fn list(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+pub fn list(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let doc = readable(cx, pr, id)?;
     let limit = list::limit_param(req, "limit")?;
     let offset = list::parse_int(req, "offset")?.unwrap_or(0).max(0);
@@ -254,7 +196,7 @@ fn text_member(
 }
 
 /// `POST .../custom-data` (`property`: `key`, `value`, optional `label`, `value_type`).
-fn add_value(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+pub fn add_value(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;
     let o = property_member(&f)?;
@@ -315,7 +257,7 @@ fn add_value(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<
 }
 
 /// `PUT .../custom-data/{id}` (`property`: `value` and/or `label`).
-fn update_value(
+pub fn update_value(
     cx: &mut Cx,
     pr: &Principal,
     req: &Request,
@@ -343,5 +285,46 @@ fn update_value(
     }
     v.updated_ms = cx.now();
     cx.save(&value_key(&doc.id, &v.id), &v);
+    Ok(no_content())
+}
+
+/// `GET /v1/custom-data/entity`: the entity's custom data properties.
+pub fn list_properties(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
+    let items: Vec<_> = properties(cx, &pr.entity.id)
+        .iter()
+        .map(property_json)
+        .collect();
+    Ok(json(
+        200,
+        &json!({"entity_id": pr.entity.id, "allowed_properties": items}),
+    ))
+}
+
+/// `DELETE /v1/custom-data/entity/{key}` (admins).
+pub fn delete_property(cx: &mut Cx, pr: &Principal, key: &str) -> ApiResult<Response> {
+    admin_only(pr)?;
+    let k = property_key(&pr.entity.id, key);
+    if cx.p.get(&k).is_none() {
+        return Err(http::ApiError::not_found(
+            "property_not_found",
+            format!("the entity has no custom data property {key:?}"),
+        ));
+    }
+    cx.p.delete(&k);
+    Ok(no_content())
+}
+
+/// `GET /v1/documents/{id}/custom-data/{vid}`.
+pub fn get_value(cx: &mut Cx, pr: &Principal, id: &str, vid: &str) -> ApiResult<Response> {
+    let doc = readable(cx, pr, id)?;
+    let v = load_value(cx, &doc.id, vid)?;
+    Ok(json(200, &with_doc(value_json(&v), &doc.id)))
+}
+
+/// `DELETE /v1/documents/{id}/custom-data/{vid}`.
+pub fn delete_value(cx: &mut Cx, pr: &Principal, id: &str, vid: &str) -> ApiResult<Response> {
+    let doc = writable(cx, pr, id)?;
+    load_value(cx, &doc.id, vid)?;
+    cx.p.delete(&value_key(&doc.id, vid));
     Ok(no_content())
 }

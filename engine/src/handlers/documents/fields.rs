@@ -14,68 +14,6 @@ use crate::domain::fields::{
 };
 use serde_json::{Value, json};
 
-/// `/v1/documents/{id}/fields`
-pub fn route(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
-    match req.method.as_str() {
-        "GET" => {
-            let doc = readable(cx, pr, id)?;
-            let fields = load(cx, id);
-            let list: Vec<Value> = fields.iter().map(|f| field_json(&doc, f)).collect();
-            Ok(json(
-                200,
-                &json!({"fields": list, "editor_fields": Vec::<Value>::new()}),
-            ))
-        }
-        "POST" => {
-            let doc = editable(cx, pr, id)?;
-            let f = req.body_fields()?;
-            let mut fields = load(cx, id);
-            if fields.len() >= MAX_FIELDS {
-                return Err(http::ApiError::bad_request(
-                    "too_many_fields",
-                    format!("a document can have at most {MAX_FIELDS} fields"),
-                ));
-            }
-            let field = parse_field(cx, &doc, &f.map, "")?;
-            let field_id = field.id.clone();
-            fields.push(field);
-            save(cx, id, &fields);
-            Ok(json(200, &json!({"field_id": field_id})))
-        }
-        "PUT" => {
-            let doc = editable(cx, pr, id)?;
-            let f = req.body_fields()?;
-            f.only(&["fields", "editor_fields"])?;
-            let mut fields = load(cx, id);
-            if f.has("fields") {
-                let given = f.objects("fields")?;
-                if given.len() > MAX_FIELDS {
-                    return Err(http::ApiError::bad_request(
-                        "too_many_fields",
-                        format!("a document can have at most {MAX_FIELDS} fields"),
-                    ));
-                }
-                let mut new = Vec::with_capacity(given.len());
-                for (path, o) in given {
-                    // An existing field keeps its id when the caller names it.
-                    let keep = member_text(o, "field_id");
-                    let keep = fields.iter().any(|x| x.id == keep).then_some(keep);
-                    let mut field = parse_field(cx, &doc, o, &path)?;
-                    if let Some(id) = keep {
-                        field.id = id;
-                    }
-                    new.push(field);
-                }
-                fields = new;
-            }
-            set_values(&f, &mut fields)?;
-            save(cx, id, &fields);
-            Ok(no_content())
-        }
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
-}
-
 /// `editor_fields: [{id, value}]`: sets the values of existing fields.
 fn set_values(f: &Fields, fields: &mut [Field]) -> ApiResult<()> {
     for (path, o) in f.objects("editor_fields")? {
@@ -119,4 +57,65 @@ fn editable(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Document> {
         ));
     }
     Ok(doc)
+}
+
+/// `GET /v1/documents/{id}/fields`.
+pub fn list(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
+    let doc = readable(cx, pr, id)?;
+    let fields = load(cx, id);
+    let list: Vec<Value> = fields.iter().map(|f| field_json(&doc, f)).collect();
+    Ok(json(
+        200,
+        &json!({"fields": list, "editor_fields": Vec::<Value>::new()}),
+    ))
+}
+
+/// `POST /v1/documents/{id}/fields`: one more field.
+pub fn add(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    let doc = editable(cx, pr, id)?;
+    let f = req.body_fields()?;
+    let mut fields = load(cx, id);
+    if fields.len() >= MAX_FIELDS {
+        return Err(http::ApiError::bad_request(
+            "too_many_fields",
+            format!("a document can have at most {MAX_FIELDS} fields"),
+        ));
+    }
+    let field = parse_field(cx, &doc, &f.map, "")?;
+    let field_id = field.id.clone();
+    fields.push(field);
+    save(cx, id, &fields);
+    Ok(json(200, &json!({"field_id": field_id})))
+}
+
+/// `PUT /v1/documents/{id}/fields`: the fields replaced, and values set.
+pub fn replace(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    let doc = editable(cx, pr, id)?;
+    let f = req.body_fields()?;
+    f.only(&["fields", "editor_fields"])?;
+    let mut fields = load(cx, id);
+    if f.has("fields") {
+        let given = f.objects("fields")?;
+        if given.len() > MAX_FIELDS {
+            return Err(http::ApiError::bad_request(
+                "too_many_fields",
+                format!("a document can have at most {MAX_FIELDS} fields"),
+            ));
+        }
+        let mut new = Vec::with_capacity(given.len());
+        for (path, o) in given {
+            // An existing field keeps its id when the caller names it.
+            let keep = member_text(o, "field_id");
+            let keep = fields.iter().any(|x| x.id == keep).then_some(keep);
+            let mut field = parse_field(cx, &doc, o, &path)?;
+            if let Some(id) = keep {
+                field.id = id;
+            }
+            new.push(field);
+        }
+        fields = new;
+    }
+    set_values(&f, &mut fields)?;
+    save(cx, id, &fields);
+    Ok(no_content())
 }

@@ -36,12 +36,13 @@ use crate::base::http;
 use crate::base::http::{ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::domain::document::Document;
 use crate::domain::links::by_secret;
 use crate::domain::links::check_available;
 use crate::domain::links::rate_limit;
 use crate::domain::{identity, page_views};
-use crate::handlers::recipients::acts::{act, act_verified, comment, download};
-use crate::handlers::recipients::view::{comments, page_image, recipient_view};
+use crate::handlers::recipients::acts::{act, act_verified};
+use crate::handlers::recipients::view::recipient_view;
 
 /// `/s/{secret}`: the signing page for browsers, the recipient view (JSON) for others.
 pub fn page_route(cx: &mut Cx, req: &Request, secret: &str) -> Response {
@@ -63,62 +64,6 @@ pub fn page_route(cx: &mut Cx, req: &Request, secret: &str) -> Response {
     };
     page::safety_headers(&mut resp.headers);
     resp
-}
-
-/// `/v1/recipient/{secret}/...`
-pub fn route(cx: &mut Cx, req: &Request, secret: &str, rest: &[&str]) -> ApiResult<Response> {
-    let m = req.method.as_str();
-    if m != "GET" {
-        check_origin(cx, req)?;
-    }
-    let (doc, i) = by_secret(cx, secret)?;
-    check_available(&doc)?;
-    if m == "POST" {
-        rate_limit(cx, &doc, i)?;
-    }
-    // Identity checks: the view says what is still to verify; everything else but the
-    // verification itself waits for the checks set for opening.
-    let (_, st) = verify::status(cx, &doc, i, req);
-    match (m, rest) {
-        ("GET", []) => return Ok(json(200, &recipient_view(cx, &doc, i, secret, req))),
-        ("POST", ["verify", "start"]) => return Ok(json(200, &verify::start(cx, req, &doc, i)?)),
-        ("POST", ["verify"]) => {
-            let (body, cookie) = verify::verify(cx, req, &doc, i)?;
-            let mut resp = json(200, &body);
-            resp.headers.push(("set-cookie".into(), cookie));
-            return Ok(resp);
-        }
-        _ if st.locked => {
-            return Err(http::ApiError::forbidden(
-                "verification_locked",
-                "too many wrong attempts: this link is locked; ask the sender for help",
-            ));
-        }
-        _ if !st.open_pending.is_empty() => {
-            return Err(verify::required(identity::Stage::Open, &st.open_pending));
-        }
-        ("POST", ["sign" | "approve"]) if !st.sign_pending.is_empty() => {
-            return Err(verify::required(identity::Stage::Sign, &st.sign_pending));
-        }
-        _ => {}
-    }
-    match (m, rest) {
-        ("POST", ["view"]) => act(cx, req, doc, i, acts::Act::View),
-        ("POST", ["review"]) => act(cx, req, doc, i, acts::Act::Review),
-        ("POST", ["comment"]) => comment(cx, req, doc, i),
-        ("POST", ["sign"]) => act_verified(cx, req, doc, i, acts::Act::Sign, &st.passes),
-        ("POST", ["approve"]) => act(cx, req, doc, i, acts::Act::Approve),
-        ("POST", ["reject"]) => act(cx, req, doc, i, acts::Act::Reject),
-        ("POST", ["print"]) => act(cx, req, doc, i, acts::Act::Print),
-        ("POST", ["page-views"]) => {
-            page_views::record(cx, &doc, &req.body_fields()?)?;
-            Ok(http::no_content())
-        }
-        ("GET", ["download"]) => download(cx, req, doc, i),
-        ("GET", ["pages", n]) => page_image(cx, &doc, n),
-        ("GET", ["comments"]) => comments(cx, &doc),
-        _ => Err(http::ApiError::not_found("not_found", "no such endpoint")),
-    }
 }
 
 /// Refuses a cross-site request: a browser always names the page's origin in `Origin`
@@ -147,4 +92,155 @@ fn check_origin(cx: &mut Cx, req: &Request) -> ApiResult<()> {
             "requests from other sites are refused; open your link to act on the document",
         ))
     }
+}
+
+/// Which identity checks an act on a link waits for.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Gate {
+    /// None: reading the document, and the identity checks themselves.
+    None,
+    /// The checks set for opening (and no lock after too many wrong attempts).
+    Open,
+    /// Those, and the checks set for signing: signing and approving.
+    Sign,
+}
+
+/// What an act on a recipient's link starts from: the document, the recipient's
+/// index, and where their identity checks stand.
+pub struct Visit {
+    doc: Document,
+    i: usize,
+    st: verify::Status,
+}
+
+/// An act on the link in `p[0]` (the route's other parameters follow): the Origin, the
+/// link, the document's availability, the rate limit and the checks `gate` names come
+/// first; errors are answered with the page's safety headers like everything else.
+pub fn link(
+    cx: &mut Cx,
+    req: &Request,
+    p: &[&str],
+    gate: Gate,
+    act: fn(&mut Cx, &Request, &[&str], Visit) -> ApiResult<Response>,
+) -> ApiResult<Response> {
+    let mut resp = match visit(cx, req, p[0], gate).and_then(|v| act(cx, req, p, v)) {
+        Ok(r) => r,
+        Err(e) => e.into_response(),
+    };
+    page::safety_headers(&mut resp.headers);
+    Ok(resp)
+}
+
+fn visit(cx: &mut Cx, req: &Request, secret: &str, gate: Gate) -> ApiResult<Visit> {
+    let m = req.method.as_str();
+    if m != "GET" {
+        check_origin(cx, req)?;
+    }
+    let (doc, i) = by_secret(cx, secret)?;
+    check_available(&doc)?;
+    if m == "POST" {
+        rate_limit(cx, &doc, i)?;
+    }
+    let (_, st) = verify::status(cx, &doc, i, req);
+    if gate != Gate::None {
+        if st.locked {
+            return Err(http::ApiError::forbidden(
+                "verification_locked",
+                "too many wrong attempts: this link is locked; ask the sender for help",
+            ));
+        }
+        if !st.open_pending.is_empty() {
+            return Err(verify::required(identity::Stage::Open, &st.open_pending));
+        }
+        if gate == Gate::Sign && !st.sign_pending.is_empty() {
+            return Err(verify::required(identity::Stage::Sign, &st.sign_pending));
+        }
+    }
+    Ok(Visit { doc, i, st })
+}
+
+/// `GET /v1/recipient/{secret}`: the document as this recipient sees it.
+pub fn get(cx: &mut Cx, req: &Request, p: &[&str], v: Visit) -> ApiResult<Response> {
+    Ok(json(200, &recipient_view(cx, &v.doc, v.i, p[0], req)))
+}
+
+/// `POST .../verify/start`: an identity check begins.
+pub fn verify_start(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    Ok(json(200, &verify::start(cx, req, &v.doc, v.i)?))
+}
+
+/// `POST .../verify`: an identity check answered.
+pub fn verify(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    let (body, cookie) = verify::verify(cx, req, &v.doc, v.i)?;
+    let mut resp = json(200, &body);
+    resp.headers.push(("set-cookie".into(), cookie));
+    Ok(resp)
+}
+
+/// `POST .../view`.
+pub fn view(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    act(cx, req, v.doc, v.i, acts::Act::View)
+}
+
+/// `POST .../review`.
+pub fn review(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    act(cx, req, v.doc, v.i, acts::Act::Review)
+}
+
+/// `POST .../comment`.
+pub fn comment(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    acts::comment(cx, req, v.doc, v.i)
+}
+
+/// `POST .../sign`.
+pub fn sign(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    act_verified(cx, req, v.doc, v.i, acts::Act::Sign, &v.st.passes)
+}
+
+/// `POST .../approve`.
+pub fn approve(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    act(cx, req, v.doc, v.i, acts::Act::Approve)
+}
+
+/// `POST .../reject`.
+pub fn reject(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    act(cx, req, v.doc, v.i, acts::Act::Reject)
+}
+
+/// `POST .../print`.
+pub fn print(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    act(cx, req, v.doc, v.i, acts::Act::Print)
+}
+
+/// `POST .../page-views`: time on each page.
+pub fn page_views(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    page_views::record(cx, &v.doc, &req.body_fields()?)?;
+    Ok(http::no_content())
+}
+
+/// `GET .../download`.
+pub fn download(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    acts::download(cx, req, v.doc, v.i)
+}
+
+/// `GET .../pages/{n}`: a page's image.
+pub fn page_image(cx: &mut Cx, _: &Request, p: &[&str], v: Visit) -> ApiResult<Response> {
+    view::page_image(cx, &v.doc, p[1])
+}
+
+/// `GET .../comments`.
+pub fn comments(cx: &mut Cx, _: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    view::comments(cx, &v.doc)
+}
+
+/// `GET /v1/eid/return/{session}`: back from the eID provider, on to the signing page.
+pub fn eid_return(cx: &mut Cx, req: &Request, session: &str) -> ApiResult<Response> {
+    let (location, cookie) = verify::eid_return(cx, req, session)?;
+    let mut resp = Response {
+        status: 303,
+        headers: vec![("location".into(), location), ("set-cookie".into(), cookie)],
+        body: Vec::new(),
+    };
+    page::safety_headers(&mut resp.headers);
+    Ok(resp)
 }
