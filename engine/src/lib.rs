@@ -38,6 +38,9 @@ use base::prelude::*;
 
 pub use base::api::*;
 pub use base::http::ApiError;
+/// Every key family of the engine (`doc/`, `dlog/`, ...) and which have a PostgreSQL
+/// table of their own, for the host's test that holds its tables to them.
+pub use base::keyspace;
 /// The longest text a request body member may hold (`base::limits`), for the contract
 /// test that keeps `openapi.json`'s `maxLength`s equal to it.
 pub use base::limits::max_chars;

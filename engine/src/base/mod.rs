@@ -1,6 +1,7 @@
 //! The base layer: what every other module may use and which uses nothing above it.
 //! The engine's interface types and [`cx::Cx`], records and keys, the HTTP error shape
-//! and body decoding, HTML escaping, the work order types, job kinds, small helpers.
+//! and body decoding, HTML escaping, the work order types, job kinds, the key families
+//! (`keyspace`), small helpers.
 
 pub mod api;
 pub mod cx;
@@ -8,6 +9,7 @@ pub mod fresh;
 pub mod html;
 pub mod http;
 pub mod job_kinds;
+pub mod keyspace;
 pub mod limits;
 pub mod messages;
 #[allow(unused_imports)]

@@ -16,6 +16,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult};
+use crate::base::keyspace::{ENT, ENT_MEM, MEM, TEAM, TOK, USR, USR_EMAIL, USR_PROF};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::prefix_range;
@@ -70,7 +71,7 @@ pub struct UserProfile {
 }
 
 pub fn user_profile_key(user_id: &str) -> Vec<u8> {
-    util::key(&["usr-prof", user_id])
+    util::key(&[USR_PROF, user_id])
 }
 
 pub fn user_profile(cx: &mut Cx, user_id: &str) -> UserProfile {
@@ -154,15 +155,15 @@ pub struct Token {
 }
 
 pub fn entity_key(id: &str) -> Vec<u8> {
-    util::key(&["ent", id])
+    util::key(&[ENT, id])
 }
 
 pub fn user_key(id: &str) -> Vec<u8> {
-    util::key(&["usr", id])
+    util::key(&[USR, id])
 }
 
 pub fn user_email_key(normalized_email: &str) -> Vec<u8> {
-    util::key(&["usr-email", normalized_email])
+    util::key(&[USR_EMAIL, normalized_email])
 }
 
 /// The id of the user whose email is `email` (normalized here), if any.
@@ -172,20 +173,20 @@ pub fn user_id_by_email(cx: &mut Cx, email: &str) -> Option<String> {
 }
 
 pub fn membership_key(user_id: &str, entity_id: &str) -> Vec<u8> {
-    util::key(&["mem", user_id, entity_id])
+    util::key(&[MEM, user_id, entity_id])
 }
 
 /// The range of all memberships of a user.
 pub fn memberships_of(user_id: &str) -> (Vec<u8>, Vec<u8>) {
-    prefix_range(&format!("mem/{user_id}/"))
+    prefix_range(&format!("{MEM}/{user_id}/"))
 }
 
 pub fn entity_member_key(entity_id: &str, user_id: &str) -> Vec<u8> {
-    util::key(&["ent-mem", entity_id, user_id])
+    util::key(&[ENT_MEM, entity_id, user_id])
 }
 
 pub fn token_key(token_hash: &str) -> Vec<u8> {
-    util::key(&["tok", token_hash])
+    util::key(&[TOK, token_hash])
 }
 
 /// A new entity (not stored): API access and an active subscription, no SAML.
@@ -271,7 +272,7 @@ pub(crate) fn new_user(
 
 /// The key listing `user_id` in `team_id` of `entity_id` (for `showteam` lists).
 pub fn team_key(entity_id: &str, team_id: &str, user_id: &str) -> Vec<u8> {
-    util::key(&["team", entity_id, team_id, user_id])
+    util::key(&[TEAM, entity_id, team_id, user_id])
 }
 
 pub(crate) fn add_membership(cx: &mut Cx, user: &mut User, m: &Membership) {

@@ -8,6 +8,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
+use crate::base::keyspace::ATT;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
@@ -42,7 +43,7 @@ impl LibraryAttachment {
 }
 
 pub fn key(entity: &str, id: &str) -> Vec<u8> {
-    util::key(&["att", entity, id])
+    util::key(&[ATT, entity, id])
 }
 
 pub fn blob_owner(id: &str) -> String {
@@ -61,7 +62,7 @@ pub fn find(cx: &mut Cx, entity: &str, id: &str) -> ApiResult<LibraryAttachment>
 }
 
 pub fn all(cx: &mut Cx, entity: &str) -> Vec<LibraryAttachment> {
-    let (start, end) = prefix_range(&format!("att/{entity}/"));
+    let (start, end) = prefix_range(&format!("{ATT}/{entity}/"));
     cx.p.scan(&start, &end, MAX_ATTACHMENTS, false)
         .into_iter()
         .map(|(_, v)| records::decode::<LibraryAttachment>(&v))

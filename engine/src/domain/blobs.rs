@@ -5,13 +5,14 @@
 //! nothing holds is one nothing will use: `esign admin check --repair` deletes it.
 
 use crate::base::cx::Cx;
+use crate::base::keyspace::BREF;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::prefix_range;
 use crate::base::util;
 
 fn ref_key(blob: &str, owner: &str) -> Vec<u8> {
-    util::key(&["bref", blob, owner])
+    util::key(&[BREF, blob, owner])
 }
 
 /// Records that `owner` (e.g. `doc:ID`, `upload:ID`) uses `blob`.
@@ -27,7 +28,7 @@ pub fn release(cx: &mut Cx, blob: &str, owner: &str) {
 
 /// Deletes `blob` if no record uses it (e.g. a file given inline whose import failed).
 pub fn drop_unused(cx: &mut Cx, blob: &str) {
-    let (start, end) = prefix_range(&format!("bref/{blob}/"));
+    let (start, end) = prefix_range(&format!("{BREF}/{blob}/"));
     if cx.p.scan(&start, &end, 1, false).is_empty() {
         cx.p.delete_blob(blob);
     }

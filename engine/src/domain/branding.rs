@@ -8,6 +8,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::ApiResult;
+use crate::base::keyspace::BRAND;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
@@ -25,7 +26,7 @@ pub struct Branding {
 }
 
 fn key(entity: &str) -> Vec<u8> {
-    util::key(&["brand", entity])
+    util::key(&[BRAND, entity])
 }
 
 fn owner(entity: &str) -> String {

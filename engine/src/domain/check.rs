@@ -13,6 +13,7 @@
 //! blobs nobody refers to. Evidence (trails, seals, sealed files) is never touched.
 
 use crate::base::cx::Cx;
+use crate::base::keyspace::{BREF, DCLI, DEXP, DEXT, DOC, DRCP, DX};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
@@ -23,7 +24,7 @@ use crate::domain::trail;
 use alloc::collections::BTreeSet;
 
 /// The prefixes of the list and lookup indexes, in key order.
-const INDEXES: [&str; 5] = ["dcli/", "dexp/", "drcp/", "dext/", "dx/"];
+const INDEXES: [&str; 5] = [DCLI, DEXP, DRCP, DEXT, DX];
 
 /// One page of a check: how many items it looked at, where the next page starts
 /// (`None` at the end), what is wrong and what was repaired.
@@ -48,15 +49,15 @@ fn text(key: &[u8]) -> String {
 
 /// Checks up to `limit` documents after the document id `after` (empty: from the first).
 pub fn documents(cx: &mut Cx, after: &str, limit: u32, repair: bool) -> Page {
-    let (start, end) = prefix_range("doc/");
-    let start = from(&format!("doc/{after}"), start);
+    let (start, end) = prefix_range(&format!("{DOC}/"));
+    let start = from(&format!("{DOC}/{after}"), start);
     let rows = cx.p.scan(&start, &end, limit, false);
     let mut page = Page {
         checked: rows.len() as u32,
         ..Page::default()
     };
     for (key, value) in &rows {
-        let id = text(&key["doc/".len()..]);
+        let id = text(&key[DOC.len() + 1..]);
         let mut problems = Vec::new();
         match document::try_decode_doc(value) {
             Ok(doc) => {
@@ -70,7 +71,7 @@ pub fn documents(cx: &mut Cx, after: &str, limit: u32, repair: bool) -> Page {
         page.problems.extend(named);
     }
     if rows.len() as u32 == limit {
-        page.next = rows.last().map(|(k, _)| text(&k["doc/".len()..]));
+        page.next = rows.last().map(|(k, _)| text(&k[DOC.len() + 1..]));
     }
     page
 }
@@ -170,7 +171,7 @@ pub fn index(cx: &mut Cx, after: &str, limit: u32, repair: bool) -> Page {
         if want == 0 {
             break;
         }
-        let (start, end) = prefix_range(prefix);
+        let (start, end) = prefix_range(&format!("{prefix}/"));
         let start = from(after, start);
         if start < end {
             rows.extend(
@@ -218,7 +219,7 @@ pub struct Reference {
 
 fn reference(key: &[u8]) -> Reference {
     let key = text(key);
-    let rest = &key["bref/".len()..];
+    let rest = &key[BREF.len() + 1..];
     let (blob, owner) = rest.split_once('/').unwrap_or((rest, ""));
     Reference {
         blob: blob.into(),
@@ -230,7 +231,7 @@ fn reference(key: &[u8]) -> Reference {
 /// Up to `limit` blob references after the reference key `after`, and the key of the
 /// last when there may be more.
 pub fn references(cx: &mut Cx, after: &str, limit: u32) -> (Vec<Reference>, Option<String>) {
-    let (start, end) = prefix_range("bref/");
+    let (start, end) = prefix_range(&format!("{BREF}/"));
     let rows = cx.p.scan(&from(after, start), &end, limit, false);
     let refs: Vec<Reference> = rows.iter().map(|(k, _)| reference(k)).collect();
     let next = (rows.len() as u32 == limit).then(|| refs.last().map(|r| r.key.clone()));
@@ -241,7 +242,8 @@ pub fn references(cx: &mut Cx, after: &str, limit: u32) -> (Vec<Reference>, Opti
 /// a missing blob is reported, so a document deleted meanwhile is not).
 pub fn still_referenced(cx: &mut Cx, keys: &[String]) -> Vec<String> {
     keys.iter()
-        .filter(|k| k.starts_with("bref/") && cx.p.get(k.as_bytes()).is_some())
+        .filter(|k| k.strip_prefix(BREF).is_some_and(|r| r.starts_with('/')))
+        .filter(|k| cx.p.get(k.as_bytes()).is_some())
         .cloned()
         .collect()
 }
@@ -257,7 +259,7 @@ pub fn unreferenced(cx: &mut Cx, blobs: &[String], repair: bool) -> Page {
         ..Page::default()
     };
     for blob in blobs {
-        let (start, end) = prefix_range(&format!("bref/{blob}/"));
+        let (start, end) = prefix_range(&format!("{BREF}/{blob}/"));
         if !cx.p.scan(&start, &end, 1, false).is_empty() || cx.p.get_blob(blob).is_none() {
             continue;
         }

@@ -9,6 +9,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
+use crate::base::keyspace::{CTC, CTC_N};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
@@ -47,11 +48,11 @@ impl Contact {
 }
 
 pub fn key(entity: &str, id: &str) -> Vec<u8> {
-    util::key(&["ctc", entity, id])
+    util::key(&[CTC, entity, id])
 }
 
 fn count_key(entity: &str) -> Vec<u8> {
-    util::key(&["ctc-n", entity])
+    util::key(&[CTC_N, entity])
 }
 
 pub fn not_found(id: &str) -> ApiError {
@@ -78,7 +79,7 @@ pub fn find(cx: &mut Cx, entity: &str, id: &str) -> ApiResult<Contact> {
 
 /// Every contact of the entity (at most [`MAX_CONTACTS`]).
 pub fn all(cx: &mut Cx, entity: &str) -> Vec<Contact> {
-    let (start, end) = prefix_range(&format!("ctc/{entity}/"));
+    let (start, end) = prefix_range(&format!("{CTC}/{entity}/"));
     cx.p.scan(&start, &end, MAX_CONTACTS, false)
         .into_iter()
         .map(|(_, v)| records::decode::<Contact>(&v))

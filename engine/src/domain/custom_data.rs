@@ -14,6 +14,7 @@
 //! changes it). Deleting a property leaves the values already given.
 
 use crate::base::cx::Cx;
+use crate::base::keyspace::{DCD, ECD};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{decode, prefix_range};
@@ -49,20 +50,20 @@ pub const MAX_ITEMS: usize = 200;
 pub const MAX_TEXT: usize = 10_000;
 
 pub fn property_key(entity_id: &str, key: &str) -> Vec<u8> {
-    util::key(&["ecd", entity_id, key])
+    util::key(&[ECD, entity_id, key])
 }
 
 pub fn value_key(doc_id: &str, id: &str) -> Vec<u8> {
-    util::key(&["dcd", doc_id, id])
+    util::key(&[DCD, doc_id, id])
 }
 
 /// The range of a document's values (the erase job deletes it).
 pub fn values_prefix(doc_id: &str) -> (Vec<u8>, Vec<u8>) {
-    prefix_range(&format!("dcd/{doc_id}/"))
+    prefix_range(&format!("{DCD}/{doc_id}/"))
 }
 
 pub fn properties(cx: &mut Cx, entity_id: &str) -> Vec<Property> {
-    let (start, end) = prefix_range(&format!("ecd/{entity_id}/"));
+    let (start, end) = prefix_range(&format!("{ECD}/{entity_id}/"));
     cx.p.scan(&start, &end, u32::MAX, false)
         .into_iter()
         .map(|(_, v)| decode(&v))

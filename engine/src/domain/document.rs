@@ -17,6 +17,7 @@
 //! Times in keys are 16 lower-case hex digits of milliseconds, so they sort.
 
 use crate::base::cx::Cx;
+use crate::base::keyspace::{DCLI, DCOM, DEXP, DEXT, DLOG, DOC, DRCP, DUID, DX, RLINK};
 use crate::base::messages;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
@@ -529,31 +530,31 @@ pub fn hex(ms: u64) -> String {
 }
 
 pub fn doc_key(id: &str) -> Vec<u8> {
-    util::key(&["doc", id])
+    util::key(&[DOC, id])
 }
 
 pub fn link_key(secret_hash: &str) -> Vec<u8> {
-    util::key(&["rlink", secret_hash])
+    util::key(&[RLINK, secret_hash])
 }
 
 pub fn unique_id_key(n: u64) -> Vec<u8> {
-    format!("duid/{n}").into_bytes()
+    format!("{DUID}/{n}").into_bytes()
 }
 
 pub fn log_prefix(doc_id: &str) -> (Vec<u8>, Vec<u8>) {
-    prefix_range(&format!("dlog/{doc_id}/"))
+    prefix_range(&format!("{DLOG}/{doc_id}/"))
 }
 
 pub fn log_key(doc_id: &str, at_ms: u64, seq: u32) -> Vec<u8> {
-    format!("dlog/{doc_id}/{}{seq:08x}", hex(at_ms)).into_bytes()
+    format!("{DLOG}/{doc_id}/{}{seq:08x}", hex(at_ms)).into_bytes()
 }
 
 pub fn comments_prefix(doc_id: &str) -> (Vec<u8>, Vec<u8>) {
-    prefix_range(&format!("dcom/{doc_id}/"))
+    prefix_range(&format!("{DCOM}/{doc_id}/"))
 }
 
 pub fn comment_key(doc_id: &str, at_ms: u64, id: &str) -> Vec<u8> {
-    format!("dcom/{doc_id}/{}{id}", hex(at_ms)).into_bytes()
+    format!("{DCOM}/{doc_id}/{}{id}", hex(at_ms)).into_bytes()
 }
 
 /// The list scope of an index key: every document of the entity, or one owner's.
@@ -607,7 +608,7 @@ pub fn folder_tag(folder_id: &str) -> String {
 
 /// The prefix of one index range: `dx/{entity}/{scope}/{tag}/{sort}/`.
 pub fn index_prefix(entity: &str, scope: &str, tag: &str, sort: SortKey) -> String {
-    format!("dx/{entity}/{scope}/{tag}/{}/", sort.letter())
+    format!("{DX}/{entity}/{scope}/{tag}/{}/", sort.letter())
 }
 
 /// Every index key of `doc` (list, lookups). A change rewrites the difference.
@@ -642,7 +643,7 @@ pub fn index_keys(doc: &Document) -> Vec<Vec<u8>> {
     if !doc.external_id.is_empty() {
         keys.push(
             format!(
-                "dext/{e}/{}/{created}/{id}",
+                "{DEXT}/{e}/{}/{created}/{id}",
                 key_text(&doc.external_id, 128)
             )
             .into_bytes(),
@@ -651,7 +652,7 @@ pub fn index_keys(doc: &Document) -> Vec<Vec<u8>> {
     if !doc.external_client_id.is_empty() {
         keys.push(
             format!(
-                "dcli/{e}/{}/{created}/{id}",
+                "{DCLI}/{e}/{}/{created}/{id}",
                 key_text(&doc.external_client_id, 128)
             )
             .into_bytes(),
@@ -666,10 +667,10 @@ pub fn index_keys(doc: &Document) -> Vec<Vec<u8>> {
     emails.sort();
     emails.dedup();
     for email in emails {
-        keys.push(format!("drcp/{e}/{email}/{created}/{id}").into_bytes());
+        keys.push(format!("{DRCP}/{e}/{email}/{created}/{id}").into_bytes());
     }
     if doc.status.is_active() {
-        keys.push(format!("dexp/{e}/{}/{id}", hex(doc.expiration_ms)).into_bytes());
+        keys.push(format!("{DEXP}/{e}/{}/{id}", hex(doc.expiration_ms)).into_bytes());
     }
     keys
 }

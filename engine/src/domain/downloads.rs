@@ -1,6 +1,7 @@
 //! Download links (`/v1/download/{secret}`): ten minutes to fetch a document's PDF
 //! without a token; and which PDF a download hands out.
 
+use crate::base::keyspace::DDL;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
@@ -28,7 +29,7 @@ pub struct LinkExt {
 }
 
 pub fn link_key(hash: &str) -> Vec<u8> {
-    util::key(&["ddl", hash])
+    util::key(&[DDL, hash])
 }
 
 /// Whether a PDF can be downloaded now: the rendered one, or a draft's single file.

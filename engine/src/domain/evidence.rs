@@ -10,6 +10,7 @@ use crate::base::api::JobSpec;
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError};
 use crate::base::job_kinds;
+use crate::base::keyspace::DSEAL;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, iso8601};
@@ -33,7 +34,7 @@ pub struct Seal {
 }
 
 pub fn seal_key(doc_id: &str) -> Vec<u8> {
-    util::key(&["dseal", doc_id])
+    util::key(&[DSEAL, doc_id])
 }
 
 pub fn load(cx: &mut Cx, doc_id: &str) -> Option<Seal> {

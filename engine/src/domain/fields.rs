@@ -16,6 +16,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult, member_text};
+use crate::base::keyspace::DFLD;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, new_id};
@@ -136,7 +137,7 @@ pub fn is_checked(v: &str) -> bool {
 }
 
 fn fields_key(doc_id: &str) -> Vec<u8> {
-    util::key(&["dfld", doc_id])
+    util::key(&[DFLD, doc_id])
 }
 
 /// The document's fields, in the order they were added.

@@ -10,6 +10,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
+use crate::base::keyspace::FOLD;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
@@ -57,7 +58,7 @@ pub struct Folder {
 }
 
 pub fn key(entity: &str, id: &str) -> Vec<u8> {
-    util::key(&["fold", entity, id])
+    util::key(&[FOLD, entity, id])
 }
 
 pub fn not_found(id: &str) -> ApiError {
@@ -75,7 +76,7 @@ pub fn find(cx: &mut Cx, entity: &str, id: &str) -> ApiResult<Folder> {
 
 /// Every folder of the entity (at most [`MAX_FOLDERS`]), by name.
 pub fn all(cx: &mut Cx, entity: &str) -> Vec<Folder> {
-    let (start, end) = prefix_range(&format!("fold/{entity}/"));
+    let (start, end) = prefix_range(&format!("{FOLD}/{entity}/"));
     let mut out: Vec<Folder> =
         cx.p.scan(&start, &end, MAX_FOLDERS as u32, false)
             .into_iter()

@@ -20,6 +20,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, member_text};
+use crate::base::keyspace::{REID, RVER};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
@@ -118,7 +119,7 @@ impl Checks {
 }
 
 pub fn key(doc_id: &str, rid: &str) -> Vec<u8> {
-    util::key(&["rver", doc_id, rid])
+    util::key(&[RVER, doc_id, rid])
 }
 
 pub fn load(cx: &mut Cx, doc_id: &str, rid: &str) -> Option<Checks> {
@@ -132,7 +133,7 @@ pub fn save(cx: &mut Cx, doc_id: &str, rid: &str, c: &Checks) {
 
 /// Forgets a deleted document's checks, sessions and unfinished eID checks.
 pub fn erase(cx: &mut Cx, doc_id: &str) {
-    let (start, end) = prefix_range(&format!("rver/{doc_id}/"));
+    let (start, end) = prefix_range(&format!("{RVER}/{doc_id}/"));
     for (k, v) in cx.p.scan(&start, &end, 10_000, false) {
         let c: Checks = records::decode(&v);
         for h in &c.eid_pending {
@@ -239,7 +240,7 @@ pub fn settings_json(c: &Checks) -> Value {
 }
 
 pub fn eid_key(session_hash: &str) -> Vec<u8> {
-    util::key(&["reid", session_hash])
+    util::key(&[REID, session_hash])
 }
 
 /// The `signing_methods` entries of the passes a signature was made with.

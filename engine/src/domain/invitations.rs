@@ -23,6 +23,7 @@
 use crate::base::api::Mail;
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult};
+use crate::base::keyspace::INV;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, new_secret};
@@ -45,7 +46,7 @@ pub struct Invitation {
 }
 
 pub fn invitation_key(user_id: &str, entity_id: &str) -> Vec<u8> {
-    util::key(&["inv", user_id, entity_id])
+    util::key(&[INV, user_id, entity_id])
 }
 
 /// The open invitation of `user_id` to `entity_id`, if any.

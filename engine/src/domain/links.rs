@@ -10,6 +10,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
+use crate::base::keyspace::RRATE;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records;
@@ -149,12 +150,12 @@ pub fn rate_limit(cx: &mut Cx, doc: &Document, i: usize) -> ApiResult<()> {
 }
 
 fn rate_key(doc_id: &str, rid: &str) -> Vec<u8> {
-    util::key(&["rrate", doc_id, rid])
+    util::key(&[RRATE, doc_id, rid])
 }
 
 /// Forgets a deleted document's per-recipient counters.
 pub fn erase(cx: &mut Cx, doc: &str) {
-    let (start, end) = records::prefix_range(&format!("rrate/{doc}/"));
+    let (start, end) = records::prefix_range(&format!("{RRATE}/{doc}/"));
     for (k, _) in cx.p.scan(&start, &end, 10_000, false) {
         cx.p.delete(&k);
     }

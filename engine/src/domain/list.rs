@@ -9,6 +9,7 @@
 use crate::base::api::Request;
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult};
+use crate::base::keyspace::{DCLI, DEXP, DEXT, DRCP, TEAM};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::prefix_range;
@@ -180,7 +181,7 @@ pub fn lookup(cx: &mut Cx, entity: &str, table: &str, value: &str, limit: u32) -
 pub fn team_scopes(cx: &mut Cx, pr: &Principal) -> Vec<String> {
     let mut scopes = vec![scope_user(&pr.user.id)];
     if let Some(team) = &pr.membership.team_id {
-        let (start, end) = prefix_range(&format!("team/{}/{team}/", pr.entity.id));
+        let (start, end) = prefix_range(&format!("{TEAM}/{}/{team}/", pr.entity.id));
         for (k, _) in cx.p.scan(&start, &end, 10_000, false) {
             let user = id_of_index_key(&k);
             if user != pr.user.id {
@@ -366,13 +367,13 @@ fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
     let e = pr.entity.id.clone();
     let mut ids: Vec<String> = Vec::new();
     for ext in &q.external_ids {
-        ids.extend(lookup(cx, &e, "dext", ext, 10_000));
+        ids.extend(lookup(cx, &e, DEXT, ext, 10_000));
     }
     for email in &q.emails {
-        ids.extend(lookup(cx, &e, "drcp", email, 10_000));
+        ids.extend(lookup(cx, &e, DRCP, email, 10_000));
     }
     if let Some(ecid) = &q.external_client_id {
-        let found = lookup(cx, &e, "dcli", ecid, 10_000);
+        let found = lookup(cx, &e, DCLI, ecid, 10_000);
         if q.external_ids.is_empty() && q.emails.is_empty() {
             ids = found;
         } else {
@@ -381,8 +382,8 @@ fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
     }
     if q.expiring {
         let now = cx.now();
-        let start = format!("dexp/{e}/{}", hex(now)).into_bytes();
-        let end = format!("dexp/{e}/{}", hex(now + EXPIRING_WITHIN_MS)).into_bytes();
+        let start = format!("{DEXP}/{e}/{}", hex(now)).into_bytes();
+        let end = format!("{DEXP}/{e}/{}", hex(now + EXPIRING_WITHIN_MS)).into_bytes();
         let found: Vec<String> =
             cx.p.scan(&start, &end, 10_000, false)
                 .into_iter()

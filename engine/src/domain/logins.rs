@@ -25,6 +25,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult};
+use crate::base::keyspace::{LFAIL, LFAILX};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records;
@@ -61,7 +62,7 @@ const WINDOW_MS: u64 = 60_000;
 
 fn email_key(email: &str, source: &str) -> Vec<u8> {
     key(&[
-        "lfail",
+        LFAIL,
         "e",
         &sha256_hex(normalize_email(email).as_bytes()),
         source,
@@ -69,13 +70,15 @@ fn email_key(email: &str, source: &str) -> Vec<u8> {
 }
 
 fn source_key(source: &str) -> Vec<u8> {
-    key(&["lfail", "s", source])
+    key(&[LFAIL, "s", source])
 }
 
-const TOTAL_KEY: &str = "lfail/all";
+fn total_key() -> Vec<u8> {
+    key(&[LFAIL, "all"])
+}
 
 fn expiry_key(expires_ms: u64, record: &[u8]) -> Vec<u8> {
-    let mut k = format!("lfailx/{expires_ms:020}/").into_bytes();
+    let mut k = format!("{LFAILX}/{expires_ms:020}/").into_bytes();
     k.extend_from_slice(record);
     k
 }
@@ -101,7 +104,7 @@ pub fn refuse_early(cx: &mut Cx, email: &str, source: &str) -> ApiResult<()> {
         (end > now && w.count >= max).then(|| (end - now).div_ceil(1000))
     };
     let source_window: Window = cx.load(&source_key(source)).unwrap_or_default();
-    let total: Window = cx.load(TOTAL_KEY.as_bytes()).unwrap_or_default();
+    let total: Window = cx.load(&total_key()).unwrap_or_default();
     let waits = [
         over(source_window, SOURCE_FAILURES_PER_MINUTE),
         over(total, TOTAL_FAILURES_PER_MINUTE),
@@ -140,7 +143,7 @@ pub fn failed(cx: &mut Cx, email: &str, source: &str) -> bool {
     f.expires_ms = expires;
     cx.save(&k, &f);
     count_minute(cx, &source_key(source), now);
-    count_minute(cx, TOTAL_KEY.as_bytes(), now);
+    count_minute(cx, &total_key(), now);
     sweep(cx, now);
     locked
 }
@@ -179,10 +182,10 @@ fn reindex(cx: &mut Cx, k: &[u8], old: u64, new: u64) {
 
 /// Removes up to [`SWEEP`] records whose time has passed, oldest first.
 fn sweep(cx: &mut Cx, now: u64) {
-    let (start, _) = records::prefix_range("lfailx/");
-    let end = format!("lfailx/{now:020}/").into_bytes();
+    let (start, _) = records::prefix_range(&format!("{LFAILX}/"));
+    let end = format!("{LFAILX}/{now:020}/").into_bytes();
     for (entry, _) in cx.p.scan(&start, &end, SWEEP as u32, false) {
-        let record = &entry["lfailx/".len() + 21..];
+        let record = &entry[LFAILX.len() + 1 + 21..];
         cx.p.delete(record);
         cx.p.delete(&entry);
     }

@@ -23,6 +23,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
+use crate::base::keyspace::{CMT, EMT, ENT_TEXTS};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
@@ -94,15 +95,15 @@ pub struct EntityTexts {
 }
 
 pub fn email_key(entity: &str, id: &str) -> Vec<u8> {
-    util::key(&["emt", entity, id])
+    util::key(&[EMT, entity, id])
 }
 
 pub fn communication_key(entity: &str, id: &str) -> Vec<u8> {
-    util::key(&["cmt", entity, id])
+    util::key(&[CMT, entity, id])
 }
 
 pub fn entity_texts_key(entity: &str) -> Vec<u8> {
-    util::key(&["ent-texts", entity])
+    util::key(&[ENT_TEXTS, entity])
 }
 
 pub fn entity_texts(cx: &mut Cx, entity: &str) -> EntityTexts {

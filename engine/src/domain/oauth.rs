@@ -17,6 +17,7 @@
 use crate::base::api::{JobSpec, Response};
 use crate::base::cx::Cx;
 use crate::base::http::json;
+use crate::base::keyspace::{OAC, OACODE, OAF, OAFU, OART, OAT};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::{job_kinds, util};
@@ -40,7 +41,7 @@ pub struct Code {
 }
 
 pub fn code_key(hash: &str) -> Vec<u8> {
-    util::key(&["oacode", hash])
+    util::key(&[OACODE, hash])
 }
 
 /// An RFC 6749 §5.2 / RFC 7591 §3.2.2 error: `{"error", "error_description"}`.
@@ -134,23 +135,23 @@ pub struct Grant {
 }
 
 pub fn client_key(id: &str) -> Vec<u8> {
-    format!("oac/{}", util::sha256_hex(id.as_bytes())).into_bytes()
+    format!("{OAC}/{}", util::sha256_hex(id.as_bytes())).into_bytes()
 }
 
 pub fn family_key(id: &str) -> Vec<u8> {
-    util::key(&["oaf", id])
+    util::key(&[OAF, id])
 }
 
 pub fn user_family_key(user: &str, family: &str) -> Vec<u8> {
-    util::key(&["oafu", user, family])
+    util::key(&[OAFU, user, family])
 }
 
 pub fn access_key(hash: &str) -> Vec<u8> {
-    util::key(&["oat", hash])
+    util::key(&[OAT, hash])
 }
 
 pub fn refresh_key(hash: &str) -> Vec<u8> {
-    util::key(&["oart", hash])
+    util::key(&[OART, hash])
 }
 
 /// Most redirect URIs a client may name, and the longest one.

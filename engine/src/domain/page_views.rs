@@ -17,6 +17,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{ApiError, ApiResult, Fields};
+use crate::base::keyspace::DPV;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
@@ -59,7 +60,7 @@ impl PageViews {
 }
 
 fn key(doc_id: &str) -> Vec<u8> {
-    util::key(&["dpv", doc_id])
+    util::key(&[DPV, doc_id])
 }
 
 pub fn load(cx: &mut Cx, doc_id: &str) -> PageViews {

@@ -3,6 +3,7 @@
 //! signing page. The blobs are held by the document (`bref`) like its PDF.
 
 use crate::base::cx::Cx;
+use crate::base::keyspace::DPIMG;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
@@ -19,7 +20,7 @@ pub struct PageImages {
 }
 
 fn key(doc_id: &str) -> Vec<u8> {
-    util::key(&["dpimg", doc_id])
+    util::key(&[DPIMG, doc_id])
 }
 
 pub fn load(cx: &mut Cx, doc_id: &str) -> PageImages {

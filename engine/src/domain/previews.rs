@@ -16,6 +16,7 @@
 use crate::base::api::JobSpec;
 use crate::base::cx::Cx;
 use crate::base::job_kinds;
+use crate::base::keyspace::PREV;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
@@ -39,7 +40,7 @@ pub struct Previews {
 }
 
 fn key(owner: &str) -> Vec<u8> {
-    util::key(&["prev", owner])
+    util::key(&[PREV, owner])
 }
 
 pub fn load(cx: &mut Cx, owner: &str) -> Previews {

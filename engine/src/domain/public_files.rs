@@ -10,6 +10,7 @@
 use crate::base::api::Response;
 use crate::base::cx::Cx;
 use crate::base::http::ApiResult;
+use crate::base::keyspace::PUBF;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, new_secret, sha256_hex};
@@ -25,7 +26,7 @@ pub struct PublicFile {
 }
 
 fn key(secret: &str) -> Vec<u8> {
-    util::key(&["pubf", &sha256_hex(secret.as_bytes())])
+    util::key(&[PUBF, &sha256_hex(secret.as_bytes())])
 }
 
 /// Stores `bytes` as a blob held by `owner` and publishes it as `content_type` under

@@ -16,6 +16,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult, Fields};
+use crate::base::keyspace::DSIG;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
@@ -54,12 +55,12 @@ pub struct Signature {
 }
 
 fn key(doc_id: &str, rid: &str) -> Vec<u8> {
-    util::key(&["dsig", doc_id, rid])
+    util::key(&[DSIG, doc_id, rid])
 }
 
 /// Every signature given on a document.
 pub fn load_all(cx: &mut Cx, doc_id: &str) -> Vec<Signature> {
-    let (start, end) = prefix_range(&format!("dsig/{doc_id}/"));
+    let (start, end) = prefix_range(&format!("{DSIG}/{doc_id}/"));
     cx.p.scan(&start, &end, 10_000, false)
         .into_iter()
         .map(|(_, v)| records::decode(&v))
@@ -79,7 +80,7 @@ pub fn blobs(cx: &mut Cx, doc_id: &str) -> Vec<String> {
 
 /// Forgets a deleted document's signatures (their blobs are released by the caller).
 pub fn erase(cx: &mut Cx, doc_id: &str) {
-    let (start, end) = prefix_range(&format!("dsig/{doc_id}/"));
+    let (start, end) = prefix_range(&format!("{DSIG}/{doc_id}/"));
     for (k, _) in cx.p.scan(&start, &end, 10_000, false) {
         cx.p.delete(&k);
     }

@@ -12,6 +12,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult};
+use crate::base::keyspace::{CFG, SGUP};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::key;
@@ -20,8 +21,14 @@ use serde::{Deserialize, Serialize};
 pub const PER_SOURCE_PER_HOUR: u32 = 5;
 pub const TOTAL_PER_HOUR: u32 = 100;
 const HOUR_MS: u64 = 3_600_000;
-const CONFIG_KEY: &[u8] = b"cfg/signup";
-const TOTAL_KEY: &[u8] = b"sgup/all";
+
+fn config_key() -> Vec<u8> {
+    key(&[CFG, "signup"])
+}
+
+fn total_key() -> Vec<u8> {
+    key(&[SGUP, "all"])
+}
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Config {
@@ -35,22 +42,22 @@ struct Window {
 }
 
 pub fn config(cx: &mut Cx) -> Config {
-    cx.load(CONFIG_KEY).unwrap_or_default()
+    cx.load(&config_key()).unwrap_or_default()
 }
 
 pub fn set_config(cx: &mut Cx, c: &Config) {
-    cx.save(CONFIG_KEY, c);
+    cx.save(&config_key(), c);
 }
 
 /// Counts one sign-up from `source`; 429 (nothing counted) when the source or everyone
 /// is over the hour's sign-ups.
 pub fn count(cx: &mut Cx, source: &str) -> ApiResult<()> {
     let now = cx.now();
-    let source_key = key(&["sgup", "s", source]);
+    let source_key = key(&[SGUP, "s", source]);
     let mut windows = Vec::new();
     for (k, max) in [
         (source_key, PER_SOURCE_PER_HOUR),
-        (TOTAL_KEY.to_vec(), TOTAL_PER_HOUR),
+        (total_key(), TOTAL_PER_HOUR),
     ] {
         let mut w: Window = cx.load(&k).unwrap_or_default();
         if now >= w.start_ms + HOUR_MS {

@@ -13,6 +13,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
+use crate::base::keyspace::{TFLD, TPL, TPL_ENT};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records;
@@ -136,7 +137,7 @@ pub const MAX_LISTED: u32 = 1000;
 
 /// The entity's templates not in the trash, newest first (at most [`MAX_LISTED`]).
 pub fn all(cx: &mut Cx, entity: &str) -> Vec<Template> {
-    let (start, end) = records::prefix_range(&format!("tpl-ent/{entity}/"));
+    let (start, end) = records::prefix_range(&format!("{TPL_ENT}/{entity}/"));
     let mut out = Vec::new();
     for (k, _) in cx.p.scan(&start, &end, MAX_LISTED, true) {
         let id = String::from_utf8_lossy(&k[k.len() - 16..]).into_owned();
@@ -163,11 +164,11 @@ pub fn save(cx: &mut Cx, t: &Template) {
 }
 
 pub fn template_key(id: &str) -> Vec<u8> {
-    util::key(&["tpl", id])
+    util::key(&[TPL, id])
 }
 
 pub fn entity_index_key(entity: &str, created_ms: u64, id: &str) -> Vec<u8> {
-    format!("tpl-ent/{entity}/{}{id}", hex(created_ms)).into_bytes()
+    format!("{TPL_ENT}/{entity}/{}{id}", hex(created_ms)).into_bytes()
 }
 
 pub fn blob_owner(id: &str) -> String {
@@ -203,7 +204,7 @@ pub fn writable(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Template> {
 pub type PageFields = Vec<(String, fields::Field)>;
 
 pub fn page_fields_key(id: &str) -> Vec<u8> {
-    util::key(&["tfld", id])
+    util::key(&[TFLD, id])
 }
 
 pub fn page_fields(cx: &mut Cx, id: &str) -> PageFields {

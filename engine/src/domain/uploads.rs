@@ -5,6 +5,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, Fields};
+use crate::base::keyspace::UPL;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, is_id};
@@ -105,7 +106,7 @@ pub struct Upload {
 }
 
 pub fn upload_key(id: &str) -> Vec<u8> {
-    util::key(&["upl", id])
+    util::key(&[UPL, id])
 }
 
 pub fn blob_owner(id: &str) -> String {

@@ -8,6 +8,7 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
+use crate::base::keyspace::VID;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
@@ -33,7 +34,7 @@ pub struct Video {
 }
 
 pub fn key(entity: &str, id: &str) -> Vec<u8> {
-    util::key(&["vid", entity, id])
+    util::key(&[VID, entity, id])
 }
 
 pub fn blob_owner(id: &str) -> String {
@@ -53,7 +54,7 @@ pub fn find(cx: &mut Cx, entity: &str, id: &str) -> ApiResult<Video> {
 
 /// Every video of the entity (at most [`MAX_VIDEOS`]), oldest first.
 pub fn all(cx: &mut Cx, entity: &str) -> Vec<Video> {
-    let (start, end) = prefix_range(&format!("vid/{entity}/"));
+    let (start, end) = prefix_range(&format!("{VID}/{entity}/"));
     cx.p.scan(&start, &end, MAX_VIDEOS, false)
         .into_iter()
         .map(|(_, v)| records::decode::<Video>(&v))

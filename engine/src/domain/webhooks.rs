@@ -11,6 +11,7 @@
 
 use crate::base::api::{Delivery, Event, Mail};
 use crate::base::cx::Cx;
+use crate::base::keyspace::{SUB, SUB_ENT, SUB_ERR, SUB_ERRB};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::prefix_range;
@@ -113,20 +114,20 @@ pub struct DeadReport {
 /// A dead letter's key; `error` is `{failed_at:016x}{id}`, the `id` of
 /// `GET /v1/subscriptions/errors`.
 pub fn dead_letter_key(entity: &str, error: &str) -> Vec<u8> {
-    format!("sub-err/{entity}/{error}").into_bytes()
+    format!("{SUB_ERR}/{entity}/{error}").into_bytes()
 }
 
 /// The body of a dead letter's delivery, apart so that listing dead letters reads none.
 pub fn dead_body_key(entity: &str, error: &str) -> Vec<u8> {
-    format!("sub-errb/{entity}/{error}").into_bytes()
+    format!("{SUB_ERRB}/{entity}/{error}").into_bytes()
 }
 
 pub fn sub_key(id: &str) -> Vec<u8> {
-    util::key(&["sub", id])
+    util::key(&[SUB, id])
 }
 
 pub fn fanout_key(entity: &str, event: &str, id: &str) -> Vec<u8> {
-    util::key(&["sub-ent", entity, event, id])
+    util::key(&[SUB_ENT, entity, event, id])
 }
 
 /// Records event `kind` with `payload` (a JSON object) and queues one delivery per
@@ -138,7 +139,7 @@ pub fn fanout_key(entity: &str, event: &str, id: &str) -> Vec<u8> {
 pub fn emit(cx: &mut Cx, kind: &str, entity_id: &str, user_id: &str, mut payload: Value) -> String {
     let id = format!("evt_{}", new_id(cx));
     payload["event_id"] = id.clone().into();
-    let (start, end) = prefix_range(&format!("sub-ent/{entity_id}/{kind}/"));
+    let (start, end) = prefix_range(&format!("{SUB_ENT}/{entity_id}/{kind}/"));
     let mut deliveries = Vec::new();
     for (k, _) in cx.p.scan(&start, &end, 1000, false) {
         let sub_id = String::from_utf8_lossy(&k[k.len() - 16..]).into_owned();

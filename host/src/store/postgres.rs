@@ -65,7 +65,9 @@ const POOL_WAIT: Duration = Duration::from_secs(10);
 /// signatures locked the page where every other create appended its list index keys,
 /// and unrelated creates conflicted. In a table per family, a read and an insert share
 /// a page only when they are in the same family. Families not listed stay in
-/// `esign_kv`. A scan whose range spans tables reads each and merges.
+/// `esign_kv`. A scan whose range spans tables reads each and merges. The engine names
+/// the same families `own_table` in `esign_engine::keyspace::FAMILIES`; a test holds the
+/// two lists equal.
 pub const FAMILIES: [(&str, &str); 21] = [
     ("bref", "esign_d_bref"),
     ("dcd", "esign_d_dcd"),
@@ -1271,6 +1273,7 @@ mod on_postgres_tests {
 #[cfg(test)]
 mod table_tests {
     use super::{FAMILIES, MIGRATIONS, Table};
+    use std::collections::BTreeSet;
 
     #[test]
     fn a_family_s_keys_go_to_its_table_and_a_scan_reads_every_table_its_range_reaches() {
@@ -1299,6 +1302,23 @@ mod table_tests {
             ["esign_d_doc", "esign_kv", "esign_d_dpimg", "esign_d_dpv"]
         );
         assert_eq!(names(b"d/", b"d/dcd/"), ["esign_kv", "esign_d_bref"]);
+    }
+
+    /// The engine's per-document families (`esign_engine::keyspace`, `own_table`) are
+    /// exactly the ones with a table here: a new one fails this test until a schema
+    /// step gives it its table, instead of landing in `esign_kv` unnoticed.
+    #[test]
+    fn every_per_document_family_of_the_engine_has_its_table() {
+        let engine: BTreeSet<&str> = esign_engine::keyspace::FAMILIES
+            .iter()
+            .filter(|f| f.own_table)
+            .map(|f| f.prefix)
+            .collect();
+        let here: BTreeSet<&str> = FAMILIES.iter().map(|(family, _)| *family).collect();
+        assert_eq!(
+            here, engine,
+            "postgres FAMILIES against the engine's per-document families (engine/src/base/keyspace.rs)"
+        );
     }
 
     #[test]

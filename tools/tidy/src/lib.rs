@@ -130,13 +130,31 @@ enum Tok {
     /// `::`
     Path,
     Punct(char),
+    /// A string literal (`"…"`, `b"…"`, `r#"…"#`): its text between the quotes as
+    /// written (escapes kept), and its line.
+    Str(String, usize),
 }
 
 /// Tokens of Rust source with comments, strings, chars and numbers dropped.
 fn lex(src: &str) -> Vec<Tok> {
+    lex_with_strings(src)
+        .into_iter()
+        .filter(|t| !matches!(t, Tok::Str(..)))
+        .collect()
+}
+
+/// Tokens of Rust source with comments, chars and numbers dropped; strings kept.
+fn lex_with_strings(src: &str) -> Vec<Tok> {
     let s: Vec<char> = src.chars().collect();
     let mut out = Vec::new();
     let mut i = 0;
+    // The line of position `at`, counted on from the last position asked (they grow).
+    let (mut counted, mut lines) = (0, 1);
+    let mut line = |at: usize| {
+        lines += s[counted..at].iter().filter(|c| **c == '\n').count();
+        counted = at;
+        lines
+    };
     while i < s.len() {
         let c = s[i];
         if c.is_whitespace() {
@@ -162,12 +180,20 @@ fn lex(src: &str) -> Vec<Tok> {
                 }
             }
         } else if let Some(end) = raw_string_end(&s, i) {
+            let open = i + s[i..].iter().position(|c| *c == '"').unwrap_or(0) + 1;
+            let hashes = s[i..open].iter().filter(|c| **c == '#').count();
+            let close = end.saturating_sub(1 + hashes).max(open);
+            out.push(Tok::Str(s[open..close].iter().collect(), line(i)));
             i = end;
         } else if c == '"' || (c == 'b' && s.get(i + 1) == Some(&'"')) {
+            let start = i;
             i += if c == 'b' { 2 } else { 1 };
+            let open = i;
             while i < s.len() && s[i] != '"' {
                 i += if s[i] == '\\' { 2 } else { 1 };
             }
+            let text = s[open..i.min(s.len())].iter().collect();
+            out.push(Tok::Str(text, line(start)));
             i += 1;
         } else if c == '\'' || (c == 'b' && s.get(i + 1) == Some(&'\'')) {
             let start = if c == 'b' { i + 1 } else { i };
@@ -725,9 +751,96 @@ pub fn store_calls(src: &str) -> usize {
         .count()
 }
 
+/// A string literal of Rust source, outside test code.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Literal {
+    /// Its text between the quotes, as written (escapes kept; `b"…"` and raw strings too).
+    pub text: String,
+    pub line: usize,
+    /// Whether it is passed on as a value: an argument or an array element (the token
+    /// before it is `(`, `[` or `,` and the one after `,` or `)`), not a map key
+    /// (`{"doc": …}`), an index (`v["doc"]`) or a match pattern.
+    pub passed: bool,
+}
+
+/// The string literals of Rust source `src`, skipping comments and items under
+/// `#[cfg(test)]` (a test module, a test helper), by the lexer the import graph uses.
+pub fn string_literals(src: &str) -> Vec<Literal> {
+    let toks = lex_with_strings(src);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if is_cfg_test(&toks, i) {
+            i = item_end(&toks, i + 7);
+            continue;
+        }
+        if let Tok::Str(text, line) = &toks[i] {
+            let before = i.checked_sub(1).map(|j| &toks[j]);
+            let passed = matches!(before, Some(Tok::Punct('(' | '[' | ',')))
+                && matches!(toks.get(i + 1), Some(Tok::Punct(',' | ')')));
+            out.push(Literal {
+                text: text.clone(),
+                line: *line,
+                passed,
+            });
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The index just past the item that starts at `i`: its `;`, or the `}` that closes
+/// its body.
+fn item_end(toks: &[Tok], mut i: usize) -> usize {
+    let (mut braces, mut nested) = (0usize, 0usize);
+    while i < toks.len() {
+        match toks[i] {
+            Tok::Punct('(' | '[') => nested += 1,
+            Tok::Punct(')' | ']') => nested = nested.saturating_sub(1),
+            Tok::Punct('{') => braces += 1,
+            Tok::Punct('}') => {
+                braces = braces.saturating_sub(1);
+                if braces == 0 {
+                    return i + 1;
+                }
+            }
+            Tok::Punct(';') if braces == 0 && nested == 0 => return i + 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    i
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn finds_string_literals_outside_tests() {
+        let src = "fn f() { key(&[\"doc\", id]); let m = json!({\"doc\": 1}); v[\"doc\"];\n\
+                   // \"in/a/comment\"\n\
+                   g(b\"dlog/\", r#\"raw \"x\" /\"#); let c = '\"'; }\n\
+                   #[cfg(test)]\nmod tests { fn t() { key(&[\"doc\", x]); } }\n\
+                   #[cfg(test)]\nfn helper(a: [u8; 2]) { \"dx/\"; }\nconst Y: &str = \"fold/x\";";
+        let found: Vec<(String, usize, bool)> = string_literals(src)
+            .into_iter()
+            .map(|l| (l.text, l.line, l.passed))
+            .collect();
+        let want = [
+            ("doc", 1, true),
+            ("doc", 1, false),
+            ("doc", 1, false),
+            ("dlog/", 3, true),
+            ("raw \"x\" /", 3, true),
+            ("fold/x", 8, false),
+        ];
+        let want: Vec<(String, usize, bool)> = want
+            .iter()
+            .map(|(t, l, p)| (t.to_string(), *l, *p))
+            .collect();
+        assert_eq!(found, want);
+    }
 
     #[test]
     fn counts_store_calls_outside_comments_and_strings() {
