@@ -14,7 +14,7 @@ use crate::handlers::documents::{
     self, comments, create, custom_data, delete, download, fields, read, reminders, roster, send,
     signing, update,
 };
-use crate::handlers::recipients::{self, Gate, link, page};
+use crate::handlers::recipients::{self, Gate, LinkAct, link, page};
 use crate::handlers::{
     admin, agents, app, attachments, auth, contacts, entity, evidence, folders, mail_templates,
     notifications, products, subscriptions, templates, uploads, users, videos,
@@ -28,6 +28,9 @@ pub(crate) enum Handler {
     Open(fn(&mut Cx, &Request, &[&str]) -> ApiResult<Response>),
     /// A member with a bearer token: the router authenticates before it runs.
     Member(fn(&mut Cx, &Principal, &Request, &[&str]) -> ApiResult<Response>),
+    /// A recipient's link (the first parameter): `recipients::link` checks it, and the
+    /// identity checks the gate names, before the act runs.
+    Link(Gate, LinkAct),
 }
 
 /// One route: a method, a path template (`{name}` matches one segment), whether its
@@ -66,6 +69,15 @@ impl Route {
             path,
             takes_files: false,
             handler: Handler::Member(f),
+        }
+    }
+
+    const fn link(method: &'static str, path: &'static str, gate: Gate, act: LinkAct) -> Route {
+        Route {
+            method,
+            path,
+            takes_files: false,
+            handler: Handler::Link(gate, act),
         }
     }
 
@@ -245,21 +257,20 @@ pub const ROUTES: &[Route] = &[
     Route::open("GET", "/s/{secret}", |cx, req, p| Ok(recipients::page_route(cx, req, p[0]))),
     Route::open("HEAD", "/s/{secret}", |cx, req, p| Ok(recipients::page_route(cx, req, p[0]))),
     // What a recipient's link allows (`handlers::recipients`).
-    Route::open("GET", "/v1/recipient/{secret}", |cx, req, p| link(cx, req, p, Gate::None, recipients::get)),
-    Route::open("POST", "/v1/recipient/{secret}/verify/start", |cx, req, p| link(cx, req, p, Gate::None, recipients::verify_start)),
-    Route::open("POST", "/v1/recipient/{secret}/verify", |cx, req, p| link(cx, req, p, Gate::None, recipients::verify)),
-    Route::open("POST", "/v1/recipient/{secret}/view", |cx, req, p| link(cx, req, p, Gate::Open, recipients::view)),
-    Route::open("POST", "/v1/recipient/{secret}/review", |cx, req, p| link(cx, req, p, Gate::Open, recipients::review)),
-    Route::open("POST", "/v1/recipient/{secret}/comment", |cx, req, p| link(cx, req, p, Gate::Open, recipients::comment)),
-    Route::open("POST", "/v1/recipient/{secret}/sign", |cx, req, p| link(cx, req, p, Gate::Sign, recipients::sign))
-    .files(),
-    Route::open("POST", "/v1/recipient/{secret}/approve", |cx, req, p| link(cx, req, p, Gate::Sign, recipients::approve)),
-    Route::open("POST", "/v1/recipient/{secret}/reject", |cx, req, p| link(cx, req, p, Gate::Open, recipients::reject)),
-    Route::open("POST", "/v1/recipient/{secret}/print", |cx, req, p| link(cx, req, p, Gate::Open, recipients::print)),
-    Route::open("POST", "/v1/recipient/{secret}/page-views", |cx, req, p| link(cx, req, p, Gate::Open, recipients::page_views)),
-    Route::open("GET", "/v1/recipient/{secret}/download", |cx, req, p| link(cx, req, p, Gate::Open, recipients::download)),
-    Route::open("GET", "/v1/recipient/{secret}/pages/{n}", |cx, req, p| link(cx, req, p, Gate::Open, recipients::page_image)),
-    Route::open("GET", "/v1/recipient/{secret}/comments", |cx, req, p| link(cx, req, p, Gate::Open, recipients::comments)),
+    Route::link("GET", "/v1/recipient/{secret}", Gate::None, recipients::get),
+    Route::link("POST", "/v1/recipient/{secret}/verify/start", Gate::None, recipients::verify_start),
+    Route::link("POST", "/v1/recipient/{secret}/verify", Gate::None, recipients::verify),
+    Route::link("POST", "/v1/recipient/{secret}/view", Gate::Open, recipients::view),
+    Route::link("POST", "/v1/recipient/{secret}/review", Gate::Open, recipients::review),
+    Route::link("POST", "/v1/recipient/{secret}/comment", Gate::Open, recipients::comment),
+    Route::link("POST", "/v1/recipient/{secret}/sign", Gate::Sign, recipients::sign).files(),
+    Route::link("POST", "/v1/recipient/{secret}/approve", Gate::Sign, recipients::approve),
+    Route::link("POST", "/v1/recipient/{secret}/reject", Gate::Open, recipients::reject),
+    Route::link("POST", "/v1/recipient/{secret}/print", Gate::Open, recipients::print),
+    Route::link("POST", "/v1/recipient/{secret}/page-views", Gate::Open, recipients::page_views),
+    Route::link("GET", "/v1/recipient/{secret}/download", Gate::Open, recipients::download),
+    Route::link("GET", "/v1/recipient/{secret}/pages/{n}", Gate::Open, recipients::page_image),
+    Route::link("GET", "/v1/recipient/{secret}/comments", Gate::Open, recipients::comments),
     Route::open("GET", "/v1/eid/return/{session}", |cx, req, p| recipients::eid_return(cx, req, p[0])),
 ];
 
@@ -442,6 +453,7 @@ fn dispatch(
             let pr = authenticate(cx, req)?;
             f(cx, &pr, req, &params)
         }
+        Handler::Link(gate, act) => link(cx, req, &params, gate, act),
     }
 }
 

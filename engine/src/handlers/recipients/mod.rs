@@ -113,6 +113,9 @@ pub struct Visit {
     st: verify::Status,
 }
 
+/// What a route does on a recipient's link, once [`link`] let it through.
+pub type LinkAct = fn(&mut Cx, &Request, &[&str], Visit) -> ApiResult<Response>;
+
 /// An act on the link in `p[0]` (the route's other parameters follow): the Origin, the
 /// link, the document's availability, the rate limit and the checks `gate` names come
 /// first; errors are answered with the page's safety headers like everything else.
@@ -121,7 +124,7 @@ pub fn link(
     req: &Request,
     p: &[&str],
     gate: Gate,
-    act: fn(&mut Cx, &Request, &[&str], Visit) -> ApiResult<Response>,
+    act: LinkAct,
 ) -> ApiResult<Response> {
     let mut resp = match visit(cx, req, p[0], gate).and_then(|v| act(cx, req, p, v)) {
         Ok(r) => r,
