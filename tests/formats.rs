@@ -26,11 +26,7 @@ fn component() -> &'static FormatsComponent<MemIo> {
 /// Returns the native outcome and I/O.
 fn same(what: &str, order: &WorkOrder, io: MemIo) -> (WorkOutcome, MemIo) {
     let mut native_io = io.clone();
-    let native = esign::work::from_shared(shared::perform(
-        &esign::work::to_shared(order),
-        NOW_MS,
-        &mut native_io,
-    ));
+    let native: WorkOutcome = shared::perform(&order.clone().into(), NOW_MS, &mut native_io).into();
     let (component, component_io, _) = component().perform(order, NOW_MS, io);
     let component = component.unwrap_or_else(|e| panic!("{what}: the component trapped: {e:#}"));
     let json = |o: &WorkOutcome| serde_json::to_string(o).unwrap();

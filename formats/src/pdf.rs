@@ -20,18 +20,10 @@ pub use crate::layout::Block;
 use crate::layout::{A4_HEIGHT, A4_WIDTH, Layout, layout};
 pub use crate::stamp::{Picture, Stamp};
 
-/// Size of one page in PDF points.
-///
-/// This is the size a viewer shows: the crop box (or the media box when there is no
-/// crop box), with width and height swapped when the page is rotated by 90 or 270 degrees.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct PageSize {
-    /// Width in points (1/72 inch).
-    pub width: f32,
-    /// Height in points (1/72 inch).
-    pub height: f32,
-}
+/// Size of one page in PDF points: what a viewer shows, the crop box (or the media box
+/// when there is no crop box), with width and height swapped when the page is rotated by
+/// 90 or 270 degrees. The WIT's `page-size`, shared with the engine.
+pub use esign_work::PageSize;
 
 /// What importing a PDF found: one entry per page, in page order (never empty).
 #[derive(Debug, Clone, PartialEq)]

@@ -5,143 +5,21 @@
 //! one made of its imports. Nothing here does I/O: bytes come from and go to the
 //! [`WorkIo`], and so do downloads, Word conversion, the signature and the timestamp.
 //!
-//! The types mirror the WIT's; the hosts convert their bindings to and from them.
+//! The types are `esign-work`'s, the engine's own: the order the engine writes is the
+//! order done here. The hosts convert their WIT bindings to and from them
+//! (`esign_work::convert_wit!`).
 
 use crate::digest::sha256_hex;
-use crate::seal::{self, SealError, SealHost, SealInfo};
+use crate::seal::{self, SealError, SealHost};
 use crate::stamp::Mark;
 use crate::{office, pdf, raster};
 use std::collections::HashMap;
 
-/// A work order (the WIT's `work-order`).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum WorkOrder {
-    ImportFiles(Vec<ImportSource>),
-    Render(RenderOrder),
-    Fetch(String),
-}
-
-/// What a work order produced (the WIT's `work-outcome`).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum WorkOutcome {
-    ImportFiles(Vec<Result<ImportedFile, WorkFailure>>),
-    Render(Result<RenderedFile, WorkFailure>),
-    Fetch(Result<BlobInfo, WorkFailure>),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct ImportSource {
-    pub blob: Option<String>,
-    pub url: Option<String>,
-    pub name: String,
-    pub fill: Vec<(String, String)>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct ImportedFile {
-    pub blob: String,
-    pub size: u64,
-    pub sha256: String,
-    pub pages: Vec<pdf::PageSize>,
-    pub placeholders: Vec<String>,
-    pub downloaded: Option<BlobInfo>,
-}
-
-/// Why work was not done: a stable `code` (see the WIT) and a sentence for people.
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct WorkFailure {
-    pub code: String,
-    pub message: String,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct BlobInfo {
-    pub id: String,
-    pub size: u64,
-    pub sha256: String,
-}
-
-/// Generated layout (the WIT's `block`).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum Block {
-    Heading(String),
-    Text(String),
-    Row(Vec<String>),
-    HeaderRow(Vec<String>),
-    Rule,
-    PageBreak,
-    Signature {
-        image: Option<String>,
-        text: String,
-        caption: String,
-    },
-}
-
-/// Something drawn onto a content page (the WIT's `stamp`).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct Stamp {
-    pub page: u32,
-    pub left: f32,
-    pub top: f32,
-    pub width: f32,
-    pub height: f32,
-    pub content: StampContent,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum StampContent {
-    Text(String),
-    Check,
-    /// A PNG blob.
-    Image(String),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct RenderOrder {
-    pub sources: Vec<String>,
-    pub stamps: Vec<Stamp>,
-    pub appendix: Vec<Block>,
-    pub summary: Vec<Block>,
-    pub seal: Option<SealOrder>,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct SealOrder {
-    pub document_id: String,
-    pub log_head: String,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct PageImage {
-    pub blob: String,
-    pub size: u64,
-    pub width: u32,
-    pub height: u32,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct RenderedFile {
-    pub blob: String,
-    pub size: u64,
-    pub sha256: String,
-    pub content_sha256: String,
-    pub page_count: u32,
-    pub page_images: Vec<PageImage>,
-    pub seal: Option<SealInfo>,
-}
+pub use esign_work::{
+    BlobInfo, Block, ImportResult, ImportSource, ImportedFile, PageImage, RenderOrder,
+    RenderedFile, SealOrder, SignatureBlock, Stamp, StampContent, WorkFailure, WorkOrder,
+    WorkOutcome,
+};
 
 /// What the work needs from its host, besides the seal's key and authority
 /// ([`SealHost`]).
@@ -177,7 +55,7 @@ pub fn perform(order: &WorkOrder, now_ms: u64, io: &mut dyn WorkIo) -> WorkOutco
                 format!("downloading {url} failed: {why}"),
             )),
         }),
-        WorkOrder::ImportFiles(sources) => WorkOutcome::ImportFiles(
+        WorkOrder::Import(sources) => WorkOutcome::Import(
             sources
                 .iter()
                 .map(|source| import(source, &mut *io))
@@ -311,11 +189,11 @@ fn block(b: &Block, pictures: &HashMap<String, pdf::Picture>) -> pdf::Block {
         Block::HeaderRow(c) => pdf::Block::HeaderRow(c.clone()),
         Block::Rule => pdf::Block::Rule,
         Block::PageBreak => pdf::Block::PageBreak,
-        Block::Signature {
+        Block::Signature(SignatureBlock {
             image,
             text,
             caption,
-        } => pdf::Block::Signature {
+        }) => pdf::Block::Signature {
             picture: image.as_ref().and_then(|id| pictures.get(id).cloned()),
             text: text.clone(),
             caption: caption.clone(),
@@ -335,7 +213,7 @@ fn pictures(io: &mut dyn WorkIo, order: &RenderOrder) -> HashMap<String, pdf::Pi
         .iter()
         .chain(&order.summary)
         .filter_map(|b| match b {
-            Block::Signature { image, .. } => image.as_ref(),
+            Block::Signature(s) => s.image.as_ref(),
             _ => None,
         });
     let mut out = HashMap::new();

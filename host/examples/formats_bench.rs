@@ -42,7 +42,7 @@ fn main() -> anyhow::Result<()> {
     );
     for at in orders {
         let (name, order, now_ms, io) = load(&at)?;
-        let shared = esign::work::to_shared(&order);
+        let shared: esign_formats::work::WorkOrder = order.clone().into();
         let native = time(rounds, || {
             let mut io = io.clone();
             esign_formats::work::perform(&shared, now_ms, &mut io);

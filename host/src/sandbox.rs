@@ -13,7 +13,7 @@
 use crate::bindings::{PdfCheck, WorkOrder, WorkOutcome};
 use crate::compile_cache::load_component;
 use esign_formats::seal::SealHost;
-use esign_formats::work::{self as shared, WorkIo};
+use esign_formats::work::WorkIo;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -301,12 +301,7 @@ impl<I: WorkIo> blobs::Host for State<I> {
     }
 
     fn put(&mut self, data: Vec<u8>) -> crate::bindings::BlobInfo {
-        let b = self.io.put(data);
-        crate::bindings::BlobInfo {
-            id: b.id,
-            size: b.size,
-            sha256: b.sha256,
-        }
+        self.io.put(data).into()
     }
 }
 
@@ -318,12 +313,7 @@ impl<I: WorkIo> download::Host for State<I> {
 
 impl<I: WorkIo> convert::Host for State<I> {
     fn docx_to_pdf(&mut self, docx: Vec<u8>) -> Result<Vec<u8>, crate::bindings::WorkFailure> {
-        self.io
-            .convert_docx(docx)
-            .map_err(|f: shared::WorkFailure| crate::bindings::WorkFailure {
-                code: f.code,
-                message: f.message,
-            })
+        self.io.convert_docx(docx).map_err(Into::into)
     }
 }
 

@@ -2,16 +2,12 @@
 //! rendering with page images, the seal), done outside any transaction before the
 //! engine runs the job. The work itself is `esign_formats::work`, the code the formats
 //! component runs too; this module is its [`WorkIo`] on this host (the store's blobs,
-//! the outbound client, LibreOffice, the [`Sealer`]) and converts the WIT's types. The
-//! result ([`Prepared`]) holds the outcome for the engine and the new blobs, which the
-//! job's transaction writes together with the engine's changes: a crash before that
-//! commit loses nothing but the work, which is done again.
+//! the outbound client, LibreOffice, the [`Sealer`]). The result ([`Prepared`]) holds
+//! the outcome for the engine and the new blobs, which the job's transaction writes
+//! together with the engine's changes: a crash before that commit loses nothing but the
+//! work, which is done again.
 
-use crate::bindings::{
-    BlobInfo, Block, ImportResult, ImportSource, ImportedFile, PageImage, PageSize, RenderOrder,
-    RenderedFile, SealInfo, SealOrder, SignatureBlock, Stamp, StampContent, WorkFailure, WorkOrder,
-    WorkOutcome,
-};
+use crate::bindings::{ImportResult, WorkFailure, WorkOrder, WorkOutcome};
 use crate::clock::now_ms;
 use crate::evidence::Sealer;
 use crate::ids::{random_id, sha256_hex};
@@ -19,9 +15,9 @@ use crate::outbound::Outbound;
 use crate::sandbox::{Sandbox, Stopped};
 use crate::store::Store;
 use crate::tables::keys;
+use esign_formats::office;
 use esign_formats::seal::SealHost;
 use esign_formats::work::{self as shared, WorkIo};
-use esign_formats::{office, pdf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -251,131 +247,5 @@ fn failure(code: &str, message: impl Into<String>) -> WorkFailure {
     WorkFailure {
         code: code.into(),
         message: message.into(),
-    }
-}
-
-/// The WIT's work order as the shared code takes it.
-pub fn to_shared(order: &WorkOrder) -> shared::WorkOrder {
-    match order {
-        WorkOrder::ImportFiles(sources) => shared::WorkOrder::ImportFiles(
-            sources
-                .iter()
-                .map(|s: &ImportSource| shared::ImportSource {
-                    blob: s.blob.clone(),
-                    url: s.url.clone(),
-                    name: s.name.clone(),
-                    fill: s.fill.clone(),
-                })
-                .collect(),
-        ),
-        WorkOrder::Render(o) => shared::WorkOrder::Render(render_order(o)),
-        WorkOrder::Fetch(url) => shared::WorkOrder::Fetch(url.clone()),
-    }
-}
-
-fn render_order(o: &RenderOrder) -> shared::RenderOrder {
-    let block = |b: &Block| match b {
-        Block::Heading(t) => shared::Block::Heading(t.clone()),
-        Block::Text(t) => shared::Block::Text(t.clone()),
-        Block::Row(c) => shared::Block::Row(c.clone()),
-        Block::HeaderRow(c) => shared::Block::HeaderRow(c.clone()),
-        Block::Rule => shared::Block::Rule,
-        Block::PageBreak => shared::Block::PageBreak,
-        Block::Signature(SignatureBlock {
-            image,
-            text,
-            caption,
-        }) => shared::Block::Signature {
-            image: image.clone(),
-            text: text.clone(),
-            caption: caption.clone(),
-        },
-    };
-    shared::RenderOrder {
-        sources: o.sources.clone(),
-        stamps: o
-            .stamps
-            .iter()
-            .map(|s: &Stamp| shared::Stamp {
-                page: s.page,
-                left: s.left,
-                top: s.top,
-                width: s.width,
-                height: s.height,
-                content: match &s.content {
-                    StampContent::Text(t) => shared::StampContent::Text(t.clone()),
-                    StampContent::Check => shared::StampContent::Check,
-                    StampContent::Image(id) => shared::StampContent::Image(id.clone()),
-                },
-            })
-            .collect(),
-        appendix: o.appendix.iter().map(block).collect(),
-        summary: o.summary.iter().map(block).collect(),
-        seal: o.seal.as_ref().map(|s: &SealOrder| shared::SealOrder {
-            document_id: s.document_id.clone(),
-            log_head: s.log_head.clone(),
-        }),
-    }
-}
-
-/// The shared code's outcome as the WIT's.
-pub fn from_shared(outcome: shared::WorkOutcome) -> WorkOutcome {
-    let failed = |f: shared::WorkFailure| failure(&f.code, f.message);
-    let blob = |b: shared::BlobInfo| BlobInfo {
-        id: b.id,
-        size: b.size,
-        sha256: b.sha256,
-    };
-    match outcome {
-        shared::WorkOutcome::Fetch(r) => WorkOutcome::Fetch(r.map(blob).map_err(failed)),
-        shared::WorkOutcome::ImportFiles(results) => WorkOutcome::ImportFiles(
-            results
-                .into_iter()
-                .map(|r| match r {
-                    Ok(f) => ImportResult::Ok(ImportedFile {
-                        blob: f.blob,
-                        size: f.size,
-                        sha256: f.sha256,
-                        pages: f.pages.iter().map(page_size).collect(),
-                        placeholders: f.placeholders,
-                        downloaded: f.downloaded.map(blob),
-                    }),
-                    Err(f) => ImportResult::Failed(failed(f)),
-                })
-                .collect(),
-        ),
-        shared::WorkOutcome::Render(r) => WorkOutcome::Render(
-            r.map(|f| RenderedFile {
-                blob: f.blob,
-                size: f.size,
-                sha256: f.sha256,
-                content_sha256: f.content_sha256,
-                page_count: f.page_count,
-                page_images: f
-                    .page_images
-                    .into_iter()
-                    .map(|p| PageImage {
-                        blob: p.blob,
-                        size: p.size,
-                        width: p.width,
-                        height: p.height,
-                    })
-                    .collect(),
-                seal: f.seal.map(|s| SealInfo {
-                    signer: s.signer,
-                    certificate_sha256: s.certificate_sha256,
-                    signed_at_ms: s.signed_at_ms,
-                    timestamp_ms: s.timestamp_ms,
-                }),
-            })
-            .map_err(failed),
-        ),
-    }
-}
-
-fn page_size(p: &pdf::PageSize) -> PageSize {
-    PageSize {
-        width: p.width,
-        height: p.height,
     }
 }

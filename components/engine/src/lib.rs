@@ -1,6 +1,7 @@
 //! The esign engine as a WASI component: implements the `esign:engine/esign` world of
 //! `wit/esign.wit` by converting between the generated WIT types and `esign-engine`'s
-//! own, and by implementing [`esign_engine::Platform`] with the world's imports.
+//! own (the work types with `esign_work::convert_wit!`), and by implementing
+//! [`esign_engine::Platform`] with the world's imports.
 //!
 //! The component is `no_std`: it imports only its own interfaces plus
 //! `wasi:clocks/wall-clock` and `wasi:random/random`, so instantiating it links a handful
@@ -67,7 +68,7 @@ impl Guest for Component {
             kind: job.kind,
             payload: job.payload,
             attempt: job.attempt,
-            outcome: job.outcome.map(outcome_in),
+            outcome: job.outcome.map(Into::into),
         };
         match core_engine::run_job(&mut Imports, &job) {
             core_engine::JobOutcome::Done => types::JobOutcome::Done,
@@ -104,7 +105,7 @@ impl core_engine::Platform for Imports {
     }
 
     fn put_blob(&mut self, data: &[u8]) -> Result<core_engine::BlobInfo, String> {
-        files::put(data).map(blob_in)
+        files::put(data).map(Into::into)
     }
 
     fn get_blob(&mut self, id: &str) -> Option<Vec<u8>> {
@@ -166,7 +167,7 @@ impl core_engine::Platform for Imports {
             kind: j.kind,
             payload: j.payload,
             run_at_ms: j.run_at_ms,
-            work: j.work.map(order_out),
+            work: j.work.map(Into::into),
             scope: j.scope,
         })
     }
@@ -227,21 +228,7 @@ impl core_engine::Platform for Imports {
     }
 
     fn verify_pdf(&mut self, data: &[u8]) -> core_engine::PdfCheck {
-        let c = host::verify_pdf(data);
-        core_engine::PdfCheck {
-            signed: c.signed,
-            valid: c.valid,
-            whole_file: c.whole_file,
-            signer: c.signer,
-            certificate_sha256: c.certificate_sha256,
-            by_this_service: c.by_this_service,
-            signed_at_ms: c.signed_at_ms,
-            timestamp_ms: c.timestamp_ms,
-            timestamp_valid: c.timestamp_valid,
-            document_id: c.document_id,
-            log_head: c.log_head,
-            problems: c.problems,
-        }
+        host::verify_pdf(data).into()
     }
 
     fn hash_password(&mut self, password: &str) -> String {
@@ -263,135 +250,9 @@ impl core_engine::Platform for Imports {
     }
 }
 
-fn blob_in(b: types::BlobInfo) -> core_engine::BlobInfo {
-    core_engine::BlobInfo {
-        id: b.id,
-        size: b.size,
-        sha256: b.sha256,
-    }
-}
-
-fn failure_in(f: types::WorkFailure) -> core_engine::WorkFailure {
-    core_engine::WorkFailure {
-        code: f.code,
-        message: f.message,
-    }
-}
-
-fn outcome_in(o: types::WorkOutcome) -> core_engine::WorkOutcome {
-    match o {
-        types::WorkOutcome::ImportFiles(results) => core_engine::WorkOutcome::Import(
-            results
-                .into_iter()
-                .map(|r| match r {
-                    types::ImportResult::Ok(f) => Ok(core_engine::ImportedFile {
-                        blob: f.blob,
-                        size: f.size,
-                        sha256: f.sha256,
-                        pages: f
-                            .pages
-                            .into_iter()
-                            .map(|p| core_engine::PageSize {
-                                width: p.width,
-                                height: p.height,
-                            })
-                            .collect(),
-                        placeholders: f.placeholders,
-                        downloaded: f.downloaded.map(blob_in),
-                    }),
-                    types::ImportResult::Failed(f) => Err(failure_in(f)),
-                })
-                .collect(),
-        ),
-        types::WorkOutcome::Render(r) => core_engine::WorkOutcome::Render(
-            r.map(|f| core_engine::RenderedFile {
-                blob: f.blob,
-                size: f.size,
-                sha256: f.sha256,
-                content_sha256: f.content_sha256,
-                page_count: f.page_count,
-                page_images: f
-                    .page_images
-                    .into_iter()
-                    .map(|i| core_engine::PageImage {
-                        blob: i.blob,
-                        size: i.size,
-                        width: i.width,
-                        height: i.height,
-                    })
-                    .collect(),
-                seal: f.seal.map(|s| core_engine::SealInfo {
-                    signer: s.signer,
-                    certificate_sha256: s.certificate_sha256,
-                    signed_at_ms: s.signed_at_ms,
-                    timestamp_ms: s.timestamp_ms,
-                }),
-            })
-            .map_err(failure_in),
-        ),
-        types::WorkOutcome::Fetch(r) => {
-            core_engine::WorkOutcome::Fetch(r.map(blob_in).map_err(failure_in))
-        }
-    }
-}
-
-fn block_out(b: core_engine::Block) -> types::Block {
-    match b {
-        core_engine::Block::Heading(t) => types::Block::Heading(t),
-        core_engine::Block::Text(t) => types::Block::Text(t),
-        core_engine::Block::Row(c) => types::Block::Row(c),
-        core_engine::Block::HeaderRow(c) => types::Block::HeaderRow(c),
-        core_engine::Block::Rule => types::Block::Rule,
-        core_engine::Block::PageBreak => types::Block::PageBreak,
-        core_engine::Block::Signature(s) => types::Block::Signature(types::SignatureBlock {
-            image: s.image,
-            text: s.text,
-            caption: s.caption,
-        }),
-    }
-}
-
-fn stamp_out(s: core_engine::Stamp) -> types::Stamp {
-    types::Stamp {
-        page: s.page,
-        left: s.left,
-        top: s.top,
-        width: s.width,
-        height: s.height,
-        content: match s.content {
-            core_engine::StampContent::Text(t) => types::StampContent::Text(t),
-            core_engine::StampContent::Check => types::StampContent::Check,
-            core_engine::StampContent::Image(b) => types::StampContent::Image(b),
-        },
-    }
-}
-
-fn order_out(o: core_engine::WorkOrder) -> types::WorkOrder {
-    match o {
-        core_engine::WorkOrder::Import(sources) => types::WorkOrder::ImportFiles(
-            sources
-                .into_iter()
-                .map(|s| types::ImportSource {
-                    blob: s.blob,
-                    url: s.url,
-                    name: s.name,
-                    fill: s.fill,
-                })
-                .collect(),
-        ),
-        core_engine::WorkOrder::Render(r) => types::WorkOrder::Render(types::RenderOrder {
-            sources: r.sources,
-            stamps: r.stamps.into_iter().map(stamp_out).collect(),
-            appendix: r.appendix.into_iter().map(block_out).collect(),
-            summary: r.summary.into_iter().map(block_out).collect(),
-            seal: r.seal.map(|s| types::SealOrder {
-                document_id: s.document_id,
-                log_head: s.log_head,
-            }),
-        }),
-        core_engine::WorkOrder::Fetch(url) => types::WorkOrder::Fetch(url),
-    }
-}
+// The work orders, outcomes, blob infos and PDF checks: `esign-work`'s types, which the
+// engine uses, to and from the WIT's.
+esign_work::convert_wit!(types);
 
 /// Hands the panic message to the host, then traps: the host rolls the call back and
 /// answers 500 with a trace id under which it logged the message.

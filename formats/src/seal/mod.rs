@@ -34,17 +34,8 @@ pub trait SealHost {
     fn timestamp(&self, request: &[u8]) -> Result<Option<Vec<u8>>, String>;
 }
 
-/// How a sealed file was signed (the WIT's `seal-info`).
-#[derive(Debug, Clone, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub struct SealInfo {
-    /// The signing certificate's subject (RFC 4514).
-    pub signer: String,
-    /// Lower-case hex SHA-256 of the signing certificate (DER).
-    pub certificate_sha256: String,
-    pub signed_at_ms: u64,
-    pub timestamp_ms: Option<u64>,
-}
+/// How a sealed file was signed (the WIT's `seal-info`, shared with the engine).
+pub use esign_work::SealInfo;
 
 /// Why a seal was not made.
 #[derive(Debug, Clone, PartialEq)]

@@ -15,22 +15,8 @@ use lopdf::{
 };
 use sha2::{Digest, Sha256};
 
-/// What a check of a signed PDF found (the WIT's `pdf-check`).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct PdfCheck {
-    pub signed: bool,
-    pub valid: bool,
-    pub whole_file: bool,
-    pub signer: String,
-    pub certificate_sha256: String,
-    pub by_this_service: bool,
-    pub signed_at_ms: Option<u64>,
-    pub timestamp_ms: Option<u64>,
-    pub timestamp_valid: bool,
-    pub document_id: String,
-    pub log_head: String,
-    pub problems: Vec<String>,
-}
+/// What a check of a signed PDF found (the WIT's `pdf-check`, shared with the engine).
+pub use esign_work::PdfCheck;
 
 /// Bytes reserved for the DER signature (twice that in hex in the file): room for a
 /// certificate chain of a few certificates and a timestamp token.

@@ -80,19 +80,5 @@ impl SealHost for Sealer {
 
 /// Checks the last signature of a PDF; `own_sha256` is this host's certificate.
 pub fn check(pdf: &[u8], own_sha256: &str) -> PdfCheck {
-    let c = seal::check(pdf, own_sha256);
-    PdfCheck {
-        signed: c.signed,
-        valid: c.valid,
-        whole_file: c.whole_file,
-        signer: c.signer,
-        certificate_sha256: c.certificate_sha256,
-        by_this_service: c.by_this_service,
-        signed_at_ms: c.signed_at_ms,
-        timestamp_ms: c.timestamp_ms,
-        timestamp_valid: c.timestamp_valid,
-        document_id: c.document_id,
-        log_head: c.log_head,
-        problems: c.problems,
-    }
+    seal::check(pdf, own_sha256).into()
 }

@@ -68,11 +68,15 @@ use esign_formats::seal::keys::{LocalKey, generate};
 use exports::esign::engine::types::{
     BlobInfo, EidIdentity, Job, JobOutcome, PdfCheck, Settings, WorkFailure, WorkOrder,
 };
-use exports::esign::engine::{effects, files, host, store};
+use exports::esign::engine::{effects, files, host, store, types};
 use exports::esign::formats::{blobs, convert, download, log, signing, timestamping};
 use exports::esign::wasi_http::calls;
 
 struct Component;
+
+// The check of a signed PDF (`esign_formats::seal::check`, `esign-work`'s `PdfCheck`) as
+// the WIT's, and the other work types both ways.
+esign_work::convert_wit!(types);
 export!(Component);
 
 /// Everything a commit writes.
@@ -565,21 +569,7 @@ impl host::Guest for Component {
         let own = sealing_key()
             .map(|k| k.certificate_sha256.clone())
             .unwrap_or_default();
-        let c = esign_formats::seal::check(&data, &own);
-        PdfCheck {
-            signed: c.signed,
-            valid: c.valid,
-            whole_file: c.whole_file,
-            signer: c.signer,
-            certificate_sha256: c.certificate_sha256,
-            by_this_service: c.by_this_service,
-            signed_at_ms: c.signed_at_ms,
-            timestamp_ms: c.timestamp_ms,
-            timestamp_valid: c.timestamp_valid,
-            document_id: c.document_id,
-            log_head: c.log_head,
-            problems: c.problems,
-        }
+        esign_formats::seal::check(&data, &own).into()
     }
 
     fn fetch_client_metadata(_url: String) -> Result<String, String> {
