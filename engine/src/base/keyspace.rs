@@ -269,6 +269,10 @@ pub const FAMILIES: &[Family] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::domain::document::{self, SortKey};
+    use crate::domain::{accounts, attachments, contacts, custom_data, downloads};
+    use crate::domain::{evidence, folders, identity, invitations, mail_templates};
+    use crate::domain::{oauth, templates, uploads, videos, webhooks};
 
     #[test]
     fn families_are_distinct_and_simple() {
@@ -310,10 +314,6 @@ mod tests {
     /// changed byte would lose the data stored under the old key.
     #[test]
     fn keys_keep_their_layout() {
-        use crate::domain::document::{self, SortKey};
-        use crate::domain::{accounts, attachments, contacts, custom_data, downloads};
-        use crate::domain::{evidence, folders, identity, invitations, mail_templates};
-        use crate::domain::{oauth, templates, uploads, videos, webhooks};
         let hash = crate::base::util::sha256_hex(b"c");
         let cases: Vec<(Vec<u8>, String)> = vec![
             (document::doc_key("d"), "doc/d".into()),
