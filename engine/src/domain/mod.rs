@@ -13,6 +13,7 @@ pub mod contacts;
 pub mod custom_data;
 pub mod deletion;
 pub mod document;
+pub mod document_states;
 pub mod downloads;
 pub mod events;
 pub mod evidence;

@@ -25,30 +25,6 @@ use serde_json::json;
 pub const AUTO_REMINDER_DAYS: u64 = 3;
 pub const AUTO_REMINDER_MAX: u32 = 5;
 
-/// 400 while importing, 400 for any other status than draft, 400 while a render runs.
-pub fn require_draft(doc: &Document, action: &str) -> ApiResult<()> {
-    match doc.status {
-        document::Status::Importing => Err(bad(
-            "document_importing",
-            format!(
-                "the document is still importing its files; poll its status until draft, then {action}"
-            ),
-        )),
-        document::Status::Draft if doc.pending.is_some() => Err(bad(
-            "document_processing",
-            "the document is already being sealed or sent",
-        )),
-        document::Status::Draft => Ok(()),
-        other => Err(bad(
-            "document_not_draft",
-            format!(
-                "only a draft can be {action}ed; this document is {}",
-                other.as_str()
-            ),
-        )),
-    }
-}
-
 /// The signing settings rule (spec §7): signing needs a signer; an approver needs
 /// signers; a signing order needs signing.
 pub fn signing_problem(doc: &Document) -> Option<String> {

@@ -10,8 +10,8 @@
 
 use std::path::{Path, PathBuf};
 
-/// Functions of the engine over 70 lines, each marked: 35 when the rule came, 33 once the route table replaced the families' routers.
-const LONG_FUNCTIONS_LEFT: usize = 33;
+/// Functions of the engine over 70 lines, each marked: 35 when the rule came, 33 once the route table replaced the families' routers, 32 once the document state machine took the revision's status check.
+const LONG_FUNCTIONS_LEFT: usize = 32;
 
 fn root() -> PathBuf {
     match std::env::var_os("ESIGN_TIDY_ROOT") {

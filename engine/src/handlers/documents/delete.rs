@@ -9,7 +9,8 @@ use crate::base::prelude::*;
 use crate::domain::access::{self, access, readable, writable};
 use crate::domain::auth::Principal;
 use crate::domain::deletion::permanently_delete;
-use crate::domain::document::{self, Document, Status, store_doc};
+use crate::domain::document::{Document, store_doc};
+use crate::domain::document_states::{self as states, Move};
 use crate::domain::events::emit_and_log;
 use crate::domain::{accounts, trail};
 use serde_json::json;
@@ -17,17 +18,10 @@ use serde_json::json;
 /// `POST /v1/documents/{id}/lost`: idempotent; one `document.lost` event.
 pub fn lost(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let doc = writable(cx, pr, id)?;
-    if doc.status == document::Status::Lost {
+    if states::already(&doc, Move::MarkLost) {
         return Ok(no_content());
     }
-    end_with(
-        cx,
-        pr,
-        doc,
-        document::Status::Lost,
-        "lost",
-        "marked as lost",
-    )
+    end_with(cx, pr, doc, Move::MarkLost, "marked as lost")
 }
 
 /// `DELETE /v1/documents/{id}`: recall a sent document, permanently delete a recalled
@@ -41,22 +35,7 @@ pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     }
     let doc = readable(cx, pr, id)?;
     let a = access(cx, pr, &doc);
-    // Never sent: not sent, not sealed (sealing hands out links), and no recipient has
-    // done anything with it; a send still rendering or scheduled counts as not sent.
-    let never_sent = doc.send_ms.is_none()
-        && doc.status != document::Status::Sealed
-        && doc
-            .recipients
-            .iter()
-            .all(|r| r.status == document::RecipientStatus::Added);
-    // A document recalled and then marked lost has been recalled: a delete removes it,
-    // as it removes a recalled one, rather than recall it twice (spec §3.3).
-    let recalled = doc.status == document::Status::Recalled
-        || (doc.status == document::Status::Lost
-            && trail::entries(cx, &doc.id)
-                .iter()
-                .any(|c| c.entry.action == "recalled"));
-    if recalled || never_sent {
+    if states::on_delete(cx, &doc) == Move::Erase {
         if !a.owner_or_admin {
             return Err(access::doc_not_found(id));
         }
@@ -66,35 +45,28 @@ pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     if !a.write {
         return Err(access::doc_not_found(id));
     }
-    end_with(
-        cx,
-        pr,
-        doc,
-        document::Status::Recalled,
-        "recalled",
-        "recalled by delete",
-    )
+    end_with(cx, pr, doc, Move::Recall, "recalled by delete")
 }
 
-/// Moves `doc` to `status` (lost, recalled), cancels any render, records
-/// `document.{action}`; 204.
+/// Makes `m` (mark lost, recall): the status it leads to, any render cancelled, its
+/// event; 204.
 fn end_with(
     cx: &mut Cx,
     pr: &Principal,
     mut doc: Document,
-    status: Status,
-    action: &str,
+    m: Move,
     detail: &str,
 ) -> ApiResult<Response> {
     let before = doc.clone();
-    doc.status = status;
+    states::apply(&mut doc, m);
     doc.pending = None;
-    let kind = format!("document.{action}");
+    let kind = states::event(m).expect("an ending move emits an event");
+    let action = kind.trim_start_matches("document.");
     emit_and_log(
         cx,
         &mut doc,
         &trail::Actor::user(pr, None),
-        &kind,
+        kind,
         action,
         detail,
         json!({}),

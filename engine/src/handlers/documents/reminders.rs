@@ -10,6 +10,7 @@ use crate::base::util::{iso8601, parse_time};
 use crate::domain::access::writable;
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, store_doc};
+use crate::domain::document_states::{Move, may};
 use crate::domain::sending::{remind, waiting};
 use crate::domain::trail::{self, log};
 use crate::handlers::documents::input::recipient_ids;
@@ -27,15 +28,7 @@ use serde_json::json;
 pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;
-    if !doc.status.is_active() {
-        return Err(bad(
-            "invalid_status",
-            format!(
-                "reminders are for sealed or sent documents; this one is {}",
-                doc.status.as_str()
-            ),
-        ));
-    }
+    may(&doc, Move::Remind)?;
     let sms = match f.optional_str("type")?.as_deref() {
         None | Some("" | "email") => false,
         Some("sms") => true,

@@ -10,6 +10,7 @@ use crate::base::util::{iso8601, parse_time};
 use crate::domain::access::{access, readable};
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, store_doc};
+use crate::domain::document_states::{self as states, Move, may};
 use crate::domain::events::{self, emit_and_log};
 use crate::domain::{blobs, evidence, trail, uploads};
 use serde_json::json;
@@ -29,19 +30,7 @@ pub fn manually_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> Ap
         ));
     }
     let f = req.body_fields()?;
-    if matches!(
-        doc.status,
-        document::Status::Draft | document::Status::Importing
-    ) || doc.status.is_signed()
-    {
-        return Err(bad(
-            "invalid_status",
-            format!(
-                "a {} document cannot be marked as signed",
-                doc.status.as_str()
-            ),
-        ));
-    }
+    may(&doc, Move::SignManually)?;
     let file = match f.optional_str("file_id")?.filter(|s| !s.is_empty()) {
         None => None,
         Some(fid) => Some(
@@ -72,11 +61,11 @@ pub fn manually_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> Ap
         })?,
     };
     let before = doc.clone();
-    let (status, rstatus) = if file.is_some() {
-        (document::Status::Signed, document::RecipientStatus::Signed)
+    let (m, rstatus) = if file.is_some() {
+        (Move::SignManually, document::RecipientStatus::Signed)
     } else {
         (
-            document::Status::SignedWithoutVerification,
+            Move::SignManuallyWithoutFile,
             document::RecipientStatus::SignedWithoutVerification,
         )
     };
@@ -102,7 +91,7 @@ pub fn manually_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> Ap
             rendered_ms: now,
         });
     }
-    doc.status = status;
+    states::apply(&mut doc, m);
     doc.sign_ms = Some(signed_at);
     doc.pending = None;
     let manual_blob = file.as_ref().and_then(|u| u.blob.clone());

@@ -10,6 +10,7 @@ use crate::base::util::{is_email, iso8601, parse_time};
 use crate::domain::access::writable;
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, store_doc};
+use crate::domain::document_states::{self as states, Move, may};
 use crate::domain::rendering::request_render;
 use crate::domain::sending::schedule_expiry;
 use crate::domain::trail::{self, log};
@@ -35,33 +36,14 @@ pub fn expiration(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRe
             "`expiration_date` must be in the future",
         ));
     }
-    if doc.status.is_signed()
-        || matches!(
-            doc.status,
-            document::Status::Recalled
-                | document::Status::Lost
-                | document::Status::Rejected
-                | document::Status::Archived
-        )
-    {
-        return Err(bad(
-            "invalid_status",
-            format!(
-                "a {} document has no expiration to change",
-                doc.status.as_str()
-            ),
-        ));
-    }
+    may(&doc, Move::ChangeExpiration)?;
     let notify_them = f.optional_bool("send_notification")?.unwrap_or(false);
     let before = doc.clone();
     doc.expiration_ms = at;
-    if doc.status == document::Status::Expired {
-        doc.status = doc
-            .status_before_expiry
-            .take()
-            .unwrap_or(document::Status::Sent);
+    if states::allowed(&doc, Move::Reopen) {
+        states::apply(&mut doc, Move::Reopen);
     }
-    if doc.status.is_active() {
+    if states::allowed(&doc, Move::Expire) {
         schedule_expiry(cx, &doc);
     }
     if notify_them {
@@ -136,10 +118,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
         "folder_id",
         "language",
     ];
-    let draft = matches!(
-        doc.status,
-        document::Status::Draft | document::Status::Importing
-    );
+    let draft = states::allowed(&doc, Move::EditDraft);
     let allowed = if draft { DRAFT } else { LATER };
     if let Some(k) = f.map.keys().find(|k| !allowed.contains(&k.as_str())) {
         return Err(bad(
@@ -247,20 +226,7 @@ pub fn put_pricing_tables(
         .optional_json("pricing_tables")?
         .ok_or_else(|| bad("missing_field", "the field `pricing_tables` is required"))?;
     let tables = pricing::parse_tables(raw)?;
-    if doc.status.is_signed()
-        || matches!(
-            doc.status,
-            document::Status::Recalled | document::Status::Lost | document::Status::Rejected
-        )
-    {
-        return Err(bad(
-            "invalid_status",
-            format!(
-                "the pricing of a {} document cannot change",
-                doc.status.as_str()
-            ),
-        ));
-    }
+    may(&doc, Move::ChangePricing)?;
     let before = doc.clone();
     doc.pricing_tables = tables;
     let actor = trail::Actor::user(pr, Some(req));
@@ -310,19 +276,7 @@ pub fn upload_attachment(
                 format!("the document {id} has no attachment {attachment_id}"),
             )
         })?;
-    if !matches!(
-        doc.status,
-        document::Status::Draft | document::Status::Importing
-    ) {
-        return Err(ApiError::new(
-            409,
-            "invalid_status",
-            format!(
-                "a {} document's attachments are what its recipients were given; only a draft's change",
-                doc.status.as_str()
-            ),
-        ));
-    }
+    may(&doc, Move::EditDraft)?;
     let (name, bytes) = uploads::file_of(cx, pr, &f)?;
     let info = uploads::put_blob(cx, &bytes)?;
     let owner = blobs::owner_of(&doc.id);
