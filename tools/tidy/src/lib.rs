@@ -751,6 +751,16 @@ pub fn store_calls(src: &str) -> usize {
         .count()
 }
 
+/// The status references in Rust source `src` (comments and strings skipped): a name
+/// ending in `Status` followed by `::` (`Status::Sent`, `document::Status::Draft`,
+/// `RecipientStatus::Added`, `UploadStatus::Ready`), each counted once.
+pub fn status_refs(src: &str) -> usize {
+    let toks = lex(src);
+    toks.windows(2)
+        .filter(|w| matches!(&w[0], Tok::Ident(x) if x.ends_with("Status")) && w[1] == Tok::Path)
+        .count()
+}
+
 /// A string literal of Rust source, outside test code.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Literal {
