@@ -9,6 +9,8 @@
 //! What it does not see, on purpose: items gated by `#[cfg(test)]` (a unit test may reach
 //! any layer), and glob imports' single names (a glob counts as an import of its module).
 
+pub mod shrinking;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::path::{Path, PathBuf};

@@ -8,17 +8,11 @@
 //!
 //! `ESIGN_TIDY_ROOT=/path/to/checkout cargo test -p esign-tidy` checks another checkout.
 
-use std::path::{Path, PathBuf};
+use esign_tidy::shrinking::root;
+use std::path::Path;
 
 /// Functions of the engine over 70 lines, each marked: 35 when the rule came, 33 once the route table replaced the families' routers, 32 once the document state machine took the revision's status check.
 const LONG_FUNCTIONS_LEFT: usize = 32;
-
-fn root() -> PathBuf {
-    match std::env::var_os("ESIGN_TIDY_ROOT") {
-        Some(r) => PathBuf::from(r),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
-    }
-}
 
 /// The marks under `dir`, and the ones without a reason (file paths).
 fn marks(dir: &Path) -> (usize, Vec<String>) {

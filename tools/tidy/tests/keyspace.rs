@@ -13,9 +13,10 @@
 //!
 //! `ESIGN_TIDY_ROOT=/path/to/checkout cargo test -p esign-tidy` checks another checkout.
 
+use esign_tidy::shrinking::root;
 use esign_tidy::string_literals;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Where the families are declared, under `engine/src/`.
 const KEYSPACE: &str = "base/keyspace.rs";
@@ -42,13 +43,6 @@ const LITERALS_LEFT: &[(&str, &str)] = &[
     ("handlers/users.rs", "ent-mem"),
     ("handlers/users.rs", "team"),
 ];
-
-fn root() -> PathBuf {
-    match std::env::var_os("ESIGN_TIDY_ROOT") {
-        Some(r) => PathBuf::from(r),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
-    }
-}
 
 /// The families the keyspace module declares.
 fn families(keyspace: &str) -> Vec<String> {

@@ -5,8 +5,8 @@
 //!
 //! `ESIGN_TIDY_ROOT=/path/to/checkout cargo test -p esign-tidy` checks another checkout.
 
+use esign_tidy::shrinking::root;
 use esign_tidy::{Graph, cycles, read_crate};
-use std::path::PathBuf;
 
 /// A crate's layers, lowest first: each a name and the paths (under `src/`) in it; a
 /// path ending in `/` is a folder.
@@ -100,13 +100,6 @@ const FORMATS: Layers = Layers {
 
 /// The engine's handler families may share only these.
 const SHARED_HANDLERS: &[&str] = &["handlers/shapes.rs", "handlers/mod.rs"];
-
-fn root() -> PathBuf {
-    match std::env::var_os("ESIGN_TIDY_ROOT") {
-        Some(r) => PathBuf::from(r),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../.."),
-    }
-}
 
 fn layer_of(layers: &Layers, file: &str) -> Option<usize> {
     layers.layers.iter().position(|(_, paths)| {

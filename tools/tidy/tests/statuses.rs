@@ -8,9 +8,9 @@
 //!
 //! `ESIGN_TIDY_ROOT=/path/to/checkout cargo test -p esign-tidy` checks another checkout.
 
+use esign_tidy::shrinking::{Shrinking, per_file, root};
 use esign_tidy::status_refs;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
 
 /// Today's handlers that name statuses (under `engine/src/handlers/`), and how often.
 const STATUS_REFS_LEFT: &[(&str, usize)] = &[
@@ -31,60 +31,17 @@ const STATUS_REFS_LEFT: &[(&str, usize)] = &[
     ("users.rs", 1),
 ];
 
-fn root() -> PathBuf {
-    match std::env::var_os("ESIGN_TIDY_ROOT") {
-        Some(r) => PathBuf::from(r),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."),
-    }
-}
-
-/// Status references per file under `dir`, by path relative to it.
-fn counted(dir: &Path) -> BTreeMap<String, usize> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for entry in std::fs::read_dir(&d).expect("a handlers folder") {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let n = status_refs(&std::fs::read_to_string(&path).unwrap());
-                let rel = path.strip_prefix(dir).unwrap().to_string_lossy();
-                out.insert(rel.replace('\\', "/"), n);
-            }
-        }
-    }
-    out
-}
-
-/// What is wrong with `found` against `allowed`.
-fn problems(found: &BTreeMap<String, usize>, allowed: &[(&str, usize)]) -> Vec<String> {
-    let allowed: BTreeMap<&str, usize> = allowed.iter().copied().collect();
-    let mut out = Vec::new();
-    for (file, &n) in found {
-        let may = allowed.get(file.as_str()).copied().unwrap_or(0);
-        if n > may {
-            out.push(format!(
-                "{file}: {n} status references, {may} allowed: a handler asks the state machine (domain/document_states.rs), which knows the statuses"
-            ));
-        } else if n < may {
-            out.push(format!(
-                "{file}: {n} status references, the list says {may}: lower it in tools/tidy/tests/statuses.rs (it may only shrink)"
-            ));
-        }
-    }
-    for file in allowed.keys() {
-        if !found.contains_key(*file) {
-            out.push(format!("{file} is gone: remove its line from the list"));
-        }
-    }
-    out
-}
+/// What this list counts and says.
+const LIST: Shrinking = Shrinking {
+    counts: "status references",
+    instead: "a handler asks the state machine (domain/document_states.rs), which knows the statuses",
+    list_in: "tools/tidy/tests/statuses.rs",
+};
 
 #[test]
 fn handlers_name_statuses_no_more_than_listed() {
-    let found = counted(&root().join("engine/src/handlers"));
-    let wrong = problems(&found, STATUS_REFS_LEFT);
+    let found = per_file(&root().join("engine/src/handlers"), status_refs);
+    let wrong = LIST.problems(&found, STATUS_REFS_LEFT);
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
@@ -93,7 +50,7 @@ fn the_check_can_fail() {
     let found: BTreeMap<String, usize> = [("a.rs".to_string(), 2), ("new.rs".to_string(), 1)]
         .into_iter()
         .collect();
-    let wrong = problems(&found, &[("a.rs", 3), ("gone.rs", 1)]);
+    let wrong = LIST.problems(&found, &[("a.rs", 3), ("gone.rs", 1)]);
     assert_eq!(wrong.len(), 3, "{wrong:#?}");
     assert!(wrong[0].contains("a.rs: 2 status references, the list says 3"));
     assert!(wrong[1].contains("new.rs: 1 status references, 0 allowed"));
