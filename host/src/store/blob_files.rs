@@ -69,15 +69,19 @@ impl BlobFiles {
     /// Writes the blob durably (synced, then renamed into place, then its directory
     /// synced).
     pub fn put(&self, key: &[u8], value: &[u8]) -> anyhow::Result<()> {
+        self.stage(key, value)?.publish()
+    }
+
+    /// Writes the blob's bytes, synced, under a name no read or listing sees:
+    /// [`Staged::publish`] puts it in place (a rename), [`Staged::discard`] drops it.
+    /// A commit stages its new blobs before it takes the lock and publishes them under
+    /// it, so a blob appears together with the records that use it (a check running
+    /// meanwhile never finds it unused).
+    pub fn stage(&self, key: &[u8], value: &[u8]) -> anyhow::Result<Staged> {
         let path = self.path(key)?;
-        let parent = path.parent().expect("a blob's file is in a shard");
-        if !parent.is_dir() {
-            private_dir(parent)?;
-            sync_dir(&self.dir)?;
-        }
         let partial = self
             .dir
-            .join(format!(".partial-{}", crate::ids::random_id()));
+            .join(format!("{PARTIAL}{}", crate::ids::random_id()));
         let written = (|| {
             let mut file = fs::OpenOptions::new()
                 .write(true)
@@ -85,14 +89,27 @@ impl BlobFiles {
                 .mode(0o600)
                 .open(&partial)?;
             file.write_all(value)?;
-            file.sync_all()?;
-            fs::rename(&partial, &path)
+            file.sync_all()
         })();
         if let Err(e) = written {
             let _ = fs::remove_file(&partial);
             return Err(anyhow::Error::new(e).context(format!("writing {}", path.display())));
         }
-        sync_dir(parent)
+        Ok(Staged {
+            partial,
+            path,
+            dir: self.dir.clone(),
+        })
+    }
+
+    /// Removes what staged blobs a crash left (nothing names them).
+    pub fn remove_staged(&self) -> anyhow::Result<()> {
+        for name in sorted_names(&self.dir, |e| e.file_type().is_ok_and(|t| t.is_file()))? {
+            if name.starts_with(PARTIAL) {
+                let _ = fs::remove_file(self.dir.join(name));
+            }
+        }
+        Ok(())
     }
 
     /// Writes the blob without syncing it (for a backup: [`BlobFiles::sync_all`] once
@@ -194,6 +211,38 @@ impl BlobFiles {
     }
 }
 
+/// How a staged blob's file name begins (in the blobs directory itself, where listings
+/// look only at the shard directories).
+const PARTIAL: &str = ".partial-";
+
+/// A blob written and synced, not yet in place.
+pub struct Staged {
+    partial: PathBuf,
+    path: PathBuf,
+    dir: PathBuf,
+}
+
+impl Staged {
+    /// Puts the blob in place, durably (the rename and its directory synced).
+    pub fn publish(self) -> anyhow::Result<()> {
+        let parent = self.path.parent().expect("a blob's file is in a shard");
+        if !parent.is_dir() {
+            private_dir(parent)?;
+            sync_dir(&self.dir)?;
+        }
+        if let Err(e) = fs::rename(&self.partial, &self.path) {
+            let _ = fs::remove_file(&self.partial);
+            return Err(anyhow::Error::new(e).context(format!("writing {}", self.path.display())));
+        }
+        sync_dir(parent)
+    }
+
+    /// Drops the blob (its commit did not happen).
+    pub fn discard(self) {
+        let _ = fs::remove_file(&self.partial);
+    }
+}
+
 /// The id in a blob key, refused unless it is what esign's ids are made of.
 fn id_of(key: &[u8]) -> anyhow::Result<&str> {
     let id = key.strip_prefix(PREFIX).unwrap_or_default();
@@ -292,6 +341,25 @@ mod tests {
         b.remove(b"b/ab").unwrap();
         b.remove(b"b/ab").unwrap();
         assert_eq!(b.get(b"b/ab").unwrap(), None);
+    }
+
+    #[test]
+    fn a_staged_blob_is_seen_only_once_published() {
+        let (b, dir) = files();
+        let staged = b.stage(b"b/0a0b", b"bytes").unwrap();
+        assert_eq!(b.get(b"b/0a0b").unwrap(), None);
+        assert_eq!(b.keys(b"", b"\xff", false).unwrap().count(), 0);
+        staged.publish().unwrap();
+        assert_eq!(b.get(b"b/0a0b").unwrap(), Some(b"bytes".to_vec()));
+        b.stage(b"b/0c0d", b"gone").unwrap().discard();
+        let left = b.stage(b"b/0e0f", b"crash").unwrap();
+        std::mem::forget(left); // as a crash would leave it
+        b.remove_staged().unwrap();
+        let names: Vec<_> = std::fs::read_dir(dir.0.join(DIR))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("0a")]);
     }
 
     #[test]

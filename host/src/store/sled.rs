@@ -11,10 +11,12 @@
 //! and takes the lock only if commits kept landing meanwhile. A blob read is validated
 //! by the blob's existence (blobs never change).
 //!
-//! A commit writes its new blobs' files before it takes the lock, and removes dropped
-//! blobs' files only once the tree's batch is durable, under the lock (between the two
-//! steps of the commit sequence, so a read-only transaction that saw a blob sees the
-//! change). A database written before blobs moved out has them moved at open.
+//! A commit writes its new blobs' files (synced) before it takes the lock, under names
+//! nothing reads, and renames them into place under the lock with the batch that
+//! references them, so a blob never shows before its records (a store check running
+//! meanwhile would call it unused); it removes dropped blobs' files only once the
+//! tree's batch is durable, under the lock (between the two steps of the commit
+//! sequence, so a read-only transaction that saw a blob sees the change). A database written before blobs moved out has them moved at open.
 
 use super::blob_files::{self, AFTER, BlobFiles, PREFIX, is_blob};
 use super::{Backend, BackendTxn, Cause, CommitError, Entry, Lease, Writes};
@@ -87,6 +89,7 @@ impl SledBackend {
                     commit_lock: Mutex::new(()),
                     sequence: AtomicU64::new(0),
                 };
+                shared.blobs.remove_staged()?;
                 shared.move_blobs_out_of_the_tree()?;
                 Ok(SledBackend {
                     shared: Arc::new(shared),
@@ -409,21 +412,24 @@ impl BackendTxn for SledTxn {
             }
         }
         let backend = |e: anyhow::Error| CommitError::Backend(e);
-        let new_blobs: Vec<&Vec<u8>> = writes
-            .iter()
-            .filter(|(k, v)| is_blob(k) && v.is_some())
-            .map(|(k, _)| k)
-            .collect();
-        for key in &new_blobs {
-            let value = writes[*key].as_deref().expect("a new blob");
-            shared.blobs.put(key, value).map_err(backend)?;
+        // New blobs are written before the lock, out of sight, and put in place under
+        // it with the records that use them.
+        let mut staged = Vec::new();
+        for (key, value) in writes {
+            if let (true, Some(value)) = (is_blob(key), value) {
+                match shared.blobs.stage(key, value) {
+                    Ok(s) => staged.push(s),
+                    Err(e) => {
+                        staged.into_iter().for_each(blob_files::Staged::discard);
+                        return Err(backend(e));
+                    }
+                }
+            }
         }
         let guard = shared.commit_lock.lock().unwrap_or_else(|p| p.into_inner());
         if let Err(e) = self.validate() {
             drop(guard);
-            for key in new_blobs {
-                let _ = shared.blobs.remove(key); // nothing references them
-            }
+            staged.into_iter().for_each(blob_files::Staged::discard);
             return Err(e);
         }
         if writes.is_empty() {
@@ -431,6 +437,12 @@ impl BackendTxn for SledTxn {
         }
         shared.sequence.fetch_add(1, Ordering::SeqCst);
         std::sync::atomic::fence(Ordering::SeqCst);
+        for blob in staged {
+            if let Err(e) = blob.publish() {
+                shared.sequence.fetch_add(1, Ordering::SeqCst);
+                return Err(backend(e));
+            }
+        }
         let mut batch = sled::Batch::default();
         let mut dropped_blobs = Vec::new();
         for (key, value) in writes {
