@@ -21,7 +21,6 @@ const STORE_CALLS_LEFT: &[(&str, usize)] = &[
     ("attachments.rs", 1),
     ("auth.rs", 9),
     ("documents/comments.rs", 3),
-    ("documents/custom_data.rs", 9),
     ("documents/download.rs", 5),
     ("documents/read.rs", 1),
     ("documents/roster.rs", 1),
