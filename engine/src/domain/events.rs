@@ -1,10 +1,13 @@
 //! Events (spec §6): the payload members every event shares, and [`emit_and_log`], which
 //! records an event with its webhook deliveries and writes it to the audit trail.
 
+use crate::base::api::{Delivery, Event};
 use crate::base::cx::Cx;
+use crate::base::http::{ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
+use crate::domain::auth::Principal;
 use crate::domain::document::{self, Document};
 use crate::domain::trail::{Actor, log};
 use crate::domain::{accounts, webhooks};
@@ -90,4 +93,49 @@ pub fn recipients_summary(doc: &Document) -> Value {
         .iter()
         .map(|o| json!({"fullname": o.fullname(), "role": o.role.as_str(), "status": o.status.as_str()}))
         .collect()
+}
+
+/// A sample delivery of `event` (checked, [`webhooks::check_event`]) for `doc` to the
+/// caller's active subscriptions to it (only `only`, when given); 400 when there are
+/// none. Returns the event id and the subscriptions reached.
+pub fn send_test(
+    cx: &mut Cx,
+    pr: &Principal,
+    doc: &Document,
+    event: String,
+    only: Option<String>,
+) -> ApiResult<(String, Vec<webhooks::Subscription>)> {
+    let targets: Vec<webhooks::Subscription> = webhooks::visible(cx, pr)
+        .into_iter()
+        .filter(|s| s.event == event && s.active)
+        .filter(|s| only.as_ref().is_none_or(|o| &s.id == o))
+        .collect();
+    if targets.is_empty() {
+        return Err(ApiError::bad_request(
+            "no_subscription",
+            format!("you have no active subscription to {event}"),
+        ));
+    }
+    let mut payload = event_payload(cx, doc, &event);
+    if let Some(r) = doc.recipients.first() {
+        payload["recipient"] = event_recipient(r);
+    }
+    payload["test"] = true.into();
+    let id = format!("evt_{}", util::new_id(cx));
+    payload["event_id"] = id.clone().into();
+    let deliveries: Vec<Delivery> = targets
+        .iter()
+        .map(|s| webhooks::delivery_for(s, &payload))
+        .collect();
+    cx.p.emit_event(
+        Event {
+            id: id.clone(),
+            kind: event,
+            entity_id: doc.entity_id.clone(),
+            user_id: doc.user_id.clone(),
+            payload: payload.to_string(),
+        },
+        deliveries,
+    );
+    Ok((id, targets))
 }

@@ -9,14 +9,16 @@
 //! | `sub-err/{entity}/{error}` | [`DeadLetter`] (`error` is `{at}{id}`) |
 //! | `sub-errb/{entity}/{error}` | the body the dead letter's delivery carried, for a retry |
 
-use crate::base::api::{Delivery, Event, Mail};
+use crate::base::api::{Delivery, Event, Mail, PendingDelivery};
 use crate::base::cx::Cx;
+use crate::base::http::{ApiError, ApiResult};
 use crate::base::keyspace::{SUB, SUB_ENT, SUB_ERR, SUB_ERRB};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::prefix_range;
+use crate::base::records::{decode, prefix_range};
 use crate::base::util::{self, new_id};
 use crate::domain::accounts::{self, Membership, User, membership_key, user_key};
+use crate::domain::auth::Principal;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -239,4 +241,236 @@ pub fn tell_owner(cx: &mut Cx, s: &Subscription, subject: String, body: String) 
         tag: String::new(),
         html: String::new(),
     });
+}
+
+fn is_admin(pr: &Principal) -> bool {
+    pr.membership.role == accounts::Role::Admin
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::not_found("subscription_not_found", format!("no subscription {id}"))
+}
+
+/// An event a subscription names: one of [`EVENTS`], else 400.
+pub fn check_event(event: &str) -> ApiResult<()> {
+    if EVENTS.iter().any(|(e, _)| *e == event) {
+        Ok(())
+    } else {
+        Err(ApiError::bad_request(
+            "invalid_event",
+            format!("{event:?} is not an event; GET /v1/subscriptions/events lists them"),
+        ))
+    }
+}
+
+/// A target: an `https://` URL with a host and no whitespace.
+pub fn check_target_url(target_url: &str) -> ApiResult<()> {
+    let host = target_url.strip_prefix("https://").unwrap_or("");
+    if host.is_empty() || host.starts_with('/') || target_url.chars().any(char::is_whitespace) {
+        return Err(ApiError::bad_request(
+            "invalid_target_url",
+            "target_url must be an https:// URL with a host",
+        ));
+    }
+    Ok(())
+}
+
+/// A global subscription (every user's documents) is an admin's.
+pub fn may_subscribe(pr: &Principal, global: bool) -> ApiResult<()> {
+    if global && !is_admin(pr) {
+        return Err(ApiError::forbidden(
+            "access_denied",
+            "only an admin may subscribe to every user's documents (global)",
+        ));
+    }
+    Ok(())
+}
+
+/// A `notification_email` (normalized; empty for none): an address, and, since
+/// dead-letter notices name the target URL and its errors, a member of the entity's.
+pub fn check_notification_email(cx: &mut Cx, pr: &Principal, email: &str) -> ApiResult<()> {
+    if email.is_empty() {
+        return Ok(());
+    }
+    if !util::is_email(email) {
+        return Err(ApiError::bad_request(
+            "invalid_field",
+            "notification_email must be an email address",
+        ));
+    }
+    let member = accounts::user_id_by_email(cx, email)
+        .is_some_and(|id| cx.p.get(&membership_key(&id, &pr.entity.id)).is_some());
+    if !member {
+        return Err(ApiError::bad_request(
+            "invalid_field",
+            "notification_email must be the address of a user of this entity",
+        ));
+    }
+    Ok(())
+}
+
+/// What a new subscription is given, checked ([`check_event`], [`check_target_url`],
+/// [`may_subscribe`], [`check_notification_email`]).
+pub struct NewSubscription {
+    pub event: String,
+    pub target_url: String,
+    pub global: bool,
+    pub payload: String,
+    pub notification_email: String,
+}
+
+/// Subscribes the caller: the subscription with a new secret, and its fan-out key.
+pub fn subscribe(cx: &mut Cx, pr: &Principal, new: NewSubscription) -> Subscription {
+    let s = Subscription {
+        id: new_id(cx),
+        entity_id: pr.entity.id.clone(),
+        user_id: pr.user.id.clone(),
+        event: new.event,
+        target_url: new.target_url,
+        global: new.global,
+        payload: new.payload,
+        notification_email: new.notification_email,
+        secret: new_secret(cx),
+        active: true,
+        disabled_reason: None,
+        dead_letters: 0,
+        created_ms: cx.now(),
+    };
+    cx.save(&sub_key(&s.id), &s);
+    cx.p.put(&fanout_key(&s.entity_id, &s.event, &s.id), b"");
+    s
+}
+
+/// The caller's view of subscription `id`: admins manage every subscription of the
+/// entity, others their own; 404 otherwise.
+pub fn find(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Subscription> {
+    if !util::is_id(id) {
+        return Err(not_found(id));
+    }
+    cx.load::<Subscription>(&sub_key(id))
+        .filter(|s| s.entity_id == pr.entity.id)
+        .filter(|s| s.user_id == pr.user.id || is_admin(pr))
+        .ok_or_else(|| not_found(id))
+}
+
+/// The subscriptions the caller may see, oldest first.
+pub fn visible(cx: &mut Cx, pr: &Principal) -> Vec<Subscription> {
+    let (start, end) = prefix_range(&format!("{SUB_ENT}/{}/", pr.entity.id));
+    let mut out: Vec<Subscription> = Vec::new();
+    for (k, _) in cx.p.scan(&start, &end, 10_000, false) {
+        let id = String::from_utf8_lossy(&k[k.len() - 16..]).into_owned();
+        if let Some(s) = cx.load::<Subscription>(&sub_key(&id))
+            && (s.user_id == pr.user.id || is_admin(pr))
+        {
+            out.push(s);
+        }
+    }
+    out.sort_by_key(|s| s.created_ms);
+    out
+}
+
+/// The dead letters the caller may see (of their subscriptions; an admin's: all the
+/// entity's), newest first, each with its `error` id; at most 1000.
+pub fn dead_letters(cx: &mut Cx, pr: &Principal) -> Vec<(String, DeadLetter)> {
+    let visible: Vec<String> = visible(cx, pr).into_iter().map(|s| s.id).collect();
+    let prefix = format!("{SUB_ERR}/{}/", pr.entity.id);
+    let (start, end) = prefix_range(&prefix);
+    cx.p.scan(&start, &end, 1000, true)
+        .into_iter()
+        .map(|(k, v)| {
+            let error = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
+            (error, decode::<DeadLetter>(&v))
+        })
+        .filter(|(_, d)| visible.contains(&d.subscription_id) || is_admin(pr))
+        .collect()
+}
+
+/// The deliveries of `s` the host still holds, the next due first, at most `limit`.
+pub fn pending_deliveries(cx: &mut Cx, s: &Subscription, limit: u32) -> Vec<PendingDelivery> {
+    cx.p.pending_deliveries(&s.id, &s.target_url, limit)
+}
+
+/// Queues dead letter `error`'s delivery again, with the same body and event id, to
+/// its subscription's target and signed with its secret as they are now, and removes
+/// the dead letter. 404 for a dead letter the caller does not see, 409 when the
+/// subscription is deleted or disabled, or when the host did not keep the body.
+pub fn retry(cx: &mut Cx, pr: &Principal, error: &str) -> ApiResult<(DeadLetter, Subscription)> {
+    let missing = || ApiError::not_found("error_not_found", format!("no failed delivery {error}"));
+    let well_formed = error.len() == 32
+        && error.is_char_boundary(16)
+        && error[..16].bytes().all(|b| b.is_ascii_hexdigit())
+        && util::is_id(&error[16..]);
+    if !well_formed {
+        return Err(missing());
+    }
+    let key = dead_letter_key(&pr.entity.id, error);
+    let d = cx.load::<DeadLetter>(&key).ok_or_else(missing)?;
+    // Seen as in the list: by the subscription's owner, or an admin. The key is the
+    // caller's entity's, and so is the subscription.
+    let sub = cx.load::<Subscription>(&sub_key(&d.subscription_id));
+    if !(is_admin(pr) || sub.as_ref().is_some_and(|s| s.user_id == pr.user.id)) {
+        return Err(missing());
+    }
+    let Some(s) = sub.filter(|s| s.active) else {
+        return Err(ApiError::new(
+            409,
+            "subscription_inactive",
+            format!(
+                "subscription {} is deleted or disabled: a retry would reach nobody",
+                d.subscription_id
+            ),
+        ));
+    };
+    let body_key = dead_body_key(&pr.entity.id, error);
+    let Some(body) = cx.p.get(&body_key) else {
+        return Err(ApiError::new(
+            409,
+            "body_unknown",
+            "the host did not keep this delivery's body, so it cannot be sent again",
+        ));
+    };
+    redeliver(cx, &s, &d, String::from_utf8_lossy(&body).into_owned());
+    cx.p.delete(&key);
+    cx.p.delete(&body_key);
+    Ok((d, s))
+}
+
+/// Emits the event of dead letter `d` again with one delivery of `body` to `s`.
+fn redeliver(cx: &mut Cx, s: &Subscription, d: &DeadLetter, body: String) {
+    // The event as recorded: the body without its per-subscription members.
+    let mut payload: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+    if let Some(o) = payload.as_object_mut() {
+        o.remove("subscription_id");
+        o.remove("payload");
+    }
+    let delivery = Delivery {
+        subscription_id: s.id.clone(),
+        target_url: s.target_url.clone(),
+        secret: s.secret.clone(),
+        body,
+        entity_id: s.entity_id.clone(),
+    };
+    cx.p.emit_event(
+        Event {
+            id: d.event_id.clone(),
+            kind: d.event.clone(),
+            entity_id: s.entity_id.clone(),
+            user_id: s.user_id.clone(),
+            payload: payload.to_string(),
+        },
+        vec![delivery],
+    );
+}
+
+/// Deletes subscription `s`: no more events, and its queued deliveries dropped.
+pub fn unsubscribe(cx: &mut Cx, s: &Subscription) {
+    cx.p.delete(&sub_key(&s.id));
+    cx.p.delete(&fanout_key(&s.entity_id, &s.event, &s.id));
+    cx.p.cancel_deliveries(&s.id);
+}
+
+/// Gives `s` a new signing secret.
+pub fn rotate_secret(cx: &mut Cx, s: &mut Subscription) {
+    s.secret = new_secret(cx);
+    cx.save(&sub_key(&s.id), s);
 }

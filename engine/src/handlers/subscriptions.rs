@@ -14,32 +14,22 @@
 //! `GET /v1/subscriptions/{id}/deliveries`, `GET /v1/subscriptions/errors`,
 //! `POST /v1/subscriptions/errors/{id}/retry`, `POST /v1/subscriptions/test`.
 
-use crate::base::api::{Delivery, Event, Request, Response};
+use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
-use crate::base::http::{self, ApiError, ApiResult, json, no_content};
+use crate::base::http::{self, ApiResult, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::{decode, prefix_range};
-use crate::base::util::{is_email, is_id, iso8601, new_id, normalize_email};
+use crate::base::util::{iso8601, normalize_email};
 use crate::domain::auth::Principal;
-use crate::domain::webhooks::{
-    DeadLetter, EVENTS, Subscription, dead_body_key, dead_letter_key, delivery_for, fanout_key,
-    new_secret, sub_key,
-};
-use crate::domain::{access, accounts, events};
+use crate::domain::webhooks::{self, EVENTS, NewSubscription, Subscription};
+use crate::domain::{access, events};
 use serde_json::{Value, json};
 
 /// The `event` field of a body: one of [`EVENTS`], else 400.
 fn required_event(f: &http::Fields) -> ApiResult<String> {
     let event = f.required_str("event")?;
-    if EVENTS.iter().any(|(e, _)| *e == event) {
-        Ok(event)
-    } else {
-        Err(http::ApiError::bad_request(
-            "invalid_event",
-            format!("{event:?} is not an event; GET /v1/subscriptions/events lists them"),
-        ))
-    }
+    webhooks::check_event(&event)?;
+    Ok(event)
 }
 
 fn sub_json(s: &Subscription) -> Value {
@@ -59,45 +49,6 @@ fn sub_json(s: &Subscription) -> Value {
         "dead_letters": s.dead_letters,
         "created_at": iso8601(s.created_ms),
     })
-}
-
-/// Whether the user with `email` is a member of entity `entity_id`.
-fn is_member(cx: &mut Cx, email: &str, entity_id: &str) -> bool {
-    accounts::user_id_by_email(cx, email).is_some_and(|id| {
-        cx.p.get(&accounts::membership_key(&id, entity_id))
-            .is_some()
-    })
-}
-
-fn not_found(id: &str) -> ApiError {
-    http::ApiError::not_found("subscription_not_found", format!("no subscription {id}"))
-}
-
-/// The caller's view: admins manage every subscription of the entity, others their own.
-fn find(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Subscription> {
-    if !is_id(id) {
-        return Err(not_found(id));
-    }
-    cx.load::<Subscription>(&sub_key(id))
-        .filter(|s| s.entity_id == pr.entity.id)
-        .filter(|s| s.user_id == pr.user.id || pr.membership.role == accounts::Role::Admin)
-        .ok_or_else(|| not_found(id))
-}
-
-/// The subscriptions the caller may see, oldest first.
-fn list(cx: &mut Cx, pr: &Principal) -> Vec<Subscription> {
-    let (start, end) = prefix_range(&format!("sub-ent/{}/", pr.entity.id));
-    let mut out: Vec<Subscription> = Vec::new();
-    for (k, _) in cx.p.scan(&start, &end, 10_000, false) {
-        let id = String::from_utf8_lossy(&k[k.len() - 16..]).into_owned();
-        if let Some(s) = cx.load::<Subscription>(&sub_key(&id))
-            && (s.user_id == pr.user.id || pr.membership.role == accounts::Role::Admin)
-        {
-            out.push(s);
-        }
-    }
-    out.sort_by_key(|s| s.created_ms);
-    out
 }
 
 /// `POST /v1/subscriptions`, or with `fixed` one of the one-event endpoints
@@ -126,75 +77,31 @@ pub fn create(
         }
     };
     let target_url = f.required_str("target_url")?;
-    let host = target_url.strip_prefix("https://").unwrap_or("");
-    if host.is_empty() || host.starts_with('/') || target_url.chars().any(char::is_whitespace) {
-        return Err(http::ApiError::bad_request(
-            "invalid_target_url",
-            "target_url must be an https:// URL with a host",
-        ));
-    }
+    webhooks::check_target_url(&target_url)?;
     let global = f.optional_bool("global")?.unwrap_or(false);
-    if global && pr.membership.role != accounts::Role::Admin {
-        return Err(http::ApiError::forbidden(
-            "access_denied",
-            "only an admin may subscribe to every user's documents (global)",
-        ));
-    }
+    webhooks::may_subscribe(pr, global)?;
     let notification_email = f
         .optional_str("notification_email")?
         .map(|e| normalize_email(&e))
         .unwrap_or_default();
-    if !notification_email.is_empty() && !is_email(&notification_email) {
-        return Err(http::ApiError::bad_request(
-            "invalid_field",
-            "notification_email must be an email address",
-        ));
-    }
-    // Dead-letter notices name the target URL and its errors: only a member of the
-    // entity may receive them.
-    if !notification_email.is_empty() && !is_member(cx, &notification_email, &pr.entity.id) {
-        return Err(http::ApiError::bad_request(
-            "invalid_field",
-            "notification_email must be the address of a user of this entity",
-        ));
-    }
-    let s = Subscription {
-        id: new_id(cx),
-        entity_id: pr.entity.id.clone(),
-        user_id: pr.user.id.clone(),
+    webhooks::check_notification_email(cx, pr, &notification_email)?;
+    let new = NewSubscription {
         event,
         target_url,
         global,
         payload: f.optional_str("payload")?.unwrap_or_default(),
         notification_email,
-        secret: new_secret(cx),
-        active: true,
-        disabled_reason: None,
-        dead_letters: 0,
-        created_ms: cx.now(),
     };
-    cx.save(&sub_key(&s.id), &s);
-    cx.p.put(&fanout_key(&s.entity_id, &s.event, &s.id), b"");
+    let s = webhooks::subscribe(cx, pr, new);
     let mut v = sub_json(&s);
     v["secret"] = s.secret.clone().into(); // shown only now
     Ok(json(200, &v))
 }
 
+/// `GET /v1/subscriptions/errors`: the dead letters the caller may see.
 pub fn errors(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
-    let visible: Vec<String> = list(cx, pr).into_iter().map(|s| s.id).collect();
-    let prefix = format!("sub-err/{}/", pr.entity.id);
-    let (start, end) = prefix_range(&prefix);
-    let items: Vec<Value> = cx
-        .p
-        .scan(&start, &end, 1000, true)
+    let items: Vec<Value> = webhooks::dead_letters(cx, pr)
         .into_iter()
-        .map(|(k, v)| {
-            let error = String::from_utf8_lossy(&k[prefix.len()..]).into_owned();
-            (error, decode::<DeadLetter>(&v))
-        })
-        .filter(|(_, d)| {
-            visible.contains(&d.subscription_id) || pr.membership.role == accounts::Role::Admin
-        })
         .map(|(error, d)| {
             json!({
                 "id": error,
@@ -218,22 +125,21 @@ const PENDING_LISTED: u32 = 100;
 /// due first, at most [`PENDING_LISTED`]. Delivered ones are gone from it; given-up
 /// ones are in `GET /v1/subscriptions/errors`.
 pub fn deliveries(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
-    let s = find(cx, pr, id)?;
-    let items: Vec<Value> =
-        cx.p.pending_deliveries(&s.id, &s.target_url, PENDING_LISTED)
-            .into_iter()
-            .map(|d| {
-                json!({
-                    "event_id": d.event_id,
-                    "event": d.event,
-                    "status": if d.attempts == 0 { "queued" } else { "retrying" },
-                    "attempts": d.attempts,
-                    "last_error": d.last_error,
-                    "queued_at": iso8601(d.queued_at_ms),
-                    "next_attempt_at": iso8601(d.next_attempt_at_ms),
-                })
+    let s = webhooks::find(cx, pr, id)?;
+    let items: Vec<Value> = webhooks::pending_deliveries(cx, &s, PENDING_LISTED)
+        .into_iter()
+        .map(|d| {
+            json!({
+                "event_id": d.event_id,
+                "event": d.event,
+                "status": if d.attempts == 0 { "queued" } else { "retrying" },
+                "attempts": d.attempts,
+                "last_error": d.last_error,
+                "queued_at": iso8601(d.queued_at_ms),
+                "next_attempt_at": iso8601(d.next_attempt_at_ms),
             })
-            .collect();
+        })
+        .collect();
     Ok(json(
         200,
         &json!({"subscription_id": s.id, "target_url": s.target_url, "deliveries": items}),
@@ -246,68 +152,7 @@ pub fn deliveries(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> 
 /// failure records a new one). 404 for a dead letter the caller does not see, 409 when
 /// the subscription is deleted or disabled, or when the host did not keep the body.
 pub fn retry(cx: &mut Cx, pr: &Principal, error: &str) -> ApiResult<Response> {
-    let missing =
-        || http::ApiError::not_found("error_not_found", format!("no failed delivery {error}"));
-    let well_formed = error.len() == 32
-        && error.is_char_boundary(16)
-        && error[..16].bytes().all(|b| b.is_ascii_hexdigit())
-        && is_id(&error[16..]);
-    if !well_formed {
-        return Err(missing());
-    }
-    let key = dead_letter_key(&pr.entity.id, error);
-    let d = cx.load::<DeadLetter>(&key).ok_or_else(missing)?;
-    // Seen as in the list: by the subscription's owner, or an admin. The key is the
-    // caller's entity's, and so is the subscription.
-    let sub = cx.load::<Subscription>(&sub_key(&d.subscription_id));
-    let admin = pr.membership.role == accounts::Role::Admin;
-    if !(admin || sub.as_ref().is_some_and(|s| s.user_id == pr.user.id)) {
-        return Err(missing());
-    }
-    let Some(s) = sub.filter(|s| s.active) else {
-        return Err(http::ApiError::new(
-            409,
-            "subscription_inactive",
-            format!(
-                "subscription {} is deleted or disabled: a retry would reach nobody",
-                d.subscription_id
-            ),
-        ));
-    };
-    let body_key = dead_body_key(&pr.entity.id, error);
-    let Some(body) = cx.p.get(&body_key) else {
-        return Err(http::ApiError::new(
-            409,
-            "body_unknown",
-            "the host did not keep this delivery's body, so it cannot be sent again",
-        ));
-    };
-    let body = String::from_utf8_lossy(&body).into_owned();
-    // The event as recorded: the body without its per-subscription members.
-    let mut payload: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
-    if let Some(o) = payload.as_object_mut() {
-        o.remove("subscription_id");
-        o.remove("payload");
-    }
-    let delivery = Delivery {
-        subscription_id: s.id.clone(),
-        target_url: s.target_url.clone(),
-        secret: s.secret.clone(),
-        body,
-        entity_id: s.entity_id.clone(),
-    };
-    cx.p.emit_event(
-        Event {
-            id: d.event_id.clone(),
-            kind: d.event.clone(),
-            entity_id: s.entity_id.clone(),
-            user_id: s.user_id.clone(),
-            payload: payload.to_string(),
-        },
-        vec![delivery],
-    );
-    cx.p.delete(&key);
-    cx.p.delete(&body_key);
+    let (d, s) = webhooks::retry(cx, pr, error)?;
     Ok(json(
         202,
         &json!({"id": error, "event_id": d.event_id, "subscription_id": s.id, "status": "queued"}),
@@ -322,35 +167,7 @@ pub fn test(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let doc_id = f.required_str("document_id")?;
     let doc = access::readable(cx, pr, &doc_id)?;
     let only = f.optional_str("subscription_id")?;
-    let targets: Vec<Subscription> = list(cx, pr)
-        .into_iter()
-        .filter(|s| s.event == event && s.active)
-        .filter(|s| only.as_ref().is_none_or(|o| &s.id == o))
-        .collect();
-    if targets.is_empty() {
-        return Err(http::ApiError::bad_request(
-            "no_subscription",
-            format!("you have no active subscription to {event}"),
-        ));
-    }
-    let mut payload = events::event_payload(cx, &doc, &event);
-    if let Some(r) = doc.recipients.first() {
-        payload["recipient"] = events::event_recipient(r);
-    }
-    payload["test"] = true.into();
-    let id = format!("evt_{}", new_id(cx));
-    payload["event_id"] = id.clone().into();
-    let deliveries: Vec<Delivery> = targets.iter().map(|s| delivery_for(s, &payload)).collect();
-    cx.p.emit_event(
-        Event {
-            id: id.clone(),
-            kind: event,
-            entity_id: doc.entity_id.clone(),
-            user_id: doc.user_id.clone(),
-            payload: payload.to_string(),
-        },
-        deliveries,
-    );
+    let (id, targets) = events::send_test(cx, pr, &doc, event, only)?;
     Ok(json(
         200,
         &json!({"event_id": id, "subscriptions": targets.iter().map(|s| s.id.clone()).collect::<Vec<_>>()}),
@@ -359,7 +176,7 @@ pub fn test(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
 
 /// `GET /v1/subscriptions`: the caller's subscriptions.
 pub fn list_json(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
-    let mine = list(cx, pr);
+    let mine = webhooks::visible(cx, pr);
     Ok(json(
         200,
         &Value::Array(mine.iter().map(sub_json).collect()),
@@ -381,23 +198,20 @@ pub fn events() -> Response {
 
 /// `GET /v1/subscriptions/{id}`.
 pub fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
-    Ok(json(200, &sub_json(&find(cx, pr, id)?)))
+    Ok(json(200, &sub_json(&webhooks::find(cx, pr, id)?)))
 }
 
 /// `DELETE /v1/subscriptions/{id}`: no more events, and its queued deliveries dropped.
 pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
-    let s = find(cx, pr, id)?;
-    cx.p.delete(&sub_key(id));
-    cx.p.delete(&fanout_key(&s.entity_id, &s.event, id));
-    cx.p.cancel_deliveries(id);
+    let s = webhooks::find(cx, pr, id)?;
+    webhooks::unsubscribe(cx, &s);
     Ok(no_content())
 }
 
 /// `POST /v1/subscriptions/{id}/secret`: a new signing secret, shown only now.
 pub fn rotate_secret(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
-    let mut s = find(cx, pr, id)?;
-    s.secret = new_secret(cx);
-    cx.save(&sub_key(id), &s);
+    let mut s = webhooks::find(cx, pr, id)?;
+    webhooks::rotate_secret(cx, &mut s);
     Ok(json(
         200,
         &json!({"subscription_id": s.id, "secret": s.secret}),

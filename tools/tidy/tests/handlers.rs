@@ -37,7 +37,6 @@ const STORE_CALLS_LEFT: &[(&str, usize)] = &[
     ("recipients/verify.rs", 4),
     ("recipients/view.rs", 2),
     ("shapes.rs", 3),
-    ("subscriptions.rs", 15),
     ("templates.rs", 5),
     ("uploads.rs", 1),
     ("users.rs", 12),

@@ -38,8 +38,6 @@ const LITERALS_LEFT: &[(&str, &str)] = &[
     ("handlers/mail_templates.rs", "cmt"),
     ("handlers/mail_templates.rs", "emt"),
     ("handlers/products.rs", "prod"),
-    ("handlers/subscriptions.rs", "sub-ent"),
-    ("handlers/subscriptions.rs", "sub-err"),
     ("handlers/users.rs", "ent-mem"),
     ("handlers/users.rs", "team"),
 ];
