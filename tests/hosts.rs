@@ -220,6 +220,12 @@ fn another_host_wasmtime_serve_runs_the_composed_component() {
     let login = json!({"email": ADMIN_EMAIL, "password": ADMIN_PASSWORD});
     let (status, body) = call(http.post(server.url("/v1/auth")).json(&login));
     assert_eq!(status, 200, "{body}");
+    // No ESIGN_TOKEN_TTL_SECS: the host passes none and the engine's default applies.
+    assert_eq!(
+        body["expires_in"],
+        esign_engine::policy::TOKEN_TTL_SECS,
+        "{body}"
+    );
     let token = body["access_token"].as_str().unwrap().to_string();
     let (status, body) = call(http.get(server.url("/v1/test")).bearer_auth(&token));
     assert_eq!(status, 200, "{body}");

@@ -44,6 +44,9 @@ pub use base::keyspace;
 /// The longest text a request body member may hold (`base::limits`), for the contract
 /// test that keeps `openapi.json`'s `maxLength`s equal to it.
 pub use base::limits::max_chars;
+/// The policy defaults (token and login lifetimes, the login lock, token spacing, upload
+/// lifetime): hosts pass only what an operator overrides, and show these in their help.
+pub use base::policy;
 /// RFC 3339 formatting and parsing of milliseconds since the epoch, as the API uses them.
 pub use base::util::{iso8601, parse_time, sha256_hex};
 pub use base::work;

@@ -163,7 +163,7 @@ fn main() -> anyhow::Result<()> {
     let dir = std::env::temp_dir().join(format!("esign-bench-{}", std::process::id()));
     let store = Store::new(SledBackend::open(&dir)?);
     let mut settings = default_settings();
-    settings.token_min_interval_ms = 0;
+    settings.token_min_interval_ms = Some(0);
     let shared = || Shared {
         settings: settings.clone(),
         passwords: Passwords::new(),
@@ -210,18 +210,10 @@ fn main() -> anyhow::Result<()> {
         remote_addr: req.remote_addr.clone(),
     };
     let native_settings = native::Settings {
-        token_ttl_secs: settings.token_ttl_secs,
-        login_max_failures: settings.login_max_failures,
-        login_lock_secs: settings.login_lock_secs,
-        token_min_interval_ms: settings.token_min_interval_ms,
+        token_min_interval_ms: 0,
         base_url: settings.base_url.clone(),
-        can_convert_word: false,
-        upload_ttl_secs: settings.upload_ttl_secs,
-        eid_provider: String::new(),
-        signing_certificate: String::new(),
-        oauth_access_ttl_secs: settings.oauth_access_ttl_secs,
-        mcp_test_user: String::new(),
         link_key: settings.link_key.clone(),
+        ..native::Settings::default()
     };
     let runtime = Runtime::new(EMBEDDED_ENGINE, Some(&cache), 8, shared())?;
 

@@ -207,19 +207,23 @@ impl core_engine::Platform for Imports {
 
     fn settings(&mut self) -> core_engine::Settings {
         let s = host::get_settings();
-        core_engine::Settings {
+        let policy = core_engine::policy::Overrides {
             token_ttl_secs: s.token_ttl_secs,
             login_max_failures: s.login_max_failures,
             login_lock_secs: s.login_lock_secs,
             token_min_interval_ms: s.token_min_interval_ms,
+            upload_ttl_secs: s.upload_ttl_secs,
+            oauth_access_ttl_secs: s.oauth_access_ttl_secs,
+        }
+        .resolve();
+        core_engine::Settings {
             base_url: s.base_url,
             can_convert_word: s.can_convert_word,
-            upload_ttl_secs: s.upload_ttl_secs,
             eid_provider: s.eid_provider,
             signing_certificate: s.signing_certificate,
-            oauth_access_ttl_secs: s.oauth_access_ttl_secs,
             mcp_test_user: s.mcp_test_user,
             link_key: s.link_key,
+            ..core_engine::Settings::with_policy(policy)
         }
     }
 

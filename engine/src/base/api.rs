@@ -66,7 +66,8 @@ pub enum JobOutcome {
     Failed(String),
 }
 
-/// Operator settings (mirrors `types.settings`).
+/// Operator settings (mirrors `types.settings`), with the policy resolved
+/// (`base::policy`: a host passes only what its operator overrides).
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub token_ttl_secs: u64,
@@ -92,20 +93,27 @@ pub struct Settings {
 }
 
 impl Default for Settings {
-    /// The documented defaults: 60-day tokens, 5 failures lock for 15 minutes, one
-    /// second between token issuances.
+    /// The engine's policy defaults (`base::policy`) and no operator settings.
     fn default() -> Self {
+        Settings::with_policy(crate::base::policy::Policy::default())
+    }
+}
+
+impl Settings {
+    /// The policy in force (`base::policy`, the defaults where the operator set
+    /// nothing) and no other operator settings; a host adapter fills in the rest.
+    pub fn with_policy(p: crate::base::policy::Policy) -> Self {
         Settings {
-            token_ttl_secs: 5_184_000,
-            login_max_failures: 5,
-            login_lock_secs: 900,
-            token_min_interval_ms: 1000,
+            token_ttl_secs: p.token_ttl_secs,
+            login_max_failures: p.login_max_failures,
+            login_lock_secs: p.login_lock_secs,
+            token_min_interval_ms: p.token_min_interval_ms,
             base_url: "http://127.0.0.1:8080".into(),
             can_convert_word: false,
-            upload_ttl_secs: 48 * 3600,
+            upload_ttl_secs: p.upload_ttl_secs,
             eid_provider: String::new(),
             signing_certificate: String::new(),
-            oauth_access_ttl_secs: 3600,
+            oauth_access_ttl_secs: p.oauth_access_ttl_secs,
             mcp_test_user: String::new(),
             link_key: String::new(),
         }

@@ -1,7 +1,7 @@
 //! The base layer: what every other module may use and which uses nothing above it.
 //! The engine's interface types and [`cx::Cx`], records and keys, the HTTP error shape
 //! and body decoding, HTML escaping, the work order types, job kinds, the key families
-//! (`keyspace`), small helpers.
+//! (`keyspace`), the policy defaults (`policy`), small helpers.
 
 pub mod api;
 pub mod cx;
@@ -12,6 +12,7 @@ pub mod job_kinds;
 pub mod keyspace;
 pub mod limits;
 pub mod messages;
+pub mod policy;
 #[allow(unused_imports)]
 pub mod prelude;
 pub mod records;

@@ -51,22 +51,16 @@ pub struct ServeArgs {
     /// body (a body not complete by then gets 408).
     #[arg(long, env = "ESIGN_READ_TIMEOUT_SECS", default_value_t = 30)]
     pub read_timeout_secs: u64,
-    /// Lifetime of access tokens, in seconds.
-    #[arg(long, env = "ESIGN_TOKEN_TTL_SECS", default_value_t = runtime::DEFAULT_TOKEN_TTL_SECS)]
-    pub token_ttl_secs: u64,
-    /// Failed logins in a row that lock an account.
-    #[arg(long, env = "ESIGN_LOGIN_MAX_FAILURES", default_value_t = runtime::DEFAULT_LOGIN_MAX_FAILURES)]
-    pub login_max_failures: u32,
-    /// How long a locked account stays locked, in seconds.
-    #[arg(long, env = "ESIGN_LOGIN_LOCK_SECS", default_value_t = runtime::DEFAULT_LOGIN_LOCK_SECS)]
-    pub login_lock_secs: u64,
-    /// Minimum time between two tokens for one user, in milliseconds (429 below it).
-    #[arg(long, env = "ESIGN_TOKEN_MIN_INTERVAL_MS", default_value_t = runtime::DEFAULT_TOKEN_MIN_INTERVAL_MS)]
-    pub token_min_interval_ms: u64,
-    /// Lifetime of an OAuth access token for /mcp, in seconds (agents renew it with
-    /// their refresh token, which lives 30 days).
-    #[arg(long, env = "ESIGN_OAUTH_ACCESS_TTL_SECS", default_value_t = runtime::DEFAULT_OAUTH_ACCESS_TTL_SECS)]
-    pub oauth_access_ttl_secs: u64,
+    #[arg(long, env = "ESIGN_TOKEN_TTL_SECS", help = engine_default("Lifetime of access tokens, in seconds"))]
+    pub token_ttl_secs: Option<u64>,
+    #[arg(long, env = "ESIGN_LOGIN_MAX_FAILURES", help = engine_default("Failed logins in a row that lock an account"))]
+    pub login_max_failures: Option<u32>,
+    #[arg(long, env = "ESIGN_LOGIN_LOCK_SECS", help = engine_default("How long a locked account stays locked, in seconds"))]
+    pub login_lock_secs: Option<u64>,
+    #[arg(long, env = "ESIGN_TOKEN_MIN_INTERVAL_MS", help = engine_default("Minimum time between two tokens for one user, in milliseconds (429 below it)"))]
+    pub token_min_interval_ms: Option<u64>,
+    #[arg(long, env = "ESIGN_OAUTH_ACCESS_TTL_SECS", help = engine_default("Lifetime of an OAuth access token for /mcp, in seconds (agents renew it with their refresh token, which lives 30 days)"))]
+    pub oauth_access_ttl_secs: Option<u64>,
     /// Tests only: /mcp requests without a token act as this user (an email), so that
     /// protocol test suites without OAuth can run. Never use it on a real server.
     #[arg(long, hide = true)]
@@ -99,9 +93,8 @@ pub struct ServeArgs {
     /// only); without one, `verify_eid` is refused.
     #[arg(long, env = "ESIGN_EID_PROVIDER")]
     pub eid_provider: Option<String>,
-    /// How long an unused upload is kept, in seconds.
-    #[arg(long, env = "ESIGN_UPLOAD_TTL_SECS", default_value_t = runtime::DEFAULT_UPLOAD_TTL_SECS)]
-    pub upload_ttl_secs: u64,
+    #[arg(long, env = "ESIGN_UPLOAD_TTL_SECS", help = engine_default("How long an unused upload is kept, in seconds"))]
+    pub upload_ttl_secs: Option<u64>,
     /// LibreOffice binary for Word conversion [default: `soffice` or `libreoffice` on PATH].
     #[arg(long, env = "ESIGN_SOFFICE")]
     pub soffice: Option<String>,
@@ -190,6 +183,13 @@ pub struct ServeArgs {
     /// fallback.
     #[arg(long, env = "ESIGN_SHARED_POLL_MS", default_value_t = 1000)]
     pub shared_poll_ms: u64,
+}
+
+/// The help of a policy flag: what it sets, and that the engine's default applies when
+/// the flag is not given (the host passes only what the operator overrides; the figures
+/// are in `engine/src/base/policy.rs` and docs/operating.md).
+fn engine_default(what: &str) -> String {
+    format!("{what} [default: the engine's, see docs/operating.md]")
 }
 
 pub fn serve(args: ServeArgs) -> anyhow::Result<()> {

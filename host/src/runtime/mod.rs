@@ -35,39 +35,25 @@ pub const EMBEDDED_WASI_HTTP: &[u8] = include_bytes!(env!("ESIGN_WASI_HTTP_WASM"
 /// work, which this host runs too, in its sandbox (`crate::sandbox`).
 pub const EMBEDDED_FORMATS: &[u8] = include_bytes!(env!("ESIGN_FORMATS_WASM"));
 
-/// Default lifetime of access tokens: 60 days (DESIGN.md §4).
-pub const DEFAULT_TOKEN_TTL_SECS: u64 = 5_184_000;
-/// Default number of failed logins in a row that lock an account.
-pub const DEFAULT_LOGIN_MAX_FAILURES: u32 = 5;
-/// Default lock duration: 15 minutes.
-pub const DEFAULT_LOGIN_LOCK_SECS: u64 = 900;
-/// Default minimum spacing of token requests per user.
-pub const DEFAULT_TOKEN_MIN_INTERVAL_MS: u64 = 1000;
-
-/// Default lifetime of an OAuth access token for `/mcp`: one hour.
-pub const DEFAULT_OAUTH_ACCESS_TTL_SECS: u64 = 3600;
-
-/// The defaults of `esign serve` (the `DEFAULT_*` constants).
+/// The defaults of `esign serve`: the engine's policy (`esign_engine::policy`, each
+/// member `None`) and no other operator settings.
 pub fn default_settings() -> Settings {
     Settings {
-        token_ttl_secs: DEFAULT_TOKEN_TTL_SECS,
-        login_max_failures: DEFAULT_LOGIN_MAX_FAILURES,
-        login_lock_secs: DEFAULT_LOGIN_LOCK_SECS,
-        token_min_interval_ms: DEFAULT_TOKEN_MIN_INTERVAL_MS,
+        token_ttl_secs: None,
+        login_max_failures: None,
+        login_lock_secs: None,
+        token_min_interval_ms: None,
         base_url: "http://127.0.0.1:8080".into(),
         can_convert_word: false,
-        upload_ttl_secs: DEFAULT_UPLOAD_TTL_SECS,
+        upload_ttl_secs: None,
         eid_provider: String::new(),
         signing_certificate: String::new(),
-        oauth_access_ttl_secs: DEFAULT_OAUTH_ACCESS_TTL_SECS,
+        oauth_access_ttl_secs: None,
         mcp_test_user: String::new(),
         // No default: every host loads one (`link_key::load`).
         link_key: String::new(),
     }
 }
-
-/// Default lifetime of an unused upload: 48 hours (DESIGN.md §4).
-pub const DEFAULT_UPLOAD_TTL_SECS: u64 = 48 * 3600;
 
 /// What one process shares with every call.
 pub struct Shared {

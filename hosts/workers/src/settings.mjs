@@ -1,20 +1,22 @@
 // The engine's settings (`host.get-settings`) from the Worker's environment: the same
-// variables `esign serve` reads, with its defaults (host/src/runtime/mod.rs).
+// variables `esign serve` reads. The policy members are WIT options: a variable unset
+// (or empty) passes none, and the engine's default applies (engine/src/base/policy.rs).
 
-const num = (env, name, fallback) => (env[name] === undefined || env[name] === '' ? fallback : Number(env[name]));
+const num = (env, name) => (env[name] === undefined || env[name] === '' ? undefined : Number(env[name]));
+const big = (env, name) => (num(env, name) === undefined ? undefined : BigInt(num(env, name)));
 
 export function settings(env, baseUrl, signingCertificate, linkKey) {
   return {
-    tokenTtlSecs: BigInt(num(env, 'ESIGN_TOKEN_TTL_SECS', 5_184_000)),
-    loginMaxFailures: num(env, 'ESIGN_LOGIN_MAX_FAILURES', 5),
-    loginLockSecs: BigInt(num(env, 'ESIGN_LOGIN_LOCK_SECS', 900)),
-    tokenMinIntervalMs: BigInt(num(env, 'ESIGN_TOKEN_MIN_INTERVAL_MS', 1000)),
+    tokenTtlSecs: big(env, 'ESIGN_TOKEN_TTL_SECS'),
+    loginMaxFailures: num(env, 'ESIGN_LOGIN_MAX_FAILURES'),
+    loginLockSecs: big(env, 'ESIGN_LOGIN_LOCK_SECS'),
+    tokenMinIntervalMs: big(env, 'ESIGN_TOKEN_MIN_INTERVAL_MS'),
     baseUrl,
     canConvertWord: false,
-    uploadTtlSecs: BigInt(num(env, 'ESIGN_UPLOAD_TTL_SECS', 48 * 3600)),
+    uploadTtlSecs: big(env, 'ESIGN_UPLOAD_TTL_SECS'),
     eidProvider: '',
     signingCertificate,
-    oauthAccessTtlSecs: BigInt(num(env, 'ESIGN_OAUTH_ACCESS_TTL_SECS', 3600)),
+    oauthAccessTtlSecs: big(env, 'ESIGN_OAUTH_ACCESS_TTL_SECS'),
     mcpTestUser: env.ESIGN_TEST_MCP_USER ?? '',
     linkKey,
   };

@@ -240,11 +240,10 @@ fn now_ms() -> u64 {
         .unwrap_or(0)
 }
 
-fn env_u64(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
+/// An operator's override of a policy setting, from the environment; `None` (unset or
+/// not a number) takes the engine's default (`esign:engine` 0.4.0, `settings`).
+fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
+    std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
 impl calls::Guest for Component {
@@ -512,19 +511,19 @@ fn hash(password: &str) -> String {
 impl host::Guest for Component {
     fn get_settings() -> Settings {
         Settings {
-            token_ttl_secs: env_u64("ESIGN_TOKEN_TTL_SECS", 5_184_000),
-            login_max_failures: env_u64("ESIGN_LOGIN_MAX_FAILURES", 5) as u32,
-            login_lock_secs: env_u64("ESIGN_LOGIN_LOCK_SECS", 900),
-            token_min_interval_ms: env_u64("ESIGN_TOKEN_MIN_INTERVAL_MS", 1000),
+            token_ttl_secs: env_number("ESIGN_TOKEN_TTL_SECS"),
+            login_max_failures: env_number("ESIGN_LOGIN_MAX_FAILURES"),
+            login_lock_secs: env_number("ESIGN_LOGIN_LOCK_SECS"),
+            token_min_interval_ms: env_number("ESIGN_TOKEN_MIN_INTERVAL_MS"),
             base_url: std::env::var("ESIGN_BASE_URL")
                 .unwrap_or_else(|_| "http://127.0.0.1:8080".into()),
             can_convert_word: false,
-            upload_ttl_secs: env_u64("ESIGN_UPLOAD_TTL_SECS", 48 * 3600),
+            upload_ttl_secs: env_number("ESIGN_UPLOAD_TTL_SECS"),
             eid_provider: String::new(),
             signing_certificate: sealing_key()
                 .map(|k| k.cert_pem.clone())
                 .unwrap_or_default(),
-            oauth_access_ttl_secs: env_u64("ESIGN_OAUTH_ACCESS_TTL_SECS", 3600),
+            oauth_access_ttl_secs: env_number("ESIGN_OAUTH_ACCESS_TTL_SECS"),
             mcp_test_user: String::new(),
             link_key: link_key(),
         }
