@@ -20,9 +20,13 @@ use crate::base::http::json;
 use crate::base::keyspace::{OAC, OACODE, OAF, OAFU, OART, OAT};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::records::prefix_range;
 use crate::base::{job_kinds, util};
+use crate::domain::auth;
+use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 /// How long a pending authorization and an unused code live: 10 minutes.
 pub const CODE_TTL_MS: u64 = 10 * 60 * 1000;
@@ -270,4 +274,245 @@ pub fn client_from_metadata(url: &str, text: &str, now: u64) -> Result<Client, S
         redirect_uris: uris,
         created_ms: now,
     })
+}
+
+/// How long a refresh token lives unused: 30 days.
+const REFRESH_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
+
+/// A refusal of `/token`, answered in RFC 6749's shape ([`oauth_error`]).
+#[derive(Debug)]
+pub struct Refusal {
+    pub status: u16,
+    pub error: &'static str,
+    pub description: String,
+}
+
+/// `invalid_grant` (400) with `description`.
+fn invalid_grant(description: impl Into<String>) -> Refusal {
+    Refusal {
+        status: 400,
+        error: "invalid_grant",
+        description: description.into(),
+    }
+}
+
+/// A new access and refresh token pair; the access token lives `expires_in` seconds.
+pub struct Issued {
+    pub access: String,
+    pub refresh: String,
+    pub expires_in: u64,
+}
+
+/// The `authorization_code` grant: redeems `code` (with PKCE's `verifier`) for the
+/// first token pair of a new grant (family). A replayed code revokes what its first
+/// use issued (RFC 9700 §4.5.3).
+pub fn exchange_code(
+    cx: &mut Cx,
+    client_id: &str,
+    code: &str,
+    redirect_uri: Option<&str>,
+    verifier: &str,
+) -> Result<Issued, Refusal> {
+    if !(43..=128).contains(&verifier.len())
+        || !verifier
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-._~".contains(&b))
+    {
+        return Err(Refusal {
+            status: 400,
+            error: "invalid_request",
+            description: "code_verifier must be 43 to 128 unreserved characters".into(),
+        });
+    }
+    let Ok(client) = find_client(cx, client_id) else {
+        return Err(Refusal {
+            status: 401,
+            error: "invalid_client",
+            description: "unknown client_id".into(),
+        });
+    };
+    let key = code_key(&util::sha256_hex(code.as_bytes()));
+    let now = cx.now();
+    let mut record = redeemable(cx, &key, client_id, redirect_uri, verifier, now)?;
+    if let Err(e) = auth::principal(cx, &record.user_id, &record.entity_id, String::new()) {
+        return Err(invalid_grant(e.description));
+    }
+    let family = util::new_id(cx);
+    record.family = family.clone();
+    cx.save(&key, &record);
+    let fam = Family {
+        id: family.clone(),
+        client_id: client.id,
+        client_name: client.name,
+        user_id: record.user_id.clone(),
+        entity_id: record.entity_id.clone(),
+        scope: SCOPE.into(),
+        created_ms: now,
+        revoked: false,
+    };
+    cx.save(&family_key(&family), &fam);
+    cx.p.put(&user_family_key(&fam.user_id, &family), b"");
+    Ok(issue(cx, &family))
+}
+
+/// The code stored at `key`, if `client_id` may redeem it now with `verifier`.
+fn redeemable(
+    cx: &mut Cx,
+    key: &[u8],
+    client_id: &str,
+    redirect_uri: Option<&str>,
+    verifier: &str,
+    now: u64,
+) -> Result<Code, Refusal> {
+    let Some(record) = cx.load::<Code>(key) else {
+        return Err(invalid_grant("the code is unknown or expired"));
+    };
+    if !record.family.is_empty() {
+        revoke_family(cx, &record.family.clone());
+        return Err(invalid_grant(
+            "the code was already used; the tokens it gave are revoked",
+        ));
+    }
+    if record.expires_ms <= now {
+        return Err(invalid_grant(
+            "the code has expired (codes live 10 minutes)",
+        ));
+    }
+    if record.client_id != client_id {
+        return Err(invalid_grant("the code was issued to another client"));
+    }
+    if redirect_uri.is_some_and(|r| r != record.redirect_uri) {
+        return Err(invalid_grant(
+            "redirect_uri differs from the authorization request's",
+        ));
+    }
+    let digest = Sha256::digest(verifier.as_bytes());
+    let expected = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest);
+    if !constant_eq(expected.as_bytes(), record.challenge.as_bytes()) {
+        return Err(invalid_grant(
+            "code_verifier does not match the code_challenge",
+        ));
+    }
+    Ok(record)
+}
+
+/// The `refresh_token` grant: a used-once refresh token for a new pair of its grant.
+/// A second use revokes the whole grant.
+pub fn rotate(cx: &mut Cx, client_id: &str, refresh: &str) -> Result<Issued, Refusal> {
+    let key = refresh_key(&util::sha256_hex(refresh.as_bytes()));
+    let now = cx.now();
+    let unknown = || invalid_grant("the refresh token is unknown or expired");
+    let mut grant = cx.load::<Grant>(&key).ok_or_else(unknown)?;
+    let family = cx
+        .load::<Family>(&family_key(&grant.family))
+        .ok_or_else(unknown)?;
+    if family.client_id != client_id {
+        return Err(invalid_grant(
+            "the refresh token was issued to another client",
+        ));
+    }
+    if family.revoked {
+        return Err(invalid_grant("access was revoked; authorize again"));
+    }
+    if grant.used {
+        // A refresh token is good once: a second use means it leaked.
+        mark_revoked(cx, family);
+        return Err(invalid_grant(
+            "the refresh token was already used; every token of this grant is revoked",
+        ));
+    }
+    if grant.expires_ms <= now {
+        return Err(invalid_grant(
+            "the refresh token has expired; authorize again",
+        ));
+    }
+    if let Err(e) = auth::principal(cx, &family.user_id, &family.entity_id, String::new()) {
+        return Err(invalid_grant(e.description));
+    }
+    grant.used = true;
+    cx.save(&key, &grant);
+    Ok(issue(cx, &family.id))
+}
+
+/// A new access + refresh token pair of `family`.
+fn issue(cx: &mut Cx, family: &str) -> Issued {
+    let now = cx.now();
+    let ttl = cx.settings().oauth_access_ttl_secs;
+    let access = util::new_secret(cx);
+    let refresh = util::new_secret(cx);
+    let akey = access_key(&util::sha256_hex(access.as_bytes()));
+    let rkey = refresh_key(&util::sha256_hex(refresh.as_bytes()));
+    let (a_exp, r_exp) = (now + ttl * 1000, now + REFRESH_TTL_MS);
+    for (key, expires_ms) in [(akey, a_exp), (rkey, r_exp)] {
+        cx.save(
+            &key,
+            &Grant {
+                family: family.into(),
+                expires_ms,
+                used: false,
+            },
+        );
+        forget_at(cx, key, expires_ms);
+    }
+    Issued {
+        access,
+        refresh,
+        expires_in: ttl,
+    }
+}
+
+fn revoke_family(cx: &mut Cx, id: &str) {
+    if let Some(family) = cx.load::<Family>(&family_key(id)) {
+        mark_revoked(cx, family);
+    }
+}
+
+/// Revokes a loaded family: every token of it stops working.
+fn mark_revoked(cx: &mut Cx, mut family: Family) {
+    if !family.revoked {
+        family.revoked = true;
+        cx.save(&family_key(&family.id), &family);
+    }
+}
+
+/// Revokes the grant of `token` (an access or a refresh token; unknown ones are let be).
+pub fn revoke_token(cx: &mut Cx, token: &str) {
+    let hash = util::sha256_hex(token.as_bytes());
+    for key in [access_key(&hash), refresh_key(&hash)] {
+        if let Some(grant) = cx.load::<Grant>(&key) {
+            revoke_family(cx, &grant.family);
+        }
+    }
+}
+
+/// The live grants of `user_id`, newest last.
+pub fn live_families(cx: &mut Cx, user_id: &str) -> Vec<Family> {
+    let (start, end) = prefix_range(&format!("{OAFU}/{user_id}/"));
+    let keys: Vec<Vec<u8>> =
+        cx.p.scan(&start, &end, 10_000, false)
+            .into_iter()
+            .map(|(k, _)| k)
+            .collect();
+    let mut out = Vec::new();
+    for k in keys {
+        let id = String::from_utf8_lossy(&k[start.len()..]).into_owned();
+        if let Some(f) = cx.load::<Family>(&family_key(&id))
+            && !f.revoked
+        {
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// Revokes every grant of `user_id` to `client_id`; false when there was none.
+pub fn disconnect(cx: &mut Cx, user_id: &str, client_id: &str) -> bool {
+    let mut found = false;
+    for f in live_families(cx, user_id) {
+        if f.client_id == client_id {
+            mark_revoked(cx, f);
+            found = true;
+        }
+    }
+    found
 }

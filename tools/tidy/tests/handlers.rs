@@ -17,7 +17,6 @@ const STORE_CALLS_LEFT: &[(&str, usize)] = &[
     ("agents/authorize.rs", 7),
     ("agents/clients.rs", 1),
     ("agents/mcp.rs", 7),
-    ("agents/tokens.rs", 13),
     ("attachments.rs", 1),
     ("auth.rs", 9),
     ("documents/comments.rs", 3),

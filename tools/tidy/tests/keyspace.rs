@@ -27,7 +27,6 @@ const LITERALS_LEFT: &[(&str, &str)] = &[
     ("handlers/admin.rs", "usr"),
     ("handlers/agents/authorize.rs", "oareq"),
     ("handlers/agents/mcp.rs", "mcps"),
-    ("handlers/agents/tokens.rs", "oafu"),
     ("handlers/contacts.rs", "drcp"),
     ("handlers/documents/read.rs", "dext"),
     ("handlers/jobs/accounts.rs", "mcps"),
