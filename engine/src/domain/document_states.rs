@@ -3,7 +3,7 @@
 //! and the event it emits, in one table, [`MOVES`]. Handlers ask it — [`may`] (the
 //! 400/403/409 a refused move answers), [`allowed`], [`next`], [`apply`] — and never
 //! match on a document's status themselves (issue 49). Recipient statuses (spec §3.2)
-//! are not in this table.
+//! are not in this table: their moves are `domain::recipient_states`' table.
 //!
 //! The sets of statuses a move starts from:
 //!

@@ -33,6 +33,8 @@ pub mod previews;
 pub mod pricing;
 pub mod products;
 pub mod public_files;
+pub mod recipient_acts;
+pub mod recipient_states;
 pub mod rendering;
 pub mod sending;
 pub mod signatures;

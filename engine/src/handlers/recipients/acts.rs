@@ -1,34 +1,21 @@
 //! What a recipient does: view, review, comment, sign, approve, reject, download,
-//! print; the statuses they move and the events they emit (spec §3, §6).
+//! print. The statuses the acts move, and the events they emit, are the recipient
+//! state machine's (`domain::recipient_states`) and `domain::recipient_acts`'.
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
-use crate::base::http::{self, ApiError, ApiResult, json};
+use crate::base::http::{self, ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{iso8601, new_id};
-use crate::domain::document::{self, Comment, Document, comment_key, store_doc};
+use crate::domain::document::{Comment, Document, comment_key, store_doc};
 use crate::domain::downloads::current_pdf;
-use crate::domain::events::{emit_and_log, event_recipient, recipients_summary};
-use crate::domain::links::check_open;
+use crate::domain::events::{emit_and_log, event_recipient};
+use crate::domain::recipient_states::{self as states, Move};
 use crate::domain::trail::{Actor, client_of};
-use crate::domain::{evidence, identity, notify, signatures};
+use crate::domain::{evidence, identity, recipient_acts, signatures};
 use crate::handlers::shapes::comment_json;
 use serde_json::json;
-
-#[derive(Clone, Copy, PartialEq)]
-pub(super) enum Act {
-    View,
-    Review,
-    Sign,
-    Approve,
-    Reject,
-    Print,
-}
-
-fn forbidden(why: &str) -> ApiError {
-    http::ApiError::forbidden("not_allowed", why.to_string())
-}
 
 /// The actor behind a link.
 /// The recorded address is the peer's; a recipient's `CLIENT_IP` is not recorded at
@@ -46,64 +33,25 @@ fn recipient_actor(doc: &Document, i: usize, req: &Request) -> Actor {
     }
 }
 
-/// Whether every signer has signed and every approver approved.
-fn complete(doc: &Document) -> bool {
-    doc.recipients.iter().all(|r| match r.role {
-        document::Role::Signer => matches!(
-            r.status,
-            document::RecipientStatus::Signed
-                | document::RecipientStatus::SignedWithoutVerification
-                | document::RecipientStatus::NotRequired
-        ),
-        document::Role::Approver | document::Role::ExternalApprover => matches!(
-            r.status,
-            document::RecipientStatus::Approved | document::RecipientStatus::NotRequired
-        ),
-        document::Role::Cc => true,
-    })
-}
-
-/// With a signing order: 403 unless every signer and approver before `i` is done.
-pub(super) fn check_turn(doc: &Document, i: usize) -> ApiResult<()> {
-    if !doc.flags.is_signing_order {
-        return Ok(());
-    }
-    let mine = doc.recipients[i].order_num;
-    let waiting = doc.recipients.iter().any(|r| {
-        r.role != document::Role::Cc
-            && r.order_num < mine
-            && !r.status.has_signed_or_approved()
-            && r.status != document::RecipientStatus::NotRequired
-    });
-    if waiting {
-        return Err(forbidden(
-            "it is not your turn yet: earlier recipients in the signing order have not finished",
-        ));
-    }
-    Ok(())
-}
-
 pub(super) fn act(
     cx: &mut Cx,
     req: &Request,
     doc: Document,
     i: usize,
-    what: Act,
+    what: Move,
 ) -> ApiResult<Response> {
     act_verified(cx, req, doc, i, what, &[])
 }
 
-/// An act, with the identity checks the request passed (recorded with a signature).
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
+/// An act (view, review, sign, approve, reject, print), with the identity checks the
+/// request passed (recorded with a signature): the recipient state machine says whether
+/// it may happen, `recipient_acts::act` makes it.
 pub(super) fn act_verified(
     cx: &mut Cx,
     req: &Request,
     mut doc: Document,
     i: usize,
-    what: Act,
+    what: Move,
     passes: &[identity::Pass],
 ) -> ApiResult<Response> {
     let f = req.body_fields()?;
@@ -113,278 +61,23 @@ pub(super) fn act_verified(
             "`signing_method` and `verified_name` are not given by the signer: they come from the identity checks passed",
         ));
     }
+    states::may(&doc, i, what)?;
+    let mut given = recipient_acts::Given::default();
+    if what == Move::Sign {
+        let r = &doc.recipients[i];
+        given.signature = Some(signatures::read_sign_body(cx, &doc, r, &f, passes)?);
+    }
+    if what == Move::Reject {
+        given.reason = f.optional_str("reason")?.filter(|s| !s.trim().is_empty());
+    }
     let before = doc.clone();
     let actor = recipient_actor(&doc, i, req);
-    let now = cx.now();
-    let r = doc.recipients[i].clone();
-    let ev_recipient = |d: &Document| event_recipient(&d.recipients[i]);
-    match what {
-        Act::View => {
-            doc.views += 1;
-            if doc.recipients[i].viewed_ms.is_none() {
-                doc.recipients[i].viewed_ms = Some(now);
-                if matches!(
-                    r.status,
-                    document::RecipientStatus::Added | document::RecipientStatus::Sent
-                ) {
-                    doc.recipients[i].status = document::RecipientStatus::Viewed;
-                }
-                if matches!(
-                    doc.status,
-                    document::Status::Sealed | document::Status::Sent
-                ) {
-                    doc.status = document::Status::Viewed;
-                }
-                let extra = json!({"recipient": ev_recipient(&doc)});
-                emit_and_log(
-                    cx,
-                    &mut doc,
-                    &actor,
-                    "document.viewed",
-                    "viewed",
-                    "opened by the recipient",
-                    extra,
-                );
-            }
-        }
-        Act::Review => {
-            check_open(&doc)?;
-            if matches!(
-                r.status,
-                document::RecipientStatus::Added
-                    | document::RecipientStatus::Sent
-                    | document::RecipientStatus::Viewed
-            ) {
-                doc.recipients[i].status = document::RecipientStatus::Reviewed;
-                doc.recipients[i].viewed_ms.get_or_insert(now);
-                if matches!(
-                    doc.status,
-                    document::Status::Sealed | document::Status::Sent | document::Status::Viewed
-                ) {
-                    doc.status = document::Status::Reviewed;
-                }
-                let extra = json!({"recipient": ev_recipient(&doc)});
-                emit_and_log(
-                    cx,
-                    &mut doc,
-                    &actor,
-                    "document.reviewed",
-                    "reviewed",
-                    "every page read",
-                    extra,
-                );
-            }
-        }
-        Act::Sign | Act::Approve => {
-            check_open(&doc)?;
-            let (role, done, word) = if what == Act::Sign {
-                (
-                    document::Role::Signer,
-                    document::RecipientStatus::Signed,
-                    "sign",
-                )
-            } else {
-                (
-                    document::Role::Approver,
-                    document::RecipientStatus::Approved,
-                    "approve",
-                )
-            };
-            if r.role != role && !(role.approves() && r.role.approves()) {
-                return Err(forbidden(&format!(
-                    "only a recipient with the role {} can {word}",
-                    role.as_str()
-                )));
-            }
-            if r.status.is_finished() {
-                return Err(http::ApiError::bad_request(
-                    "invalid_status",
-                    format!("you are already {}", r.status.as_str()),
-                ));
-            }
-            check_turn(&doc, i)?;
-            let given = if what == Act::Sign {
-                let given = signatures::read_sign_body(cx, &doc, &r, &f, passes)?;
-                signatures::store(cx, &doc, &given);
-                Some(given.signature)
-            } else {
-                None
-            };
-            let rr = &mut doc.recipients[i];
-            rr.status = done;
-            rr.signed_ms = Some(now);
-            rr.ip_address = actor.ip.clone();
-            rr.viewed_ms.get_or_insert(now);
-            finish_signature(cx, &mut doc, i, &actor, given.as_ref());
-        }
-        Act::Reject => {
-            check_open(&doc)?;
-            if r.role == document::Role::Cc {
-                return Err(forbidden("a CC recipient cannot reject the document"));
-            }
-            if r.status.is_finished() {
-                return Err(http::ApiError::bad_request(
-                    "invalid_status",
-                    format!(
-                        "you are {}; there is nothing left to reject",
-                        r.status.as_str()
-                    ),
-                ));
-            }
-            let reason = f.optional_str("reason")?.filter(|s| !s.trim().is_empty());
-            doc.recipients[i].status = document::RecipientStatus::Rejected;
-            doc.recipients[i].ip_address = actor.ip.clone();
-            doc.status = document::Status::Rejected;
-            doc.rejection_reason = reason.clone();
-            let extra = json!({"recipient": ev_recipient(&doc), "rejection_reason": reason});
-            emit_and_log(
-                cx,
-                &mut doc,
-                &actor,
-                "document.rejected",
-                "rejected",
-                "rejected by the recipient",
-                extra,
-            );
-            notify::owner_notice(
-                cx,
-                &doc,
-                format!("\"{}\" was rejected", doc.name),
-                format!(
-                    "{} rejected the document. Reason: {}",
-                    r.fullname(),
-                    reason.as_deref().unwrap_or("none given")
-                ),
-            );
-        }
-        Act::Print => {
-            let extra = json!({"recipient": ev_recipient(&doc)});
-            emit_and_log(
-                cx,
-                &mut doc,
-                &actor,
-                "document.printed",
-                "printed",
-                "printed by the recipient",
-                extra,
-            );
-        }
-    }
+    recipient_acts::act(cx, &mut doc, i, &actor, what, given);
     store_doc(cx, Some(&before), &mut doc);
     Ok(json(
         200,
         &json!({"status": doc.status.as_str(), "recipient_status": doc.recipients[i].status.as_str()}),
     ))
-}
-
-/// After a signature (`signature`, just stored) or an approval (`None`):
-/// `document.signed` when the document is complete (and the final PDF is rendered with
-/// the signatures and the audit certificate, then sealed), else `document.partially_signed` /
-/// `document.approved`, and with a signing order the next group is invited.
-fn finish_signature(
-    cx: &mut Cx,
-    doc: &mut Document,
-    i: usize,
-    actor: &Actor,
-    signature: Option<&signatures::Signature>,
-) {
-    let now = cx.now();
-    let signed = signature.is_some();
-    let r = doc.recipients[i].clone();
-    let mut rj = event_recipient(&r);
-    rj["ip_address"] = r.ip_address.clone().into();
-    rj["signing_methods"] = signature
-        .map(signatures::methods)
-        .unwrap_or_default()
-        .into();
-    if !signed {
-        let extra = json!({"recipient": rj.clone()});
-        emit_and_log(
-            cx,
-            doc,
-            actor,
-            "document.approved",
-            "approved",
-            "approved by the recipient",
-            extra,
-        );
-    }
-    if complete(doc) {
-        doc.status = document::Status::Signed;
-        doc.sign_ms = Some(now);
-        let extra = json!({
-            "document": {"id": doc.id, "name": doc.name, "status": doc.status.as_str(), "sign_date": iso8601(now)},
-            "recipient": rj,
-            "recipients": recipients_summary(doc),
-        });
-        emit_and_log(
-            cx,
-            doc,
-            actor,
-            "document.signed",
-            "signed",
-            "signed by every signer",
-            extra,
-        );
-        evidence::request_seal(cx, doc, None);
-        notify::owner_notice(
-            cx,
-            doc,
-            format!("\"{}\" is signed", doc.name),
-            "Every signer has signed the document.".into(),
-        );
-        return;
-    }
-    if signed {
-        let extra = json!({
-            "recipient": rj,
-            "recipients": recipients_summary(doc),
-        });
-        emit_and_log(
-            cx,
-            doc,
-            actor,
-            "document.partially_signed",
-            "partially_signed",
-            "signed by a recipient; others are still to sign",
-            extra,
-        );
-    }
-    if doc.flags.is_signing_order {
-        invite_next_group(cx, doc);
-    }
-}
-
-/// With a signing order: invites the next group whose turn has come.
-fn invite_next_group(cx: &mut Cx, doc: &mut Document) {
-    let pending = |r: &document::Recipient| {
-        r.role != document::Role::Cc
-            && !r.status.has_signed_or_approved()
-            && r.status != document::RecipientStatus::NotRequired
-    };
-    let Some(next) = doc
-        .recipients
-        .iter()
-        .filter(|r| pending(r))
-        .map(|r| r.order_num)
-        .min()
-    else {
-        return;
-    };
-    let now = cx.now();
-    for j in 0..doc.recipients.len() {
-        let r = &doc.recipients[j];
-        // Never invited yet (one who opened the link early is `viewed` but still waits
-        // for the mail that says it is their turn).
-        if pending(r) && r.order_num == next && r.sent_ms.is_none() {
-            if r.status == document::RecipientStatus::Added {
-                doc.recipients[j].status = document::RecipientStatus::Sent;
-            }
-            doc.recipients[j].sent_ms = Some(now);
-            let r = doc.recipients[j].clone();
-            notify::invitation(cx, doc, &r);
-        }
-    }
 }
 
 pub(super) fn comment(

@@ -40,6 +40,7 @@ use crate::domain::document::Document;
 use crate::domain::links::by_secret;
 use crate::domain::links::check_available;
 use crate::domain::links::rate_limit;
+use crate::domain::recipient_states::Move;
 use crate::domain::{identity, page_views};
 use crate::handlers::recipients::acts::{act, act_verified};
 use crate::handlers::recipients::view::recipient_view;
@@ -182,12 +183,12 @@ pub fn verify(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Res
 
 /// `POST .../view`.
 pub fn view(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
-    act(cx, req, v.doc, v.i, acts::Act::View)
+    act(cx, req, v.doc, v.i, Move::View)
 }
 
 /// `POST .../review`.
 pub fn review(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
-    act(cx, req, v.doc, v.i, acts::Act::Review)
+    act(cx, req, v.doc, v.i, Move::Review)
 }
 
 /// `POST .../comment`.
@@ -197,22 +198,22 @@ pub fn comment(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Re
 
 /// `POST .../sign`.
 pub fn sign(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
-    act_verified(cx, req, v.doc, v.i, acts::Act::Sign, &v.st.passes)
+    act_verified(cx, req, v.doc, v.i, Move::Sign, &v.st.passes)
 }
 
 /// `POST .../approve`.
 pub fn approve(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
-    act(cx, req, v.doc, v.i, acts::Act::Approve)
+    act(cx, req, v.doc, v.i, Move::Approve)
 }
 
 /// `POST .../reject`.
 pub fn reject(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
-    act(cx, req, v.doc, v.i, acts::Act::Reject)
+    act(cx, req, v.doc, v.i, Move::Reject)
 }
 
 /// `POST .../print`.
 pub fn print(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
-    act(cx, req, v.doc, v.i, acts::Act::Print)
+    act(cx, req, v.doc, v.i, Move::Print)
 }
 
 /// `POST .../page-views`: time on each page.

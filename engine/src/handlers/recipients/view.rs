@@ -10,8 +10,7 @@ use crate::base::records;
 use crate::base::util::{self, iso8601};
 use crate::domain::document::{self, Comment, Document};
 use crate::domain::downloads::current_pdf;
-use crate::domain::{branding, fields, pages, pricing, signatures, videos};
-use crate::handlers::recipients::acts::check_turn;
+use crate::domain::{branding, fields, pages, pricing, recipient_states, signatures, videos};
 use crate::handlers::recipients::verify;
 use crate::handlers::shapes;
 use serde_json::{Value, json};
@@ -140,7 +139,9 @@ pub(super) fn recipient_view(
             })
         })
         .collect();
-    let waiting_for: Vec<String> = if doc.flags.is_signing_order && check_turn(doc, i).is_err() {
+    let waiting_for: Vec<String> = if doc.flags.is_signing_order
+        && !recipient_states::in_turn(doc, i)
+    {
         doc.recipients
             .iter()
             .filter(|o| {
