@@ -440,3 +440,30 @@ fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
     });
     docs.into_iter().skip(q.offset).take(q.limit).collect()
 }
+
+/// How many documents `user_id` of `entity_id` made from `start` to `end` (ms,
+/// inclusive), by their status now: each status with its count, at most `cap` each,
+/// read from the list index without loading a document.
+pub fn created_by_status(
+    cx: &mut Cx,
+    entity_id: &str,
+    user_id: &str,
+    (start, end): (u64, u64),
+    cap: u32,
+) -> Vec<(&'static str, u64)> {
+    Status::ALL
+        .iter()
+        .map(|status| {
+            let prefix = index_prefix(
+                entity_id,
+                &scope_user(user_id),
+                status.as_str(),
+                SortKey::Created,
+            );
+            let from = format!("{prefix}{}", hex(start)).into_bytes();
+            let to = format!("{prefix}{}", hex(end.saturating_add(1))).into_bytes();
+            let n = cx.p.scan(&from, &to, cap, false).len() as u64;
+            (status.as_str(), n)
+        })
+        .collect()
+}

@@ -25,6 +25,7 @@ pub mod links;
 pub mod list;
 pub mod logins;
 pub mod mail_templates;
+pub mod members;
 pub mod notify;
 pub mod oauth;
 pub mod page_views;

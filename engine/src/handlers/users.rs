@@ -21,67 +21,13 @@ use crate::base::http::{self, ApiResult, json, no_content};
 use crate::base::messages::from_accept_language;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::{decode, prefix_range};
 use crate::base::util::{iso8601, parse_time};
-use crate::domain::accounts::{
-    self, Membership, Role, User, add_membership, entity_member_key, membership_key,
-    memberships_of, team_key, user_key,
-};
+use crate::domain::accounts::{self, Membership, Role, User};
 use crate::domain::auth::{Principal, authenticate};
-use crate::domain::document::{self, SortKey, hex, index_prefix, scope_user};
 use crate::domain::invitations::{self, Invitee};
+use crate::domain::list;
+use crate::domain::members::{self, Shown, manager_or_admin, may_manage, shown};
 use serde_json::{Value, json};
-
-/// 403 unless the caller is a manager or an admin of the entity.
-fn manager_or_admin(pr: &Principal) -> ApiResult<()> {
-    if pr.membership.role == accounts::Role::User {
-        return Err(http::ApiError::forbidden(
-            "forbidden",
-            "only managers and admins of the entity manage its users",
-        ));
-    }
-    Ok(())
-}
-
-/// 403 unless the caller may add or remove a member with `role`.
-fn may_manage(pr: &Principal, role: Role) -> ApiResult<()> {
-    manager_or_admin(pr)?;
-    if pr.membership.role == accounts::Role::Manager && role != accounts::Role::User {
-        return Err(http::ApiError::forbidden(
-            "forbidden",
-            format!(
-                "a manager adds and removes users only; a member with the role {} needs an admin",
-                role.as_str()
-            ),
-        ));
-    }
-    Ok(())
-}
-
-/// A member as the entity may see them: until an invited person accepts, what the
-/// entity gave (email, names, the invitation's time; no sign-in, no profile), never the
-/// account's own data, which may belong to other entities' worlds.
-struct Shown {
-    user: User,
-    invited: bool,
-}
-
-fn shown(cx: &mut Cx, user: &User, m: &Membership) -> Shown {
-    let mut user = user.clone();
-    let invitation = (m.profile == accounts::Profile::Pending)
-        .then(|| invitations::invitation(cx, &user.id, &m.entity_id))
-        .flatten();
-    let invited = invitation.is_some();
-    if let Some(inv) = invitation {
-        user.email = inv.email;
-        user.first_name = inv.first_name;
-        user.last_name = inv.last_name;
-        user.created_ms = inv.created_ms;
-        user.last_token_ms = 0;
-        user.active = true;
-    }
-    Shown { user, invited }
-}
 
 fn status(s: &Shown, m: &Membership) -> &'static str {
     if s.invited {
@@ -146,48 +92,15 @@ fn detail_json(cx: &mut Cx, pr: &Principal, user: &User, m: &Membership) -> Valu
     })
 }
 
-/// The members of the caller's entity, with their accounts.
-fn members(cx: &mut Cx, entity_id: &str) -> Vec<(User, Membership)> {
-    let (start, end) = prefix_range(&format!("ent-mem/{entity_id}/"));
-    let ids: Vec<String> =
-        cx.p.scan(&start, &end, u32::MAX, false)
-            .into_iter()
-            .filter_map(|(k, _)| {
-                let k = String::from_utf8(k).ok()?;
-                k.rsplit('/').next().map(str::to_string)
-            })
-            .collect();
-    ids.into_iter()
-        .filter_map(|id| {
-            let m: Membership = cx.load(&membership_key(&id, entity_id))?;
-            let u: User = cx.load(&user_key(&id))?;
-            Some((u, m))
-        })
-        .collect()
-}
-
 /// `GET /v1/users`: the entity's members (managers and admins).
 pub fn list(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
     manager_or_admin(pr)?;
-    let items: Vec<Value> = members(cx, &pr.entity.id)
+    let items: Vec<Value> = members::members(cx, &pr.entity.id)
         .iter()
         .filter(|(_, m)| m.profile != accounts::Profile::None)
         .map(|(u, m)| item_json(&shown(cx, u, m), m))
         .collect();
     Ok(json(200, &json!({ "users": items })))
-}
-
-/// The member `id` of the caller's entity, or 404 (a user of another entity is not
-/// told apart from no user at all).
-fn member(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<(User, Membership)> {
-    let not_found =
-        || http::ApiError::not_found("user_not_found", format!("no user {id} in this entity"));
-    let m: Membership = cx
-        .load(&membership_key(id, &pr.entity.id))
-        .filter(|m: &Membership| m.profile != accounts::Profile::None)
-        .ok_or_else(not_found)?;
-    let u: User = cx.load(&user_key(id)).ok_or_else(not_found)?;
-    Ok((u, m))
 }
 
 /// `GET /v1/users/{id}`: a member's details; the caller's own for everyone, any
@@ -196,7 +109,7 @@ pub fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     if id != pr.user.id {
         manager_or_admin(pr)?;
     }
-    let (u, m) = member(cx, pr, id)?;
+    let (u, m) = members::member(cx, pr, id)?;
     Ok(json(200, &detail_json(cx, pr, &u, &m)))
 }
 
@@ -213,7 +126,7 @@ pub fn statistics(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRe
     if id != pr.user.id {
         manager_or_admin(pr)?;
     }
-    let (u, _) = member(cx, pr, id)?;
+    let (u, _) = members::member(cx, pr, id)?;
     let time = |name: &str| -> ApiResult<Option<u64>> {
         match req.query_param(name).filter(|v| !v.trim().is_empty()) {
             None => Ok(None),
@@ -237,19 +150,11 @@ pub fn statistics(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRe
     let mut counts = serde_json::Map::new();
     let mut total = 0u64;
     let mut capped = false;
-    for status in document::Status::ALL {
-        let prefix = index_prefix(
-            &pr.entity.id,
-            &scope_user(&u.id),
-            status.as_str(),
-            SortKey::Created,
-        );
-        let from = format!("{prefix}{}", hex(start)).into_bytes();
-        let to = format!("{prefix}{}", hex(end.saturating_add(1))).into_bytes();
-        let n = cx.p.scan(&from, &to, MAX_COUNTED, false).len() as u64;
+    let by_status = list::created_by_status(cx, &pr.entity.id, &u.id, (start, end), MAX_COUNTED);
+    for (status, n) in by_status {
         capped |= n == u64::from(MAX_COUNTED);
         total += n;
-        counts.insert(status.as_str().to_string(), n.into());
+        counts.insert(status.to_string(), n.into());
     }
     let signed = counts["signed"].as_u64().unwrap_or(0)
         + counts["signedwithoutverification"].as_u64().unwrap_or(0);
@@ -333,57 +238,16 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
     let f = req.body_fields()?;
     let role = parse_role(f.optional_str("role")?)?;
     let team = f.optional_str("team_id")?.map(|t| t.trim().to_string());
-    let (mut user, mut m) = member(cx, pr, id)?;
-    may_manage(pr, m.role)?;
-    if let Some(role) = role {
-        if role != m.role && user.id == pr.user.id {
-            return Err(http::ApiError::new(
-                409,
-                "cannot_change_own_role",
-                "you cannot change your own role; another admin can",
-            ));
-        }
-        may_manage(pr, role)?;
-        m.role = role;
-    }
-    if let Some(team) = team {
-        m.team_id = Some(team).filter(|t| !t.is_empty());
-    }
-    add_membership(cx, &mut user, &m);
+    let found = members::member(cx, pr, id)?;
+    let (user, m) = members::change(cx, pr, found, role, team)?;
     Ok(json(200, &detail_json(cx, pr, &user, &m)))
 }
 
 /// `DELETE /v1/users/{id}`: removes the member from the caller's entity.
 pub fn remove(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     manager_or_admin(pr)?;
-    let (mut user, m) = member(cx, pr, id)?;
-    if user.id == pr.user.id {
-        return Err(http::ApiError::new(
-            409,
-            "cannot_remove_self",
-            "you cannot remove yourself from the entity; another admin can",
-        ));
-    }
-    may_manage(pr, m.role)?;
-    if let Some(team) = &m.team_id {
-        cx.p.delete(&team_key(&m.entity_id, team, &m.user_id));
-    }
-    cx.p.delete(&membership_key(&m.user_id, &m.entity_id));
-    cx.p.delete(&entity_member_key(&m.entity_id, &m.user_id));
-    invitations::forget(cx, &m.user_id, &m.entity_id);
-    let (start, end) = memberships_of(&user.id);
-    let rest: Vec<Membership> =
-        cx.p.scan(&start, &end, 1000, false)
-            .into_iter()
-            .map(|(_, v)| decode(&v))
-            .collect();
-    if user.default_entity_id.as_deref() == Some(m.entity_id.as_str()) {
-        user.default_entity_id = rest.first().map(|o| o.entity_id.clone());
-    }
-    if rest.is_empty() {
-        user.active = false;
-    }
-    cx.save(&user_key(&user.id), &user);
+    let found = members::member(cx, pr, id)?;
+    members::remove(cx, pr, found)?;
     Ok(no_content())
 }
 
@@ -391,20 +255,7 @@ pub fn remove(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
 /// how many members each has.
 pub fn teams(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let pr = authenticate(cx, req)?;
-    let (start, end) = prefix_range(&format!("team/{}/", pr.entity.id));
-    let mut counts: Vec<(String, u64)> = Vec::new();
-    for (k, _) in cx.p.scan(&start, &end, u32::MAX, false) {
-        let Ok(k) = String::from_utf8(k) else {
-            continue;
-        };
-        let Some(team) = k.split('/').nth(2) else {
-            continue;
-        };
-        match counts.last_mut() {
-            Some((t, n)) if t == team => *n += 1,
-            _ => counts.push((team.to_string(), 1)),
-        }
-    }
+    let counts = members::teams(cx, &pr.entity.id);
     let items: Vec<Value> = counts
         .into_iter()
         .map(|(t, n)| json!({"team_id": t, "name": t, "status": "active", "team_user_count": n}))

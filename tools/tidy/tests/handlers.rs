@@ -38,7 +38,6 @@ const STORE_CALLS_LEFT: &[(&str, usize)] = &[
     ("shapes.rs", 3),
     ("templates.rs", 5),
     ("uploads.rs", 1),
-    ("users.rs", 12),
     ("videos.rs", 1),
 ];
 

@@ -37,8 +37,6 @@ const LITERALS_LEFT: &[(&str, &str)] = &[
     ("handlers/mail_templates.rs", "cmt"),
     ("handlers/mail_templates.rs", "emt"),
     ("handlers/products.rs", "prod"),
-    ("handlers/users.rs", "ent-mem"),
-    ("handlers/users.rs", "team"),
 ];
 
 /// The families the keyspace module declares.

@@ -23,14 +23,14 @@ const ENGINE: Layers = Layers {
         ("base", &["base/", "memory.rs"]),
         ("domain", &["domain/"]),
         ("handlers", &["handlers/"]),
-        ("tables", &["router.rs", "job_table.rs"]),
+        ("tables", &["router.rs", "jobs.rs"]),
         ("crate root", &["lib.rs"]),
     ],
 };
 
 const HOST: Layers = Layers {
     krate: "host",
-    lib_name: Some("esign_host"),
+    lib_name: Some("esign"),
     layers: &[
         (
             "leaves",
@@ -44,7 +44,7 @@ const HOST: Layers = Layers {
             ],
         ),
         ("store", &["store/", "queues.rs"]),
-        ("tables", &["host_tables/"]),
+        ("tables", &["tables/"]),
         ("metrics", &["metrics.rs"]),
         (
             "capabilities",
@@ -54,12 +54,12 @@ const HOST: Layers = Layers {
                 "eid.rs",
                 "evidence/",
                 "sandbox.rs",
-                "file_work.rs",
+                "work.rs",
             ],
         ),
         ("runtime", &["runtime/"]),
         ("dispatcher", &["calls.rs"]),
-        ("workers", &["job_runner.rs", "mail/", "sms/", "webhooks.rs"]),
+        ("workers", &["jobs.rs", "mail/", "sms/", "webhooks.rs"]),
         (
             "server and CLI",
             &[
