@@ -19,7 +19,7 @@ use crate::base::http::{self, ApiResult};
 use crate::base::keyspace::{ENT, ENT_MEM, MEM, TEAM, TOK, USR, USR_EMAIL, USR_PROF};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::prefix_range;
+use crate::base::records::{decode, prefix_range};
 use crate::base::util::{self, is_email, new_id, normalize_email};
 use serde::{Deserialize, Serialize};
 
@@ -300,4 +300,88 @@ pub fn user_name(u: &User) -> String {
     } else {
         full.to_string()
     }
+}
+
+/// Every entity of the store, in key order (the local administrator's list).
+pub fn all_entities(cx: &mut Cx) -> Vec<Entity> {
+    let (start, end) = prefix_range(&format!("{ENT}/"));
+    cx.p.scan(&start, &end, u32::MAX, false)
+        .into_iter()
+        .map(|(_, v)| decode(&v))
+        .collect()
+}
+
+/// Every account of the store, in key order (the local administrator's list).
+pub fn all_users(cx: &mut Cx) -> Vec<User> {
+    let (start, end) = prefix_range(&format!("{USR}/"));
+    cx.p.scan(&start, &end, u32::MAX, false)
+        .into_iter()
+        .map(|(_, v)| decode(&v))
+        .collect()
+}
+
+/// Whether the store has any account (a first run has none).
+pub fn has_users(cx: &mut Cx) -> bool {
+    let (start, end) = prefix_range(&format!("{USR}/"));
+    !cx.p.scan(&start, &end, 1, false).is_empty()
+}
+
+fn no_entity(id: &str) -> http::ApiError {
+    http::ApiError::not_found("entity_not_found", format!("no entity {id}"))
+}
+
+/// Entity `id`, or 404.
+pub fn entity(cx: &mut Cx, id: &str) -> ApiResult<Entity> {
+    cx.load(&entity_key(id)).ok_or_else(|| no_entity(id))
+}
+
+/// 404 unless entity `id` exists.
+pub fn entity_exists(cx: &mut Cx, id: &str) -> ApiResult<()> {
+    if cx.p.get(&entity_key(id)).is_none() {
+        return Err(no_entity(id));
+    }
+    Ok(())
+}
+
+/// Account `id`, or 404.
+pub fn user(cx: &mut Cx, id: &str) -> ApiResult<User> {
+    cx.load(&user_key(id))
+        .ok_or_else(|| http::ApiError::not_found("user_not_found", format!("no user {id}")))
+}
+
+/// Writes an entity's record.
+pub fn store_entity(cx: &mut Cx, e: &Entity) {
+    cx.save(&entity_key(&e.id), e);
+}
+
+/// Writes an account's record.
+pub fn store_user(cx: &mut Cx, u: &User) {
+    cx.save(&user_key(&u.id), u);
+}
+
+/// Gives an account (not stored) the password `password`.
+pub fn set_password(cx: &mut Cx, u: &mut User, password: &str) {
+    u.password_hash = cx.p.hash_password(password);
+}
+
+/// First run: an entity named `entity_name` and in it an admin with `email` and
+/// `password` (named "Admin").
+pub(crate) fn bootstrap(
+    cx: &mut Cx,
+    email: &str,
+    password: &str,
+    entity_name: String,
+) -> ApiResult<(Entity, User)> {
+    let entity = new_entity(cx, entity_name, None)?;
+    store_entity(cx, &entity);
+    let mut user = new_user(cx, email, password, "Admin".into(), String::new())?;
+    let m = Membership {
+        user_id: user.id.clone(),
+        entity_id: entity.id.clone(),
+        role: Role::Admin,
+        profile: Profile::Active,
+        team_id: None,
+    };
+    add_membership(cx, &mut user, &m);
+    Ok((entity, user))
 }

@@ -7,10 +7,9 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, Fields, json, method_not_allowed};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::{decode, prefix_range};
 use crate::base::util::new_secret;
 use crate::domain::accounts::{
-    self, Entity, Membership, User, add_membership, entity_key, new_entity, new_user, user_key,
+    self, Entity, Membership, User, add_membership, new_entity, new_user,
 };
 use crate::domain::{check, signup};
 use serde_json::{Value, json};
@@ -19,10 +18,10 @@ pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
     let method = req.method.as_str();
     match (method, rest) {
         ("POST", ["bootstrap"]) => bootstrap(cx, req),
-        ("GET", ["entities"]) => list(cx, "ent/", entity_json),
+        ("GET", ["entities"]) => Ok(list(accounts::all_entities(cx), entity_json)),
         ("POST", ["entities"]) => create_entity(cx, req),
         ("PATCH", ["entities", id]) => update_entity(cx, req, id),
-        ("GET", ["users"]) => list(cx, "usr/", user_json),
+        ("GET", ["users"]) => Ok(list(accounts::all_users(cx), user_json)),
         ("POST", ["users"]) => create_user(cx, req),
         ("PATCH", ["users", id]) => update_user(cx, req, id),
         ("POST", ["memberships"]) => put_membership(cx, req),
@@ -64,18 +63,8 @@ fn user_json(u: User) -> Value {
     })
 }
 
-fn list<T: serde::de::DeserializeOwned>(
-    cx: &mut Cx,
-    prefix: &str,
-    render: fn(T) -> Value,
-) -> ApiResult<Response> {
-    let (start, end) = prefix_range(prefix);
-    let items: Vec<Value> =
-        cx.p.scan(&start, &end, u32::MAX, false)
-            .into_iter()
-            .map(|(_, v)| render(decode(&v)))
-            .collect();
-    Ok(json(200, &Value::Array(items)))
+fn list<T>(items: Vec<T>, render: fn(T) -> Value) -> Response {
+    json(200, &Value::Array(items.into_iter().map(render).collect()))
 }
 
 /// Applies the optional boolean flags of an entity body.
@@ -100,20 +89,18 @@ fn create_entity(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let mut e = new_entity(cx, f.required_str("name")?, f.optional_str("parent_id")?)?;
     apply_entity_flags(&mut e, &f)?;
-    cx.save(&entity_key(&e.id), &e);
+    accounts::store_entity(cx, &e);
     Ok(json(201, &entity_json(e)))
 }
 
 fn update_entity(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
     let f = req.body_fields()?;
-    let mut e: Entity = cx
-        .load(&entity_key(id))
-        .ok_or_else(|| http::ApiError::not_found("entity_not_found", format!("no entity {id}")))?;
+    let mut e = accounts::entity(cx, id)?;
     if let Some(name) = f.optional_str("name")? {
         e.name = name;
     }
     apply_entity_flags(&mut e, &f)?;
-    cx.save(&entity_key(id), &e);
+    accounts::store_entity(cx, &e);
     Ok(json(200, &entity_json(e)))
 }
 
@@ -128,23 +115,21 @@ fn create_user(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     )?;
     if let Some(active) = f.optional_bool("active")? {
         user.active = active;
-        cx.save(&user_key(&user.id), &user);
+        accounts::store_user(cx, &user);
     }
     Ok(json(201, &user_json(user)))
 }
 
 fn update_user(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
     let f = req.body_fields()?;
-    let mut user: User = cx
-        .load(&user_key(id))
-        .ok_or_else(|| http::ApiError::not_found("user_not_found", format!("no user {id}")))?;
+    let mut user = accounts::user(cx, id)?;
     if let Some(active) = f.optional_bool("active")? {
         user.active = active;
     }
     if let Some(password) = f.optional_str("password")? {
-        user.password_hash = cx.p.hash_password(&password);
+        accounts::set_password(cx, &mut user, &password);
     }
-    cx.save(&user_key(id), &user);
+    accounts::store_user(cx, &user);
     Ok(json(200, &user_json(user)))
 }
 
@@ -152,15 +137,8 @@ fn put_membership(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let user_id = f.required_str("user_id")?;
     let entity_id = f.required_str("entity_id")?;
-    let mut user: User = cx
-        .load(&user_key(&user_id))
-        .ok_or_else(|| http::ApiError::not_found("user_not_found", format!("no user {user_id}")))?;
-    if cx.p.get(&entity_key(&entity_id)).is_none() {
-        return Err(http::ApiError::not_found(
-            "entity_not_found",
-            format!("no entity {entity_id}"),
-        ));
-    }
+    let mut user = accounts::user(cx, &user_id)?;
+    accounts::entity_exists(cx, &entity_id)?;
     let role_text = f.optional_str("role")?.unwrap_or_else(|| "user".into());
     let role = accounts::Role::parse(&role_text).ok_or_else(|| {
         http::ApiError::bad_request("invalid_role", "role must be user, manager or admin")
@@ -193,8 +171,7 @@ fn put_membership(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
 /// changes nothing and answers `{"created": false}`.
 fn bootstrap(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
-    let (start, end) = prefix_range("usr/");
-    if !cx.p.scan(&start, &end, 1, false).is_empty() {
+    if accounts::has_users(cx) {
         return Ok(json(200, &json!({ "created": false })));
     }
     let email = f.required_str("email")?;
@@ -205,17 +182,7 @@ fn bootstrap(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let entity_name = f
         .optional_str("entity_name")?
         .unwrap_or_else(|| "Default".into());
-    let entity = new_entity(cx, entity_name, None)?;
-    cx.save(&entity_key(&entity.id), &entity);
-    let mut user = new_user(cx, &email, &password, "Admin".into(), String::new())?;
-    let m = Membership {
-        user_id: user.id.clone(),
-        entity_id: entity.id.clone(),
-        role: accounts::Role::Admin,
-        profile: accounts::Profile::Active,
-        team_id: None,
-    };
-    add_membership(cx, &mut user, &m);
+    let (entity, user) = accounts::bootstrap(cx, &email, &password, entity_name)?;
     Ok(json(
         201,
         &json!({
