@@ -2,13 +2,13 @@
 //! check with `domain::logins`' throttling, the spacing of tokens) and the principal a
 //! token or an agent's grant acts as.
 
-use crate::base::api::{self, Mail, Request};
+use crate::base::api::{self, JobSpec, Mail, Request};
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records;
-use crate::base::util::sha256_hex;
+use crate::base::util::{self, sha256_hex};
+use crate::base::{job_kinds, records};
 use crate::domain::accounts::{
     self, Entity, Membership, Token, User, entity_key, membership_key, memberships_of, token_key,
     user_key,
@@ -254,4 +254,168 @@ pub(crate) fn check_selectable(entity: &Entity) -> ApiResult<()> {
         return Ok(());
     };
     Err(http::ApiError::forbidden("entity_unavailable", reason))
+}
+
+/// The entity a login with `user`'s password opens: `requested`, else the user's
+/// default; 400/404 when the user has no usable profile there, 403 when the user is
+/// inactive or the entity has no API access, 423 when it is marked for deletion.
+pub(crate) fn login_entity(
+    cx: &mut Cx,
+    user: &User,
+    requested: Option<String>,
+) -> ApiResult<Entity> {
+    let cannot_load = || {
+        http::ApiError::not_found(
+            "account_not_found",
+            "the account cannot be loaded: it has no profile in any entity",
+        )
+    };
+    let (entity_id, explicit) = match requested {
+        Some(id) => (id, true),
+        None => (
+            user.default_entity_id.clone().ok_or_else(cannot_load)?,
+            false,
+        ),
+    };
+    let membership = match cx.load::<Membership>(&membership_key(&user.id, &entity_id)) {
+        Some(m) => m,
+        None if explicit => {
+            return Err(http::ApiError::bad_request(
+                "invalid_entity",
+                format!("entity_id {entity_id:?} is not an entity this user belongs to"),
+            ));
+        }
+        None => return Err(cannot_load()),
+    };
+    if membership.profile == accounts::Profile::None {
+        return Err(no_profile());
+    }
+    let entity = cx
+        .load::<Entity>(&entity_key(&entity_id))
+        .ok_or_else(cannot_load)?;
+    if !user.active {
+        return Err(http::ApiError::forbidden(
+            "user_inactive",
+            "the user is not active",
+        ));
+    }
+    if !entity.api_access {
+        return Err(no_api_access());
+    }
+    if entity.marked_for_deletion {
+        return Err(http::ApiError::new(
+            423,
+            "entity_locked",
+            "the selected entity is marked for deletion",
+        ));
+    }
+    Ok(entity)
+}
+
+fn no_profile() -> ApiError {
+    http::ApiError::not_found(
+        "profile_not_found",
+        "the user has no profile in that entity",
+    )
+}
+
+/// A new API token: its secret and how many seconds it lives.
+pub struct IssuedToken {
+    pub secret: String,
+    pub expires_in: u64,
+}
+
+/// Issues a token for `user` in `entity_id`, enforcing the spacing rule (429), and
+/// schedules its record's purge.
+pub(crate) fn issue_token(cx: &mut Cx, user: &mut User, entity_id: &str) -> ApiResult<IssuedToken> {
+    let now = cx.now();
+    let settings = cx.settings().clone();
+    check_spacing(cx, user)?;
+    let secret = util::new_secret(cx);
+    let hash = sha256_hex(secret.as_bytes());
+    let token = Token {
+        user_id: user.id.clone(),
+        entity_id: entity_id.to_string(),
+        issued_ms: now,
+        expires_ms: now + settings.token_ttl_secs * 1000,
+    };
+    cx.save(&token_key(&hash), &token);
+    cx.p.schedule_job(JobSpec {
+        kind: job_kinds::TOKEN_PURGE.into(),
+        payload: hash.into_bytes(),
+        run_at_ms: token.expires_ms + PURGE_GRACE_MS,
+        work: None,
+        scope: String::new(),
+    });
+    Ok(IssuedToken {
+        secret,
+        expires_in: settings.token_ttl_secs,
+    })
+}
+
+/// The presented token (by its hash) stops working at once.
+pub fn revoke_token(cx: &mut Cx, token_hash: &str) {
+    cx.p.delete(&token_key(token_hash));
+}
+
+/// The entity whose SAML integration governs switching away from `current`: its parent,
+/// or itself when it has none.
+fn saml_root(cx: &mut Cx, current: &Entity) -> Option<Entity> {
+    match &current.parent_id {
+        Some(parent) => cx.load::<Entity>(&entity_key(parent)),
+        None => Some(current.clone()),
+    }
+}
+
+/// Whether the SAML rule (spec §5.1 rule 4) lets a user in `current` select `target`.
+fn saml_allows(root: Option<&Entity>, target: &Entity) -> bool {
+    match root {
+        Some(root) if root.saml => {
+            target.id == root.id || target.parent_id.as_deref() == Some(root.id.as_str())
+        }
+        _ => true,
+    }
+}
+
+/// The entity `target_id` the caller switches to: one they are a member of (400 for
+/// any other, known or not), allowed by the SAML rule, with a profile (404), and
+/// selectable ([`check_selectable`]).
+pub(crate) fn switch_target(cx: &mut Cx, pr: &Principal, target_id: &str) -> ApiResult<Entity> {
+    // Unknown and foreign entities get the same answer: no way to learn which exist.
+    let invalid = || {
+        http::ApiError::bad_request(
+            "invalid_entity",
+            format!("{target_id:?} is not the id of an entity you are a member of"),
+        )
+    };
+    if !util::is_id(target_id) {
+        return Err(invalid());
+    }
+    let target = cx
+        .load::<Entity>(&entity_key(target_id))
+        .ok_or_else(invalid)?;
+    let membership = cx
+        .load::<Membership>(&membership_key(&pr.user.id, target_id))
+        .ok_or_else(invalid)?;
+    let root = saml_root(cx, &pr.entity);
+    if !saml_allows(root.as_ref(), &target) {
+        return Err(http::ApiError::bad_request(
+            "saml_restricted",
+            "a SAML integration restricts this user to its entity and that entity's children",
+        ));
+    }
+    if membership.profile == accounts::Profile::None {
+        return Err(no_profile());
+    }
+    check_selectable(&target)?;
+    Ok(target)
+}
+
+/// The caller's profiles ([`profiles`]) in the entities the SAML rule lets them select.
+pub fn selectable_profiles(cx: &mut Cx, pr: &Principal) -> Vec<(Membership, Entity)> {
+    let root = saml_root(cx, &pr.entity);
+    profiles(cx, &pr.user.id)
+        .into_iter()
+        .filter(|(_, entity)| saml_allows(root.as_ref(), entity))
+        .collect()
 }

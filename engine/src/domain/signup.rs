@@ -16,6 +16,7 @@ use crate::base::keyspace::{CFG, SGUP};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::key;
+use crate::domain::accounts::{self, Entity, Membership, User};
 use serde::{Deserialize, Serialize};
 
 pub const PER_SOURCE_PER_HOUR: u32 = 5;
@@ -82,4 +83,58 @@ pub fn count(cx: &mut Cx, source: &str) -> ApiResult<()> {
         cx.save(&k, &w);
     }
     Ok(())
+}
+
+/// What a sign-up gives: the account (`email` and `password` checked by
+/// `accounts::check_new_credentials`), an optional mobile number, and the new entity's
+/// name (empty: the person's name).
+pub struct Registration {
+    pub email: String,
+    pub password: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub mobile: String,
+    pub entity_name: String,
+}
+
+/// Signs a person up from `source`: counted first ([`count`]), then 400
+/// `email_taken` for a known email; else a new account, admin of a new entity.
+pub fn register(cx: &mut Cx, source: &str, r: Registration) -> ApiResult<(User, Entity)> {
+    // Counted before the email is looked up (and kept when it is taken: a call's
+    // writes commit whatever it answers), so past the limit a known email gets the same
+    // 429 as an unknown one, and emails are never told apart faster than sign-ups are
+    // allowed.
+    count(cx, source)?;
+    if accounts::user_id_by_email(cx, &r.email).is_some() {
+        // GetAccept's clients read 400s, not 409s.
+        return Err(http::ApiError::bad_request(
+            "email_taken",
+            format!(
+                "an account with email {} already exists; sign in instead",
+                r.email
+            ),
+        ));
+    }
+    let mut user = accounts::new_user(cx, &r.email, &r.password, r.first_name, r.last_name)?;
+    let entity_name = Some(r.entity_name)
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| accounts::user_name(&user));
+    let entity = accounts::new_entity(cx, entity_name, None)?;
+    accounts::store_entity(cx, &entity);
+    let membership = Membership {
+        user_id: user.id.clone(),
+        entity_id: entity.id.clone(),
+        role: accounts::Role::Admin,
+        profile: accounts::Profile::Active,
+        team_id: None,
+    };
+    accounts::add_membership(cx, &mut user, &membership);
+    if !r.mobile.is_empty() {
+        let profile = accounts::UserProfile {
+            mobile: r.mobile,
+            title: String::new(),
+        };
+        cx.save(&accounts::user_profile_key(&user.id), &profile);
+    }
+    Ok((user, entity))
 }
