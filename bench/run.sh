@@ -33,7 +33,7 @@ if ! command -v wrk >/dev/null || ! command -v chromedriver >/dev/null; then
     echo "installing wrk, chromium and chromium-driver (Debian packages)"
     apt-get update -qq && apt-get install -y -qq wrk chromium chromium-driver >/dev/null
 fi
-cargo build --release -p esign --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example app_bench --example seal_bench --example scale_bench --example formats_bench --example million_seed
+cargo build --release -p esign-host --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example app_bench --example seal_bench --example scale_bench --example formats_bench --example million_seed
 
 WORK=$(mktemp -d)
 cleanup() {

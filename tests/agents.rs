@@ -214,7 +214,7 @@ fn the_official_mcp_client_signs_in_consents_and_works_in_both_revisions() {
     let s = Server::start(&["--oauth-access-ttl-secs", "20"]);
     let dir = fresh_dir("agent-pdf");
     let pdf = dir.join("offer.pdf");
-    std::fs::write(&pdf, esign::pdf::sample_pdf(2)).unwrap();
+    std::fs::write(&pdf, esign_host::pdf::sample_pdf(2)).unwrap();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/agents/flow.py");
     let admin = s.admin_token();
     for (mode, protocol) in [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")] {

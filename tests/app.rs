@@ -44,7 +44,7 @@ fn screenshot(b: &Browser, name: &str) {
 /// A two-page PDF in a fresh directory.
 fn sample_pdf(dir: &Path) -> PathBuf {
     let path = dir.join("offer.pdf");
-    std::fs::write(&path, esign::pdf::sample_pdf(2)).unwrap();
+    std::fs::write(&path, esign_host::pdf::sample_pdf(2)).unwrap();
     path
 }
 
@@ -299,7 +299,7 @@ fn a_sender_signs_in_creates_places_fields_by_keyboard_sends_follows_and_downloa
         "the app's download is the API's sealed PDF"
     );
     assert!(
-        esign::pdf::extract_text(&got)
+        esign_host::pdf::extract_text(&got)
             .unwrap()
             .contains("Audit certificate")
     );

@@ -309,7 +309,7 @@ fn an_online_repair_keeps_the_files_of_documents_being_created() {
             reports
         })
     };
-    let pdf = esign::pdf::sample_pdf(2);
+    let pdf = esign_host::pdf::sample_pdf(2);
     let creators: Vec<_> = (0..4)
         .map(|n| {
             let (base, token, pdf) = (s.url(""), t.clone(), pdf.clone());
@@ -563,7 +563,7 @@ fn damaged_stores_fail_the_check(backup: &Path, backups: &Path, sealed_id: &str)
     let dir = backups.join("damaged-store");
     admin_ok(&dir, &["restore", "--from", backup.to_str().unwrap()]);
     {
-        let store = esign::store::Store::new(esign::store::sled::SledBackend::open(&dir).unwrap());
+        let store = esign_host::store::Store::new(esign_host::store::sled::SledBackend::open(&dir).unwrap());
         let mut txn = store.begin();
         let refs = txn.scan(b"d/bref/", b"d/bref0", usize::MAX, false).unwrap();
         let owner = format!("/doc:{sealed_id}");

@@ -204,7 +204,7 @@ fn a_signer_on_a_phone_fills_fields_comments_types_a_signature_and_downloads_the
         .unwrap();
     assert_eq!(pdf.status(), 200);
     let bytes = pdf.bytes().unwrap();
-    let text = esign::pdf::extract_text(&bytes).unwrap();
+    let text = esign_host::pdf::extract_text(&bytes).unwrap();
     assert!(text.contains("Acme Ltd"));
     let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("screenshots/signed.pdf");
     std::fs::write(out, &bytes).unwrap();

@@ -188,7 +188,7 @@ fn form_and_multipart_fields_are_text() {
     let (status, body) = call(s.post("/v1/documents").bearer_auth(&t).multipart(form));
     assert_eq!(assert_error(status, &body, 400), "invalid_field");
     // Only one file per create request.
-    let pdf = esign::pdf::sample_pdf(1);
+    let pdf = esign_host::pdf::sample_pdf(1);
     let form = reqwest::blocking::multipart::Form::new()
         .part(
             "file",

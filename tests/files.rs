@@ -14,7 +14,7 @@ fn page_count(s: &Server, t: &str, id: &str) -> u64 {
 }
 
 fn soffice_installed() -> bool {
-    esign::work::find_soffice(None).is_some()
+    esign_host::file_work::find_soffice(None).is_some()
 }
 
 #[test]
@@ -24,7 +24,7 @@ fn uploads_and_file_sources_import_in_the_background() {
     // Multipart upload.
     let form = reqwest::blocking::multipart::Form::new().part(
         "file",
-        reqwest::blocking::multipart::Part::bytes(esign::pdf::sample_pdf(3)).file_name("three.pdf"),
+        reqwest::blocking::multipart::Part::bytes(esign_host::pdf::sample_pdf(3)).file_name("three.pdf"),
     );
     let (status, up) = call(s.post("/v1/upload").bearer_auth(&t).multipart(form));
     assert_eq!(status, 200, "{up}");
@@ -32,7 +32,7 @@ fn uploads_and_file_sources_import_in_the_background() {
     let three = up["file_id"].as_str().unwrap().to_string();
     let (_, got) = s.get_as(&t, &format!("/v1/upload/{three}"));
     assert_eq!(got["file_name"], "three.pdf");
-    let two = s.upload(&t, &esign::pdf::sample_pdf(2), "two.pdf");
+    let two = s.upload(&t, &esign_host::pdf::sample_pdf(2), "two.pdf");
     let (status, body) = s.post_json(
         &t,
         "/v1/upload",
@@ -68,14 +68,14 @@ fn uploads_and_file_sources_import_in_the_background() {
     assert_eq!(d["small_pages"].as_array().unwrap().len(), 5);
 
     // file_content (base64) and a multipart `file` on create.
-    let doc = s.create_doc(&t, &json!({"name": "b64", "file_content": b64(&esign::pdf::sample_pdf(4)), "file_name": "f.pdf"}));
+    let doc = s.create_doc(&t, &json!({"name": "b64", "file_content": b64(&esign_host::pdf::sample_pdf(4)), "file_name": "f.pdf"}));
     s.wait_status(&t, doc["id"].as_str().unwrap(), "draft");
     assert_eq!(page_count(&s, &t, doc["id"].as_str().unwrap()), 4);
     let form = reqwest::blocking::multipart::Form::new()
         .text("name", "multipart file")
         .part(
             "file",
-            reqwest::blocking::multipart::Part::bytes(esign::pdf::sample_pdf(1))
+            reqwest::blocking::multipart::Part::bytes(esign_host::pdf::sample_pdf(1))
                 .file_name("one.pdf"),
         );
     let (status, doc) = call(s.post("/v1/documents").bearer_auth(&t).multipart(form));
@@ -93,13 +93,13 @@ fn uploads_and_file_sources_import_in_the_background() {
         .unwrap()
         .bytes()
         .unwrap();
-    assert_eq!(bytes.as_ref(), esign::pdf::sample_pdf(1).as_slice());
+    assert_eq!(bytes.as_ref(), esign_host::pdf::sample_pdf(1).as_slice());
 }
 
 #[test]
 fn file_url_is_downloaded_over_https_and_internal_addresses_are_refused() {
     let files = FileServer::start(vec![
-        ("/doc.pdf", Canned::ok(esign::pdf::sample_pdf(2))),
+        ("/doc.pdf", Canned::ok(esign_host::pdf::sample_pdf(2))),
         ("/big.pdf", Canned::ok(vec![b'%'; 4096])),
     ]);
     let ca = files.ca_file.display().to_string();
@@ -189,7 +189,7 @@ fn counting_proxy() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) 
 
 #[test]
 fn proxy_variables_do_not_carry_downloads_past_the_address_check() {
-    let files = FileServer::start(vec![("/doc.pdf", Canned::ok(esign::pdf::sample_pdf(1)))]);
+    let files = FileServer::start(vec![("/doc.pdf", Canned::ok(esign_host::pdf::sample_pdf(1)))]);
     let (proxy, connections) = counting_proxy();
     let ca = files.ca_file.display().to_string();
     let env: Vec<(&str, &str)> = ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
@@ -239,9 +239,9 @@ fn a_password_protected_pdf_leaves_a_pageless_draft_and_mails_the_owner() {
         "/../tests/fixtures/encrypted.pdf"
     ))
     .unwrap();
-    let good = s.upload(&t, &esign::pdf::sample_pdf(2), "good.pdf");
+    let good = s.upload(&t, &esign_host::pdf::sample_pdf(2), "good.pdf");
     let locked = s.upload(&t, &encrypted, "locked.pdf");
-    let later = s.upload(&t, &esign::pdf::sample_pdf(1), "later.pdf");
+    let later = s.upload(&t, &esign_host::pdf::sample_pdf(1), "later.pdf");
     let doc = s.create_doc(
         &t,
         &json!({"name": "Locked", "file_ids": format!("{good},{locked},{later}")}),
@@ -301,8 +301,8 @@ fn unknown_and_expired_uploads() {
     );
     // Expired uploads: a Word upload is a 404 with a page-less draft; a PDF is imported
     // in the background, fails, and the owner is mailed.
-    let pdf = s.upload(&t, &esign::pdf::sample_pdf(1), "old.pdf");
-    let docx = s.upload(&t, &esign::office::sample_docx(&["Old"]), "old.docx");
+    let pdf = s.upload(&t, &esign_host::pdf::sample_pdf(1), "old.pdf");
+    let docx = s.upload(&t, &esign_host::office::sample_docx(&["Old"]), "old.docx");
     wait_until(20, "the uploads to expire", || {
         let expired =
             |id: &str| s.get_as(&t, &format!("/v1/upload/{id}")).1["file_status"] == "expired";
@@ -350,8 +350,8 @@ fn template_errors_404_and_422() {
     assert_eq!(list_len(&s), 0);
 
     // A PDF template with roles, fields and a role-restricted attachment.
-    let file = s.upload(&t, &esign::pdf::sample_pdf(2), "tpl.pdf");
-    let terms = s.upload(&t, &esign::pdf::sample_pdf(1), "terms.pdf");
+    let file = s.upload(&t, &esign_host::pdf::sample_pdf(2), "tpl.pdf");
+    let terms = s.upload(&t, &esign_host::pdf::sample_pdf(1), "terms.pdf");
     let (status, tpl) = s.post_json(&t, "/v1/templates", &json!({
         "name": "Standard offer", "file_id": file,
         "roles": [{"role_name": "Buyer", "role": "signer"}, {"role_name": "Legal", "role": "approver"}],
@@ -430,12 +430,12 @@ fn dependency_unavailable_is_503_and_nothing_is_created() {
         s.post("/v1/documents")
             .bearer_auth(&t)
             .header("x-esign-test-fault", "blobs-unavailable")
-            .json(&json!({"name": "x", "file_content": b64(&esign::pdf::sample_pdf(1)), "file_name": "a.pdf"})),
+            .json(&json!({"name": "x", "file_content": b64(&esign_host::pdf::sample_pdf(1)), "file_name": "a.pdf"})),
     );
     assert_eq!(assert_error(status, &body, 503), "storage_unavailable");
     assert_eq!(s.get_as(&t, "/v1/documents").1, json!([]));
     // Retrying works.
-    let doc = s.create_doc(&t, &json!({"name": "x", "file_content": b64(&esign::pdf::sample_pdf(1)), "file_name": "a.pdf"}));
+    let doc = s.create_doc(&t, &json!({"name": "x", "file_content": b64(&esign_host::pdf::sample_pdf(1)), "file_name": "a.pdf"}));
     s.wait_status(&t, doc["id"].as_str().unwrap(), "draft");
 }
 
@@ -444,7 +444,7 @@ fn word_files_are_converted_by_libreoffice_or_fail_clearly() {
     // Without LibreOffice: a clear reason, no fake page.
     let s = Server::start(&["--soffice", "/nonexistent/soffice"]);
     let t = s.admin_token();
-    let docx = esign::office::sample_docx(&["Hello {{client}}"]);
+    let docx = esign_host::office::sample_docx(&["Hello {{client}}"]);
     let doc = s.create_doc(
         &t,
         &json!({"name": "No office", "file_content": b64(&docx), "file_name": "a.docx"}),
@@ -511,14 +511,14 @@ fn word_files_are_converted_by_libreoffice_or_fail_clearly() {
         .unwrap()
         .bytes()
         .unwrap();
-    let text = esign::pdf::extract_text(&bytes).unwrap();
+    let text = esign_host::pdf::extract_text(&bytes).unwrap();
     assert!(text.contains("Hello ACME Corp"), "{text}");
 }
 
 #[test]
 fn a_tenants_stalled_downloads_do_not_delay_another_tenants_imports_or_sending() {
     // Every download of /stalled.pdf answers after 60 s (within the fetch timeout).
-    let mut stalled = Canned::ok(esign::pdf::sample_pdf(1));
+    let mut stalled = Canned::ok(esign_host::pdf::sample_pdf(1));
     stalled.delay = Duration::from_secs(60);
     let files = FileServer::start(vec![("/stalled.pdf", stalled)]);
     let ca = files.ca_file.display().to_string();

@@ -7,8 +7,8 @@
 #[path = "common/formats_component.rs"]
 mod formats_component;
 
-use esign::bindings::{WorkOrder, WorkOutcome};
-use esign::runtime::EMBEDDED_FORMATS;
+use esign_host::bindings::{WorkOrder, WorkOutcome};
+use esign_host::runtime::EMBEDDED_FORMATS;
 use esign_formats::digest::sha256_hex;
 use esign_formats::seal::keys::{LocalKey, generate};
 use esign_formats::work as shared;
@@ -50,7 +50,7 @@ fn same(what: &str, order: &WorkOrder, io: MemIo) -> (WorkOutcome, MemIo) {
 }
 
 fn import(name: &str, fill: &[(&str, &str)]) -> WorkOrder {
-    WorkOrder::ImportFiles(vec![esign::bindings::ImportSource {
+    WorkOrder::ImportFiles(vec![esign_host::bindings::ImportSource {
         blob: Some("src".into()),
         url: None,
         name: name.into(),
@@ -97,7 +97,7 @@ fn imports_of_the_pdf_corpus_are_the_same() {
             MemIo::new(&[("src", bytes.clone())]),
         );
         if let WorkOutcome::ImportFiles(r) = outcome
-            && let Some(esign::bindings::ImportResult::Ok(f)) = r.first()
+            && let Some(esign_host::bindings::ImportResult::Ok(f)) = r.first()
         {
             pages += f.pages.len();
         }
@@ -135,7 +135,7 @@ fn png() -> Vec<u8> {
 /// A render order over `sources`, with stamps of every kind, an appendix and a summary
 /// with signatures (one drawn from `sig`, one typed), sealed when `seal`.
 fn render_order(sources: &[&str], seal: bool) -> WorkOrder {
-    use esign::bindings::{Block, RenderOrder, SealOrder, SignatureBlock, Stamp, StampContent};
+    use esign_host::bindings::{Block, RenderOrder, SealOrder, SignatureBlock, Stamp, StampContent};
     let stamp = |page, left, top, content| Stamp {
         page,
         left,
@@ -223,10 +223,10 @@ fn renders_and_seals_are_the_same() {
     let sealed = &io.new.iter().find(|(id, _)| *id == file.blob).unwrap().1;
     // The check of the sealed file, both ways.
     let own = seal.certificate_sha256.clone();
-    let native = esign::evidence::check(sealed, &own);
+    let native = esign_host::evidence::check(sealed, &own);
     let (checked, _, _) = component().check_pdf(sealed, &own, render_io());
     let checked = checked.unwrap();
-    let json = |c: &esign::bindings::PdfCheck| serde_json::to_string(c).unwrap();
+    let json = |c: &esign_host::bindings::PdfCheck| serde_json::to_string(c).unwrap();
     assert_eq!(json(&native), json(&checked));
     assert!(
         checked.valid && checked.whole_file && checked.by_this_service,
@@ -263,7 +263,7 @@ fn a_twenty_page_documents_work_fits_in_128_mib() {
         let outcome = outcome.unwrap_or_else(|e| panic!("{what}: trapped within 128 MiB: {e:#}"));
         let ok = match &outcome {
             WorkOutcome::ImportFiles(files) => {
-                matches!(&files[..], [esign::bindings::ImportResult::Ok(f)] if f.pages.len() == 20)
+                matches!(&files[..], [esign_host::bindings::ImportResult::Ok(f)] if f.pages.len() == 20)
             }
             WorkOutcome::Render(Ok(file)) => {
                 file.seal.is_some() && file.page_images.len() == file.page_count as usize
@@ -341,13 +341,13 @@ fn fetches_and_downloaded_imports_are_the_same() {
         io.clone(),
     );
     let order = WorkOrder::ImportFiles(vec![
-        esign::bindings::ImportSource {
+        esign_host::bindings::ImportSource {
             blob: None,
             url: Some(url.into()),
             name: "contract.pdf".into(),
             fill: Vec::new(),
         },
-        esign::bindings::ImportSource {
+        esign_host::bindings::ImportSource {
             blob: None,
             url: None,
             name: "nothing.pdf".into(),

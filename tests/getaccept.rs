@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 /// A ready template of two pages with two roles, two custom fields and a signature
 /// field for the role `Buyer`; its id.
 fn template(s: &Server, t: &str, extra: Value) -> String {
-    let file = s.upload(t, &esign::pdf::sample_pdf(2), "tpl.pdf");
+    let file = s.upload(t, &esign_host::pdf::sample_pdf(2), "tpl.pdf");
     let mut body = json!({
         "name": "Standard offer", "file_id": file,
         "roles": [{"role_name": "Buyer", "role": "signer"}, {"role_name": "Legal", "role": "approver"}],
@@ -523,7 +523,7 @@ fn a_video_plays_on_the_signing_page_and_library_files_attach_by_id() {
     let (status, att) = s.post_json(
         &t,
         "/v1/upload/attachment",
-        &json!({"file_content": b64(&esign::pdf::sample_pdf(1)), "file_name": "terms.pdf", "title": "Terms"}),
+        &json!({"file_content": b64(&esign_host::pdf::sample_pdf(1)), "file_name": "terms.pdf", "title": "Terms"}),
     );
     assert_eq!(status, 200, "{att}");
     let (_, lib) = s.get_as(&t, "/v1/attachments");
@@ -588,7 +588,7 @@ fn a_video_plays_on_the_signing_page_and_library_files_attach_by_id() {
 fn a_drafts_attachment_takes_a_new_file() {
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let terms = s.upload(&t, &esign::pdf::sample_pdf(1), "terms.pdf");
+    let terms = s.upload(&t, &esign_host::pdf::sample_pdf(1), "terms.pdf");
     let id = pdf_draft(
         &s,
         &t,
@@ -603,7 +603,7 @@ fn a_drafts_attachment_takes_a_new_file() {
         .to_string();
     let form = reqwest::blocking::multipart::Form::new().part(
         "file",
-        reqwest::blocking::multipart::Part::bytes(esign::pdf::sample_pdf(3))
+        reqwest::blocking::multipart::Part::bytes(esign_host::pdf::sample_pdf(3))
             .file_name("terms-v2.pdf"),
     );
     let (status, body) = call(
@@ -909,14 +909,14 @@ const REFUSED: &[(&str, &str, &str)] = &[];
 fn every_getaccept_operation_answers_a_getaccept_client_in_getaccepts_shape() {
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let pdf = b64(&esign::pdf::sample_pdf(2));
+    let pdf = b64(&esign_host::pdf::sample_pdf(2));
     let mut mp4 = b"\x00\x00\x00\x18ftypmp42\x00\x00\x00\x00mp42isom".to_vec();
     mp4.extend_from_slice(&[7u8; 32]);
     let entity = s.first_entity();
     let (_, me) = s.get_as(&t, "/v1/users/me");
     let member = s.add_member("member@example.com", &["--role", "user"]);
     let tid = template(&s, &t, json!({}));
-    let terms = s.upload(&t, &esign::pdf::sample_pdf(1), "terms.pdf");
+    let terms = s.upload(&t, &esign_host::pdf::sample_pdf(1), "terms.pdf");
     let draft = pdf_draft(
         &s,
         &t,
@@ -1067,7 +1067,7 @@ fn every_getaccept_operation_answers_a_getaccept_client_in_getaccepts_shape() {
             req = req.json(&body);
         } else if template.ends_with("/upload") {
             // GetAccept documents this one as multipart only.
-            let file = reqwest::blocking::multipart::Part::bytes(esign::pdf::sample_pdf(1))
+            let file = reqwest::blocking::multipart::Part::bytes(esign_host::pdf::sample_pdf(1))
                 .file_name("terms-v2.pdf");
             req = req.multipart(reqwest::blocking::multipart::Form::new().part("file", file));
         }

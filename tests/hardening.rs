@@ -156,7 +156,7 @@ fn templates_are_deleted_by_their_owner_or_an_admin_and_their_files_go() {
     let plain = s.token("plain@example.com", USER_PASSWORD, None);
     let author = s.token("author@example.com", USER_PASSWORD, None);
     let template = |t: &str| {
-        let file = s.upload(t, &esign::pdf::sample_pdf(1), "tpl.pdf");
+        let file = s.upload(t, &esign_host::pdf::sample_pdf(1), "tpl.pdf");
         let (status, tpl) = s.post_json(t, "/v1/templates", &json!({"name": "T", "file_id": file}));
         assert_eq!(status, 200, "{tpl}");
         let id = tpl["id"].as_str().unwrap().to_string();

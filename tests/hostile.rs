@@ -158,7 +158,7 @@ fn files_over_the_page_limit_fail_their_import_with_the_limit_named() {
     // The default limit (500 pages) refuses a 5 000-page file.
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let (id, d) = import(&s, &t, "Five thousand", &esign::pdf::sample_pdf(5_000));
+    let (id, d) = import(&s, &t, "Five thousand", &esign_host::pdf::sample_pdf(5_000));
     let error = d["import_error"].as_str().unwrap_or_default();
     assert!(
         error.contains("5000 pages") && error.contains("--max-pages"),
@@ -169,7 +169,7 @@ fn files_over_the_page_limit_fail_their_import_with_the_limit_named() {
     // An operator's lower limit.
     let s = Server::start(&["--max-pages", "3"]);
     let t = s.admin_token();
-    let (_, d) = import(&s, &t, "Four", &esign::pdf::sample_pdf(4));
+    let (_, d) = import(&s, &t, "Four", &esign_host::pdf::sample_pdf(4));
     assert!(
         d["import_error"]
             .as_str()
@@ -177,7 +177,7 @@ fn files_over_the_page_limit_fail_their_import_with_the_limit_named() {
             .contains("at most 3 pages"),
         "{d}"
     );
-    let (id, d) = import(&s, &t, "Three", &esign::pdf::sample_pdf(3));
+    let (id, d) = import(&s, &t, "Three", &esign_host::pdf::sample_pdf(3));
     assert!(d["import_error"].is_null(), "{d}");
     assert_eq!(pages(&s, &t, &id), 3);
 }
@@ -186,7 +186,7 @@ fn files_over_the_page_limit_fail_their_import_with_the_limit_named() {
 fn a_render_past_its_deadline_fails_with_the_reason() {
     let s = Server::start(&["--work-deadline-secs", "1"]);
     let t = s.admin_token();
-    let (id, d) = import(&s, &t, "Long", &esign::pdf::sample_pdf(400));
+    let (id, d) = import(&s, &t, "Long", &esign_host::pdf::sample_pdf(400));
     assert!(d["import_error"].is_null(), "{d}");
     let (status, sent) = s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
     assert_eq!(status, 200, "{sent}");
@@ -211,7 +211,7 @@ fn two_tenants_long_renders_leave_a_slot_for_a_third_tenants_import() {
     s.launch();
     let b = s.token("bee@b.example", USER_PASSWORD, None);
     let c = s.token("sea@c.example", USER_PASSWORD, None);
-    let long = esign::pdf::sample_pdf(150);
+    let long = esign_host::pdf::sample_pdf(150);
     let mut long_docs = Vec::new();
     for (t, who) in [(&a, "a"), (&a, "a"), (&b, "b"), (&b, "b")] {
         let (id, d) = import(&s, t, &format!("Long of {who}"), &long);
@@ -237,7 +237,7 @@ fn two_tenants_long_renders_leave_a_slot_for_a_third_tenants_import() {
     let started = Instant::now();
     let doc = s.create_doc(
         &c,
-        &json!({"name": "Short", "file_content": b64(&esign::pdf::sample_pdf(1)),
+        &json!({"name": "Short", "file_content": b64(&esign_host::pdf::sample_pdf(1)),
                 "file_name": "short.pdf"}),
     );
     let id = doc["id"].as_str().unwrap();
@@ -267,7 +267,7 @@ fn two_tenants_long_renders_leave_a_slot_for_a_third_tenants_import() {
 fn shutdown_in_the_middle_of_a_render_is_prompt_and_the_render_resumes() {
     let mut s = Server::start(&[]);
     let t = s.admin_token();
-    let (id, d) = import(&s, &t, "Long", &esign::pdf::sample_pdf(400));
+    let (id, d) = import(&s, &t, "Long", &esign_host::pdf::sample_pdf(400));
     assert!(d["import_error"].is_null(), "{d}");
     send(&s, &t, &id);
     std::thread::sleep(Duration::from_secs(2));
@@ -353,7 +353,7 @@ fn memory_stays_flat_over_a_hundred_uploads() {
     let t = s.admin_token();
     // 5 MB files, each different (so nothing is shared between them).
     let file = |i: u8| {
-        let mut pdf = esign::pdf::sample_pdf_of_size(1, 5 << 20);
+        let mut pdf = esign_host::pdf::sample_pdf_of_size(1, 5 << 20);
         let at = pdf.windows(4).position(|w| w == b"xxxx").unwrap();
         pdf[at] = b'a' + i % 26;
         pdf[at + 1] = b'a' + i / 26;

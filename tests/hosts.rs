@@ -353,7 +353,7 @@ fn another_host_wasmtime_serve_takes_a_document_the_whole_way() {
         .text("name", "A form with a file")
         .part(
             "file",
-            reqwest::blocking::multipart::Part::bytes(esign::pdf::sample_pdf(3))
+            reqwest::blocking::multipart::Part::bytes(esign_host::pdf::sample_pdf(3))
                 .file_name("three.pdf")
                 .mime_str("application/pdf")
                 .unwrap(),
@@ -375,7 +375,7 @@ fn another_host_wasmtime_serve_takes_a_document_the_whole_way() {
 
     let doc = json!({
         "name": "Signed under wasmtime serve",
-        "file_content": b64(&esign::pdf::sample_pdf(2)),
+        "file_content": b64(&esign_host::pdf::sample_pdf(2)),
         "file_name": "contract.pdf",
         "recipients": [{"email": "signer@example.com", "first_name": "Sam", "last_name": "Signer", "role": "signer"}],
     });
@@ -521,7 +521,7 @@ fn another_host_python_through_wasmtime_py_runs_the_smoke_test_and_the_file_work
     let formats = dir.join("formats.wasm");
     engine_export(&formats, &["--formats"]);
     let pdf = dir.join("three.pdf");
-    std::fs::write(&pdf, esign::pdf::sample_pdf(3)).unwrap();
+    std::fs::write(&pdf, esign_host::pdf::sample_pdf(3)).unwrap();
     let out = output_within(
         Command::new(py)
             .arg(repo().join("hosts/python/host.py"))

@@ -160,13 +160,13 @@ fn serve_runs_another_engine_build_given_with_engine() {
         .iter()
         .find(|l| l.starts_with("engine component: "))
         .expect("the start-up line naming the engine");
-    assert!(line.contains(&esign::ids::sha256_hex(&other)), "{line}");
-    assert!(!line.contains(&esign::ids::sha256_hex(&embedded)));
+    assert!(line.contains(&esign_host::ids::sha256_hex(&other)), "{line}");
+    assert!(!line.contains(&esign_host::ids::sha256_hex(&embedded)));
     let plain = Server::start(&[]);
     assert!(
         plain.banner.iter().any(|l| l.contains(&format!(
             "embedded (sha256 {})",
-            esign::ids::sha256_hex(&embedded)
+            esign_host::ids::sha256_hex(&embedded)
         ))),
         "{:?}",
         plain.banner
@@ -297,7 +297,7 @@ fn a_huge_json_body_is_refused_with_413_not_a_trap() {
     );
     assert_eq!(assert_error(status, &body, 413), "payload_too_large");
     // The server is well: a large file is still accepted where files go.
-    let pdf = esign::pdf::sample_pdf(1);
+    let pdf = esign_host::pdf::sample_pdf(1);
     let mut big = pdf.clone();
     big.resize(3 << 20, b' ');
     let (status, body) = s.post_json(
@@ -455,7 +455,7 @@ fn large_bodies_wait_for_a_permit_before_they_are_read() {
 fn large_downloads_do_not_hold_up_other_calls() {
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let pdf = esign::pdf::sample_pdf_of_size(1, 20_000_000);
+    let pdf = esign_host::pdf::sample_pdf_of_size(1, 20_000_000);
     let size = pdf.len();
     let form = reqwest::blocking::multipart::Form::new()
         .text("name", "Large")
@@ -593,7 +593,7 @@ fn json_as_deep_as_the_parser_allows_is_answered_not_trapped() {
 #[test]
 fn engine_export_writes_the_embedded_component() {
     let embedded = std::fs::read(env!("ESIGN_ENGINE_WASM")).unwrap();
-    let sha = esign::ids::sha256_hex(&embedded);
+    let sha = esign_host::ids::sha256_hex(&embedded);
     let dir = fresh_dir("export");
     let path = dir.join("engine.wasm");
     let stdout = engine_export(&path, &[]);

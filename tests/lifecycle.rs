@@ -246,7 +246,7 @@ fn send_refuses_each_invalid_case_with_400() {
         while !held.load(Ordering::SeqCst) && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
-        Canned::ok(esign::pdf::sample_pdf(1))
+        Canned::ok(esign_host::pdf::sample_pdf(1))
     });
     let ca = files.ca_file.display().to_string();
     let s = Server::start(&["--outbound-ca-file", &ca, "--outbound-allow-private"]);
@@ -316,7 +316,7 @@ fn send_refuses_each_invalid_case_with_400() {
     );
     assert_eq!(send(sid, json!({})).0, 200);
     // A restricted attachment not connected to a recipient.
-    let up = s.upload(&t, &esign::pdf::sample_pdf(1), "terms.pdf");
+    let up = s.upload(&t, &esign_host::pdf::sample_pdf(1), "terms.pdf");
     let att = s.create_doc(
         &t,
         &json!({"name": "att", "recipients": [signer("s@example.com")],
@@ -604,7 +604,7 @@ fn manual_signing_rules() {
     );
     s.act_ok(&t, &other, "send");
     s.wait_status(&t, &other, "sent");
-    let signed_pdf = esign::pdf::sample_pdf(3);
+    let signed_pdf = esign_host::pdf::sample_pdf(3);
     let up = s.upload(&t, &signed_pdf, "signed.pdf");
     let (status, _) = s.post_json(
         &t,
@@ -614,7 +614,7 @@ fn manual_signing_rules() {
     assert_eq!(status, 200);
     s.wait_status(&t, &other, "signed");
     let text = pdf_text(&s, &t, &other);
-    let upload_text = esign::pdf::extract_text(&signed_pdf).unwrap();
+    let upload_text = esign_host::pdf::extract_text(&signed_pdf).unwrap();
     assert!(text.starts_with(&upload_text), "{text}");
     assert!(text.contains("Audit certificate"), "{text}");
     assert!(text.contains("Marked as signed by the sender"), "{text}");

@@ -342,7 +342,7 @@ fn a_recipient_who_has_not_acted_can_be_removed() {
 fn attachments_are_listed_in_getaccepts_shape() {
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let file_id = &s.upload(&t, &esign::pdf::sample_pdf(1), "Terms.PDF");
+    let file_id = &s.upload(&t, &esign_host::pdf::sample_pdf(1), "Terms.PDF");
     let id = pdf_draft(
         &s,
         &t,
@@ -375,7 +375,7 @@ fn a_contract_signed_elsewhere_is_archived() {
     let (status, created) = s.post_json(
         &t,
         "/v1/upload/archive",
-        &json!({"name": "Old lease", "file_content": b64(&esign::pdf::sample_pdf(3)),
+        &json!({"name": "Old lease", "file_content": b64(&esign_host::pdf::sample_pdf(3)),
                 "file_name": "lease.pdf", "sign_date": "2024-05-01T10:00:00+00:00", "value": 1200}),
     );
     assert_eq!(status, 200, "{created}");

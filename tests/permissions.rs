@@ -17,7 +17,7 @@ fn a_plain_member_cannot_edit_anothers_template() {
     s.add_member("peer@example.com", &["--role", "user"]);
     let peer = s.token("peer@example.com", USER_PASSWORD, None);
 
-    let file = s.upload(&admin, &esign::pdf::sample_pdf(1), "tpl.pdf");
+    let file = s.upload(&admin, &esign_host::pdf::sample_pdf(1), "tpl.pdf");
     let (status, tpl) = s.post_json(
         &admin,
         "/v1/templates",

@@ -334,7 +334,7 @@ fn a_sled_store_migrated_to_postgres_answers_the_same() {
         "https://127.0.0.1:9/hook",
         json!({}),
     );
-    let pdf = esign::pdf::sample_pdf(2);
+    let pdf = esign_host::pdf::sample_pdf(2);
     let mut ids = HashMap::new();
     for status in ["draft", "sent", "signed", "rejected", "recalled", "lost"] {
         let mut body = json!({"name": status,

@@ -16,7 +16,7 @@ fn assert_signed(req: &Incoming, secret: &str) {
     let now = chrono::Utc::now().timestamp() as u64;
     assert!(now.abs_diff(ts) < 60, "timestamp {ts} vs now {now}");
     let body = String::from_utf8(req.body.clone()).unwrap();
-    let expected = esign::webhooks::sign(secret, id, ts, &body);
+    let expected = esign_host::webhooks::sign(secret, id, ts, &body);
     assert_eq!(
         req.headers["webhook-signature"], expected,
         "signature of {id}"

@@ -16,7 +16,7 @@
 //! Layers (ARCHITECTURE.md, "Layers"; `tools/tidy` checks them): `base` (the interface
 //! types, `Cx`, records, HTTP helpers) → `domain` (records, rules, state changes,
 //! events) → `handlers` (one family of routes each, and the job handlers) → [`router`]
-//! and `jobs` (the route and job tables) → this file. A module imports only from its
+//! and `job_table` (the route and job tables) → this file. A module imports only from its
 //! own layer's lower modules or from layers below.
 
 #![cfg_attr(not(test), no_std)]
@@ -28,7 +28,7 @@ extern crate alloc;
 mod base;
 mod domain;
 mod handlers;
-mod jobs;
+mod job_table;
 pub mod memory;
 pub mod router;
 
@@ -84,7 +84,7 @@ pub fn check_invariants(p: &mut dyn Platform) -> Vec<String> {
     domain::check::invariants(&mut Cx::new(p))
 }
 
-/// Runs one due job (see `jobs::JOBS`, the job table).
+/// Runs one due job (see `job_table::JOBS`, the job table).
 pub fn run_job(p: &mut dyn Platform, job: &Job) -> JobOutcome {
-    jobs::run(&mut Cx::new(&mut base::fresh::FreshKeys::new(p)), job)
+    job_table::run(&mut Cx::new(&mut base::fresh::FreshKeys::new(p)), job)
 }

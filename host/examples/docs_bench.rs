@@ -259,7 +259,7 @@ fn main() {
     );
 
     println!("create from a 20-page PDF and send, until status sent: {rounds} rounds");
-    let pdf = esign::pdf::sample_pdf(20);
+    let pdf = esign_host::pdf::sample_pdf(20);
     let b64 = base64::engine::general_purpose::STANDARD.encode(&pdf);
     let mut samples = Vec::with_capacity(rounds);
     let mut sent = Vec::with_capacity(rounds);

@@ -11,8 +11,8 @@
 #[path = "../../tests/common/formats_component.rs"]
 mod formats_component;
 
-use esign::bindings::WorkOrder;
-use esign::runtime::EMBEDDED_FORMATS;
+use esign_host::bindings::WorkOrder;
+use esign_host::runtime::EMBEDDED_FORMATS;
 use formats_component::{FormatsComponent, MemIo};
 use std::path::Path;
 use std::time::{Duration, Instant};

@@ -14,7 +14,7 @@
 //!
 //! Usage: `million_seed DATA_DIR TOTAL`.
 
-use esign::store::sled::SledBackend;
+use esign_host::store::sled::SledBackend;
 use std::collections::HashSet;
 use std::path::Path;
 use std::time::Instant;

@@ -7,8 +7,8 @@
 //!
 //! Usage: `seal_bench` (env `SEAL_BENCH_ROUNDS` overrides the 50 rounds).
 
-use esign::evidence::{Sealer, keys};
-use esign::{pdf, raster};
+use esign_host::evidence::{Sealer, keys};
+use esign_host::{pdf, raster};
 use esign_formats::seal;
 use std::time::{Duration, Instant};
 
@@ -65,7 +65,7 @@ fn main() -> anyhow::Result<()> {
         let pics =
             raster::page_images(&out.pdf, raster::PAGE_WIDTH_PX).map_err(anyhow::Error::msg)?;
         let t2 = Instant::now();
-        let (sealed, _) = seal::seal(&out.pdf, &meta, esign::clock::now_ms(), &sealer)
+        let (sealed, _) = seal::seal(&out.pdf, &meta, esign_host::clock::now_ms(), &sealer)
             .map_err(|e| anyhow::anyhow!("{e:?}"))?;
         let t3 = Instant::now();
         assert!(sealed.len() > out.pdf.len() && !pics.is_empty());
@@ -101,7 +101,7 @@ fn main() -> anyhow::Result<()> {
     let start = Instant::now();
     let mut n = 0u32;
     while start.elapsed() < Duration::from_secs(3) {
-        seal::seal(&one.pdf, &meta, esign::clock::now_ms(), &sealer)
+        seal::seal(&one.pdf, &meta, esign_host::clock::now_ms(), &sealer)
             .map_err(|e| anyhow::anyhow!("{e:?}"))?;
         n += 1;
     }

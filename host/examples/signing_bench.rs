@@ -34,7 +34,7 @@ fn main() -> anyhow::Result<()> {
         .timeout(Duration::from_secs(30))
         .build()?;
     let token = common::token(&http, &base, &email, &password)?;
-    let pdf = base64::engine::general_purpose::STANDARD.encode(esign::pdf::sample_pdf(PAGES));
+    let pdf = base64::engine::general_purpose::STANDARD.encode(esign_host::pdf::sample_pdf(PAGES));
     // A sent document with one signer and one signature field on the last page; its link.
     let sent_doc = |n: usize| -> anyhow::Result<String> {
         let doc: Value = http

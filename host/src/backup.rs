@@ -184,7 +184,7 @@ fn write_into(store: &Store, data_dir: &Path, dir: &Path) -> anyhow::Result<Mani
     // Each table's rows still go in key order (the manifest hashes them in that order).
     let mut records: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     let pause = store.snapshot(&mut |key: &[u8], value: &[u8]| {
-        if key.starts_with(crate::tables::keys::BLOBS) {
+        if key.starts_with(crate::host_tables::keys::BLOBS) {
             add(key, value)
         } else {
             records.push((key.to_vec(), value.to_vec()));

@@ -3,11 +3,11 @@
 
 use crate::bindings::{Job, JobOutcome, Request, Response};
 use crate::clock::{backoff_ms, now_ms};
+use crate::host_tables::jobs::{self, StoredJob};
+use crate::host_tables::keys;
 use crate::ids::random_id;
 use crate::runtime::{Faults, Runtime, offload};
 use crate::store::{CommitError, Lease, Store, Txn};
-use crate::tables::jobs::{self, StoredJob};
-use crate::tables::keys;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::{Notify, Semaphore};
@@ -309,7 +309,7 @@ impl Dispatcher {
         &self,
         key: &[u8],
         lease: &Lease,
-        prepared: Option<&crate::work::Prepared>,
+        prepared: Option<&crate::file_work::Prepared>,
     ) -> anyhow::Result<bool> {
         let store = &self.inner.store;
         for attempt in 0..MAX_ATTEMPTS {

@@ -6,12 +6,12 @@
 //! or on a store the CLI opened; each engine page is one short transaction, so a
 //! running server keeps serving.
 
+use crate::host_tables::jobs::StoredJob;
+use crate::host_tables::keys;
+use crate::host_tables::mail::StoredMail;
+use crate::host_tables::webhooks::StoredDelivery;
 use crate::queues::range_end;
 use crate::store::Store;
-use crate::tables::jobs::StoredJob;
-use crate::tables::keys;
-use crate::tables::mail::StoredMail;
-use crate::tables::webhooks::StoredDelivery;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;

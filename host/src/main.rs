@@ -2,12 +2,12 @@
 //! manages entities, users and memberships in the same data directory.
 
 use clap::{Parser, Subcommand};
-use esign::cli::admin::{AdminArgs, admin};
-use esign::cli::engine::export_engine;
-use esign::cli::serve::{ServeArgs, serve};
-use esign::cli::verify::{VerifyArgs, verify};
-use esign::cli::work::{WorkArgs, work};
-use esign::runtime;
+use esign_host::cli::admin::{AdminArgs, admin};
+use esign_host::cli::engine::export_engine;
+use esign_host::cli::serve::{ServeArgs, serve};
+use esign_host::cli::verify::{VerifyArgs, verify};
+use esign_host::cli::work::{WorkArgs, work};
+use esign_host::runtime;
 use std::path::PathBuf;
 
 #[derive(Parser)]
@@ -64,8 +64,8 @@ enum EngineCommand {
 }
 
 fn main() {
-    esign::logging::init();
-    esign::fs::restrict_new_files();
+    esign_host::logging::init();
+    esign_host::fs::restrict_new_files();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve(*args),

@@ -7,9 +7,9 @@
 //! which Prometheus reads). Every name is listed in docs/operating.md ("Operating esign").
 
 use crate::clock::now_ms;
+use crate::host_tables::keys;
 use crate::queues;
 use crate::store::Store;
-use crate::tables::keys;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -328,14 +328,14 @@ fn scoped_queues(
 }
 
 fn scope_of_job(value: &[u8]) -> String {
-    serde_json::from_slice::<crate::tables::jobs::StoredJob>(value)
+    serde_json::from_slice::<crate::host_tables::jobs::StoredJob>(value)
         .map(|j| j.scope)
         .unwrap_or_default()
 }
 
 fn target_of_delivery(value: &[u8]) -> String {
-    serde_json::from_slice::<crate::tables::webhooks::StoredDelivery>(value)
-        .map(|d| crate::tables::webhooks::target_of(&d.target_url))
+    serde_json::from_slice::<crate::host_tables::webhooks::StoredDelivery>(value)
+        .map(|d| crate::host_tables::webhooks::target_of(&d.target_url))
         .unwrap_or_default()
 }
 

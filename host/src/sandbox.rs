@@ -8,7 +8,7 @@
 //! which `catch_unwind` cannot stop; a trap in wasm is an error value.
 //!
 //! The component's imports are answered by a [`WorkIo`] (the store's blobs, downloads,
-//! LibreOffice, the sealing key: `crate::work`), so only the decoding is inside.
+//! LibreOffice, the sealing key: `crate::file_work`), so only the decoding is inside.
 
 use crate::bindings::{PdfCheck, WorkOrder, WorkOutcome};
 use crate::compile_cache::load_component;

@@ -25,13 +25,13 @@
 
 use crate::calls::Dispatcher;
 use crate::clock::now_ms;
+use crate::host_tables::jobs::StoredJob;
+use crate::host_tables::keys;
+use crate::host_tables::webhooks::{StoredDelivery, queue_key};
 use crate::ids::random_id;
 use crate::outbound::Outbound;
 use crate::queues::{self, Visit};
 use crate::store::{CommitError, Lease};
-use crate::tables::jobs::StoredJob;
-use crate::tables::keys;
-use crate::tables::webhooks::{StoredDelivery, queue_key};
 use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
@@ -612,7 +612,7 @@ fn prune_events(shared: &Shared) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tables::webhooks::target_hash;
+    use crate::host_tables::webhooks::target_hash;
 
     #[test]
     fn signature_matches_the_standard_webhooks_example() {

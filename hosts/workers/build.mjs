@@ -9,7 +9,7 @@
 //    uses, with workerd's package conditions) and the core modules beside it. miniflare
 //    serves this bundle (dev.mjs) and wrangler deploys it as it is (wrangler.toml).
 //
-// ESIGN_BIN names the esign binary; without it, `cargo run -p esign` builds and runs
+// ESIGN_BIN names the esign binary; without it, `cargo run -p esign-host` builds and runs
 // this checkout's.
 //
 //     node build.mjs
@@ -26,7 +26,7 @@ const root = join(here, '../..');
 function esign(args) {
   const [cmd, pre] = process.env.ESIGN_BIN
     ? [process.env.ESIGN_BIN, []]
-    : ['cargo', ['run', '--quiet', '-p', 'esign', '--']];
+    : ['cargo', ['run', '--quiet', '-p', 'esign-host', '--']];
   execFileSync(cmd, [...pre, ...args], { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] });
 }
 

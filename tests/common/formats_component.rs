@@ -3,8 +3,8 @@
 //! (the same one the native code is given, so both see the same blobs, key and time),
 //! and [`MemIo`], a deterministic [`WorkIo`] over memory for both.
 
-use ::esign::bindings::{PdfCheck, WorkOrder, WorkOutcome};
-use ::esign::sandbox::{Limits, Sandbox};
+use ::esign_host::bindings::{PdfCheck, WorkOrder, WorkOutcome};
+use ::esign_host::sandbox::{Limits, Sandbox};
 use esign_formats::digest::sha256_hex;
 use esign_formats::pdf;
 use esign_formats::seal::SealHost;
@@ -14,9 +14,9 @@ use esign_formats::work::{self as shared, WorkIo};
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-pub use ::esign::sandbox::KeyPems;
+pub use ::esign_host::sandbox::KeyPems;
 
-/// The formats component in the server's own sandbox (`esign::sandbox`), without its
+/// The formats component in the server's own sandbox (`esign_host::sandbox`), without its
 /// deadline and memory cap unless a call names one: tests and benchmarks call the very
 /// code the server runs its work orders with.
 pub struct FormatsComponent<I: WorkIo + Send + 'static>(Sandbox<I>);

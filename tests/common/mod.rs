@@ -989,7 +989,7 @@ pub fn wait_until_or<T>(
 pub fn pdf_draft(s: &Server, t: &str, name: &str, recipients: Value, extra: Value) -> String {
     let mut body = json!({
         "name": name,
-        "file_content": b64(&esign::pdf::sample_pdf(2)),
+        "file_content": b64(&esign_host::pdf::sample_pdf(2)),
         "file_name": "offer.pdf",
         "recipients": recipients,
     });
@@ -1021,7 +1021,7 @@ pub fn pdf_text(s: &Server, t: &str, id: &str) -> String {
     });
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["content-type"], "application/pdf");
-    esign::pdf::extract_text(&resp.bytes().unwrap()).unwrap()
+    esign_host::pdf::extract_text(&resp.bytes().unwrap()).unwrap()
 }
 
 /// A server that trusts `rx`'s certificate and may deliver to loopback, with a quick

@@ -1,6 +1,6 @@
 //! Every kind of job the engine schedules (and `mail.bounced`, which the host schedules
 //! when a tagged mail bounces for good). A job's kind is one of these constants, never a
-//! literal; `crate::jobs::JOBS` maps each to its handler, and a test there keeps the two
+//! literal; `crate::job_table::JOBS` maps each to its handler, and a test there keeps the two
 //! equal.
 
 /// Job that deletes a token record a while after it expired.
@@ -56,7 +56,7 @@ pub const WEBHOOK_DEAD: &str = "webhook.dead";
 /// Job: a target answered 410 Gone (payload: the subscription id).
 pub const WEBHOOK_GONE: &str = "webhook.gone";
 
-/// Every kind above (for the test of `crate::jobs`).
+/// Every kind above (for the test of `crate::job_table`).
 #[cfg(test)]
 pub const ALL: &[&str] = &[
     TOKEN_PURGE,

@@ -9,7 +9,7 @@
 //! fails on a family spelled as a literal anywhere else in `engine/src`. A changed
 //! byte in a key loses the data stored under the old one: a family is never renamed.
 //!
-//! The host stores every engine key under `d/` (`host/src/tables/keys.rs`), which the
+//! The host stores every engine key under `d/` (`host/src/host_tables/keys.rs`), which the
 //! engine never sees, beside its own tables (`e/` events, `j/` jobs, `m/` mail, `b/`
 //! blobs, ...). On PostgreSQL the families marked [`Family::own_table`] (those a
 //! document's calls write or look for) each get a table of their own, the rest share

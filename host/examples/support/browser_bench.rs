@@ -12,7 +12,7 @@ pub fn fresh_dir(tag: &str) -> TempDir {
     TempDir::create(std::env::temp_dir().join(format!(
         "esign-bench-{tag}-{}-{}",
         std::process::id(),
-        esign::ids::random_id()
+        esign_host::ids::random_id()
     )))
 }
 

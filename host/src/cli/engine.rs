@@ -3,7 +3,7 @@
 
 use crate::bindings::Settings;
 use crate::calls::Dispatcher;
-use crate::{eid, jobs, outbound, passwords, runtime, store};
+use crate::{eid, job_runner, outbound, passwords, runtime, store};
 use anyhow::Context;
 use clap::Args;
 use runtime::{Runtime, Shared};
@@ -131,7 +131,7 @@ pub fn open_on(
     };
     let sha = crate::ids::sha256_hex(&wasm);
     // Requests run at most `max_calls` instances at once, and jobs theirs beside them.
-    let instances = max_calls + jobs::ENGINE_CONCURRENCY as u32;
+    let instances = max_calls + job_runner::ENGINE_CONCURRENCY as u32;
     let runtime = Runtime::new(&wasm, Some(&cache), instances, shared)?;
     Ok((Dispatcher::new(runtime, store, max_calls as usize), sha))
 }

@@ -6,8 +6,8 @@ use crate::bindings::Settings;
 use crate::calls::Dispatcher;
 use crate::cli::engine::{EngineArgs, open_on, open_store};
 use crate::{
-    eid, evidence, health, jobs, mail, metrics, outbound, runtime, sandbox, server, sms, webhooks,
-    work,
+    eid, evidence, file_work, health, job_runner, mail, metrics, outbound, runtime, sandbox,
+    server, sms, webhooks,
 };
 use anyhow::Context;
 use clap::Args;
@@ -212,7 +212,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     let addr = listener.local_addr()?;
     let scheme = if tls.is_some() { "https" } else { "http" };
-    let soffice = work::find_soffice(args.soffice.as_deref());
+    let soffice = file_work::find_soffice(args.soffice.as_deref());
     match &soffice {
         Some(s) => tracing::info!("Word files are converted with {s}"),
         None => tracing::warn!(
@@ -342,7 +342,7 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         concurrency: args.webhook_concurrency.max(1),
         event_retention: Duration::from_secs(args.event_retention_days * 86_400),
     };
-    let work = work::WorkContext {
+    let work = file_work::WorkContext {
         store: dispatcher.store().clone(),
         outbound,
         max_download_bytes: args.max_body_bytes,
@@ -459,9 +459,10 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let mut workers = Vec::new();
         if !args.test_no_workers {
             dispatcher.listen_for_wakeups();
-            workers.push(
-                health.spawn_watched("jobs", jobs::run(dispatcher.clone(), work, stop_rx.clone())),
-            );
+            workers.push(health.spawn_watched(
+                "jobs",
+                job_runner::run(dispatcher.clone(), work, stop_rx.clone()),
+            ));
             workers.push(health.spawn_watched(
                 "mail",
                 mail::run(

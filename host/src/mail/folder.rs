@@ -4,7 +4,7 @@
 //! is `multipart/alternative`: its plain text, then its HTML.
 
 use super::{Failure, Transport};
-use crate::tables::mail::StoredMail;
+use crate::host_tables::mail::StoredMail;
 use std::path::PathBuf;
 
 pub struct FolderTransport {

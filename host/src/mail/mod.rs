@@ -20,11 +20,11 @@ pub mod smtp;
 
 use crate::calls::Dispatcher;
 use crate::clock::{backoff_ms, now_ms};
+use crate::host_tables::jobs::StoredJob;
+use crate::host_tables::keys;
+use crate::host_tables::mail::StoredMail;
 use crate::ids::random_id;
 use crate::store::{CommitError, Store};
-use crate::tables::jobs::StoredJob;
-use crate::tables::keys;
-use crate::tables::mail::StoredMail;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;

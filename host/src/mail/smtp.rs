@@ -5,7 +5,7 @@
 //! retried.
 
 use super::{Failure, Transport};
-use crate::tables::mail::StoredMail;
+use crate::host_tables::mail::StoredMail;
 use anyhow::Context;
 use lettre::message::{Mailbox, MultiPart, header::ContentType};
 use lettre::{Message, SmtpTransport, Transport as _};

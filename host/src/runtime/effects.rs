@@ -3,7 +3,7 @@
 
 use super::CallState;
 use crate::bindings::effects;
-use crate::tables::{jobs, mail, webhooks};
+use crate::host_tables::{jobs, mail, webhooks};
 
 impl effects::Host for CallState {
     fn emit_event(

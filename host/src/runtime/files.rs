@@ -2,8 +2,8 @@
 
 use super::CallState;
 use crate::bindings::{BlobInfo, files};
+use crate::host_tables::keys;
 use crate::ids::{random_id, sha256_hex};
-use crate::tables::keys;
 
 /// The trap a call stops with when it must move off the tokio worker.
 const MOVE_OFF_WORKER: &str = "the call reads a blob: re-run off the tokio worker";

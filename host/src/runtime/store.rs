@@ -2,7 +2,7 @@
 
 use super::CallState;
 use crate::bindings::store;
-use crate::tables::keys;
+use crate::host_tables::keys;
 
 fn data_key(key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(keys::DATA.len() + key.len());

@@ -3,8 +3,8 @@
 //! message, so a retry rewrites the same file. A person (or a test) reads the codes
 //! there.
 
+use crate::host_tables::mail::StoredMail;
 use crate::mail::{Failure, Transport};
-use crate::tables::mail::StoredMail;
 use std::path::PathBuf;
 
 pub struct FolderTransport {

@@ -5,8 +5,8 @@
 //! including no answer within the timeout, is retried like mail. Redirects are not
 //! followed. The gateway is the operator's own, so private addresses are allowed.
 
+use crate::host_tables::mail::StoredMail;
 use crate::mail::{Failure, Transport};
-use crate::tables::mail::StoredMail;
 use std::time::Duration;
 
 pub struct GatewayTransport {

@@ -6,7 +6,7 @@
 //! `<data-dir>/sms`) or [`gateway::GatewayTransport`] (`--sms-gateway-url`: a JSON POST
 //! `{"to", "text"}` to an HTTP gateway).
 //!
-//! Rows are [`crate::tables::mail::StoredMail`]s: `to` is the number, `body` the text.
+//! Rows are [`crate::host_tables::mail::StoredMail`]s: `to` is the number, `body` the text.
 
 pub mod folder;
 pub mod gateway;

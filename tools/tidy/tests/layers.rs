@@ -23,14 +23,14 @@ const ENGINE: Layers = Layers {
         ("base", &["base/", "memory.rs"]),
         ("domain", &["domain/"]),
         ("handlers", &["handlers/"]),
-        ("tables", &["router.rs", "jobs.rs"]),
+        ("tables", &["router.rs", "job_table.rs"]),
         ("crate root", &["lib.rs"]),
     ],
 };
 
 const HOST: Layers = Layers {
     krate: "host",
-    lib_name: Some("esign"),
+    lib_name: Some("esign_host"),
     layers: &[
         (
             "leaves",
@@ -44,7 +44,7 @@ const HOST: Layers = Layers {
             ],
         ),
         ("store", &["store/", "queues.rs"]),
-        ("tables", &["tables/"]),
+        ("tables", &["host_tables/"]),
         ("metrics", &["metrics.rs"]),
         (
             "capabilities",
@@ -54,12 +54,12 @@ const HOST: Layers = Layers {
                 "eid.rs",
                 "evidence/",
                 "sandbox.rs",
-                "work.rs",
+                "file_work.rs",
             ],
         ),
         ("runtime", &["runtime/"]),
         ("dispatcher", &["calls.rs"]),
-        ("workers", &["jobs.rs", "mail/", "sms/", "webhooks.rs"]),
+        ("workers", &["job_runner.rs", "mail/", "sms/", "webhooks.rs"]),
         (
             "server and CLI",
             &[

@@ -1,6 +1,6 @@
-//! Handlers never match on statuses (issue 49 item 1): a handler asks the state machine
-//! (`engine/src/domain/document_states.rs` for a document: `may`, `allowed`, `apply`)
-//! whether a move may happen and where it leads. The handlers that still name a status
+//! Handlers never match on statuses (issue 49 item 1): a handler asks the state machines
+//! (`engine/src/domain/document_states.rs` for a document, `recipient_states.rs` for a
+//! recipient: `may`, `allowed`, `apply`) whether a move may happen and where it leads. The handlers that still name a status
 //! are listed here with their number of status references (`esign_tidy::status_refs`:
 //! `Status::…`, `RecipientStatus::…`, any `…Status::`). The list may only shrink: a file
 //! not in it may name none, a listed one no more than its number, and a number must come
@@ -31,7 +31,7 @@ const STATUS_REFS_LEFT: &[(&str, usize)] = &[
 /// What this list counts and says.
 const LIST: Shrinking = Shrinking {
     counts: "status references",
-    instead: "a handler asks the state machine (domain/document_states.rs), which knows the statuses",
+    instead: "a handler asks the state machines (domain/document_states.rs, domain/recipient_states.rs), which know the statuses",
     list_in: "tools/tidy/tests/statuses.rs",
 };
 

@@ -10,11 +10,11 @@
 use crate::bindings::{ImportResult, WorkFailure, WorkOrder, WorkOutcome};
 use crate::clock::now_ms;
 use crate::evidence::Sealer;
+use crate::host_tables::keys;
 use crate::ids::{random_id, sha256_hex};
 use crate::outbound::Outbound;
 use crate::sandbox::{Sandbox, Stopped};
 use crate::store::Store;
-use crate::tables::keys;
 use esign_formats::office;
 use esign_formats::seal::SealHost;
 use esign_formats::work::{self as shared, WorkIo};

@@ -3,9 +3,9 @@
 
 use crate::bindings::effects;
 use crate::clock::now_ms;
+use crate::host_tables::keys::{MAIL, SMS, timed};
 use crate::ids::random_id;
 use crate::store::Txn;
-use crate::tables::keys::{MAIL, SMS, timed};
 
 /// A mail as stored under `m/<due ms><id>`.
 #[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]

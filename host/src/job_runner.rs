@@ -11,7 +11,7 @@
 //!   Each work order runs in the sandbox ([`crate::sandbox`]) with a memory cap and a
 //!   deadline; at shutdown running work is stopped and its rows stay for the next start.
 //!
-//! A job with a work order has its work done first ([`crate::work::perform`], outside
+//! A job with a work order has its work done first ([`crate::file_work::perform`], outside
 //! any transaction); then the engine's `run-job` records the outcome in one transaction
 //! that also removes the job. Jobs live in the store, so they survive a restart, and a
 //! job's effects commit together with its removal, so they happen once. Passes run on a
@@ -19,11 +19,11 @@
 
 use crate::calls::Dispatcher;
 use crate::clock::now_ms;
+use crate::file_work::{Performed, WorkContext, perform};
+use crate::host_tables::jobs::StoredJob;
+use crate::host_tables::keys;
 use crate::queues::{self, Visit};
 use crate::store::Lease;
-use crate::tables::jobs::StoredJob;
-use crate::tables::keys;
-use crate::work::{Performed, WorkContext, perform};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;

@@ -2,10 +2,10 @@
 //! due under `j/`, or (with host work) in its scope's queue under `jw/`.
 
 use crate::bindings::{WorkOrder, effects};
+use crate::host_tables::keys::{JOBS, WORK_JOBS, timed};
 use crate::ids::random_id;
 use crate::queues;
 use crate::store::Txn;
-use crate::tables::keys::{JOBS, WORK_JOBS, timed};
 
 /// A job as the host stores it under `j/`.
 #[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]

@@ -3,10 +3,10 @@
 
 use crate::bindings::effects;
 use crate::clock::now_ms;
+use crate::host_tables::keys::{self, EVENTS, timed};
 use crate::ids::random_id;
 use crate::queues;
 use crate::store::Txn;
-use crate::tables::keys::{self, EVENTS, timed};
 
 /// A queued delivery, as stored under `w/<due ms><id>`.
 #[derive(serde::Serialize, serde::Deserialize, Debug, Clone)]
