@@ -274,6 +274,23 @@ pub const ROUTES: &[Route] = &[
     Route::open("GET", "/v1/eid/return/{session}", |cx, req, p| recipients::eid_return(cx, req, p[0])),
 ];
 
+/// The local administrator's routes (origin `admin`, under `/admin`; never reachable over
+/// HTTP and not in `openapi.json`): what `esign admin` drives (`handlers::admin`).
+/// Matched like [`ROUTES`], with 404 and 405 from the table; no body limit of their own.
+#[rustfmt::skip]
+pub const ADMIN_ROUTES: &[Route] = &[
+    Route::open("POST", "/admin/bootstrap", |cx, req, _| admin::bootstrap(cx, req)),
+    Route::open("GET", "/admin/entities", |cx, _, _| Ok(admin::entities(cx))),
+    Route::open("POST", "/admin/entities", |cx, req, _| admin::create_entity(cx, req)),
+    Route::open("PATCH", "/admin/entities/{id}", |cx, req, p| admin::update_entity(cx, req, p[0])),
+    Route::open("GET", "/admin/users", |cx, _, _| Ok(admin::users(cx))),
+    Route::open("POST", "/admin/users", |cx, req, _| admin::create_user(cx, req)),
+    Route::open("PATCH", "/admin/users/{id}", |cx, req, p| admin::update_user(cx, req, p[0])),
+    Route::open("POST", "/admin/memberships", |cx, req, _| admin::put_membership(cx, req)),
+    Route::open("POST", "/admin/check/{phase}", |cx, req, p| admin::check(cx, req, p[0])),
+    Route::open("POST", "/admin/signup", |cx, req, _| admin::set_signup(cx, req)),
+];
+
 /// Every template of [`ROUTES`] with its methods, in the table's order: what
 /// `openapi.json` lists, and what tests walk.
 pub fn templates() -> Vec<(&'static str, Vec<&'static str>)> {
@@ -404,7 +421,7 @@ pub(crate) fn route_named(
     let path = req.path.strip_suffix('/').unwrap_or(&req.path);
     let segments: Vec<&str> = path.split('/').skip(1).collect();
     if req.origin == api::Origin::Admin && segments.first() == Some(&"admin") {
-        return (admin::route(cx, req, &segments[1..]), None);
+        return (dispatch_admin(cx, req, &segments), None);
     }
     let template = best_template(&segments);
     (dispatch(cx, req, &segments, template), template)
@@ -446,15 +463,37 @@ fn dispatch(
             ),
         ));
     }
-    let params = params(template, segments);
+    run(cx, req, route, &params(template, segments))
+}
+
+/// A route's handler, after authentication for a member's route.
+fn run(cx: &mut Cx, req: &Request, route: &Route, params: &[&str]) -> ApiResult<Response> {
     match route.handler {
-        Handler::Open(f) => f(cx, req, &params),
+        Handler::Open(f) => f(cx, req, params),
         Handler::Member(f) => {
             let pr = authenticate(cx, req)?;
-            f(cx, &pr, req, &params)
+            f(cx, &pr, req, params)
         }
-        Handler::Link(gate, act) => link(cx, req, &params, gate, act),
+        Handler::Link(gate, act) => link(cx, req, params, gate, act),
     }
+}
+
+/// A request of the local administrator: 404 for a path no template of
+/// [`ADMIN_ROUTES`] fits, 405 for a method its template has not, else its handler.
+fn dispatch_admin(cx: &mut Cx, req: &Request, segments: &[&str]) -> ApiResult<Response> {
+    let template = ADMIN_ROUTES
+        .iter()
+        .filter_map(|r| template_fits(r.path, segments).map(|literals| (literals, r.path)))
+        .max_by_key(|(literals, _)| *literals)
+        .map(|(_, t)| t)
+        .ok_or_else(|| http::ApiError::not_found("not_found", "no such admin endpoint"))?;
+    let method = req.method.as_str();
+    let same = || ADMIN_ROUTES.iter().filter(|r| r.path == template);
+    let Some(route) = same().find(|r| r.method == method) else {
+        let allowed: Vec<&str> = same().map(|r| r.method).collect();
+        return Err(method_not_allowed(method, &allowed));
+    };
+    run(cx, req, route, &params(template, segments))
 }
 
 /// The OpenAPI 3.1 document of the public API, deflated by `build.rs`: 30 KB of the

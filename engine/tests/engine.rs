@@ -173,3 +173,44 @@ fn every_route_reaches_its_handler_and_answers_405_with_its_allow_list_to_anothe
     let (s, latest) = api(&mut p, &t, "GET", "/v1/documents/latest", None);
     assert_eq!((s, &latest["id"]), (200, &doc["id"]), "{latest}");
 }
+
+#[test]
+fn the_admin_routes_answer_404_and_405_from_their_table_and_never_over_http() {
+    let mut p = bootstrapped();
+    let admin = |p: &mut MemoryPlatform, method: &str, path: &str| {
+        let resp = handle(p, &request(Origin::Admin, method, path, None));
+        let allow = resp
+            .headers
+            .iter()
+            .find(|(n, _)| n == "allow")
+            .map(|(_, v)| v.clone());
+        (resp.status, allow, body(&resp))
+    };
+    let (s, _, b) = admin(&mut p, "GET", "/admin/entities");
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b.as_array().map(Vec::len), Some(1), "{b}");
+    for (method, path, allow) in [
+        ("GET", "/admin/bootstrap", "POST"),
+        ("DELETE", "/admin/entities", "GET, POST"),
+        ("GET", "/admin/users/u1", "PATCH"),
+        ("GET", "/admin/check/scan", "POST"),
+        ("PUT", "/admin/signup", "POST"),
+    ] {
+        let (s, a, b) = admin(&mut p, method, path);
+        assert_eq!(
+            (s, a.as_deref()),
+            (405, Some(allow)),
+            "{method} {path}: {b}"
+        );
+    }
+    for path in ["/admin/nothing", "/admin/entities/e/x", "/admin"] {
+        let (s, _, b) = admin(&mut p, "GET", path);
+        assert_eq!((s, &b["error"]), (404, &json!("not_found")), "{path}: {b}");
+    }
+    // Over HTTP the same path is no route at all.
+    let resp = handle(
+        &mut p,
+        &request(Origin::Http, "GET", "/admin/entities", None),
+    );
+    assert_eq!(resp.status, 404, "{:?}", body(&resp));
+}

@@ -1,10 +1,11 @@
 //! Routes of the local administrator (origin `admin`, never reachable over HTTP):
 //! first-run bootstrap and the management of entities, users and memberships that the
 //! `esign admin` CLI drives, and the pages of `esign admin check` (`domain/check.rs`).
+//! Their routes are `router::ADMIN_ROUTES`.
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
-use crate::base::http::{self, ApiResult, Fields, json, method_not_allowed};
+use crate::base::http::{self, ApiResult, Fields, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::new_secret;
@@ -14,36 +15,24 @@ use crate::domain::accounts::{
 use crate::domain::{check, signup};
 use serde_json::{Value, json};
 
-pub fn route(cx: &mut Cx, req: &Request, rest: &[&str]) -> ApiResult<Response> {
-    let method = req.method.as_str();
-    match (method, rest) {
-        ("POST", ["bootstrap"]) => bootstrap(cx, req),
-        ("GET", ["entities"]) => Ok(list(accounts::all_entities(cx), entity_json)),
-        ("POST", ["entities"]) => create_entity(cx, req),
-        ("PATCH", ["entities", id]) => update_entity(cx, req, id),
-        ("GET", ["users"]) => Ok(list(accounts::all_users(cx), user_json)),
-        ("POST", ["users"]) => create_user(cx, req),
-        ("PATCH", ["users", id]) => update_user(cx, req, id),
-        ("POST", ["memberships"]) => put_membership(cx, req),
-        ("POST", ["check", phase]) => check(cx, req, phase),
-        ("POST", ["signup"]) => {
-            let f = req.body_fields()?;
-            let enabled = f.optional_bool("enabled")?.ok_or_else(|| {
-                http::ApiError::bad_request("missing_field", "the field `enabled` is required")
-            })?;
-            signup::set_config(cx, &signup::Config { enabled });
-            Ok(json(200, &json!({ "enabled": enabled })))
-        }
-        (_, ["bootstrap" | "memberships" | "signup"] | ["check", _]) => {
-            Err(method_not_allowed(method, &["POST"]))
-        }
-        (_, ["entities" | "users"]) => Err(method_not_allowed(method, &["GET", "POST"])),
-        (_, ["entities" | "users", _]) => Err(method_not_allowed(method, &["PATCH"])),
-        _ => Err(http::ApiError::not_found(
-            "not_found",
-            "no such admin endpoint",
-        )),
-    }
+/// `GET /admin/entities`.
+pub fn entities(cx: &mut Cx) -> Response {
+    list(accounts::all_entities(cx), entity_json)
+}
+
+/// `GET /admin/users`.
+pub fn users(cx: &mut Cx) -> Response {
+    list(accounts::all_users(cx), user_json)
+}
+
+/// `POST /admin/signup`: sign-up on or off.
+pub fn set_signup(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    let enabled = f.optional_bool("enabled")?.ok_or_else(|| {
+        http::ApiError::bad_request("missing_field", "the field `enabled` is required")
+    })?;
+    signup::set_config(cx, &signup::Config { enabled });
+    Ok(json(200, &json!({ "enabled": enabled })))
 }
 
 fn entity_json(e: Entity) -> Value {
@@ -85,7 +74,7 @@ fn apply_entity_flags(e: &mut Entity, f: &Fields) -> ApiResult<()> {
     Ok(())
 }
 
-fn create_entity(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+pub fn create_entity(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let mut e = new_entity(cx, f.required_str("name")?, f.optional_str("parent_id")?)?;
     apply_entity_flags(&mut e, &f)?;
@@ -93,7 +82,7 @@ fn create_entity(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     Ok(json(201, &entity_json(e)))
 }
 
-fn update_entity(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
+pub fn update_entity(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let mut e = accounts::entity(cx, id)?;
     if let Some(name) = f.optional_str("name")? {
@@ -104,7 +93,7 @@ fn update_entity(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
     Ok(json(200, &entity_json(e)))
 }
 
-fn create_user(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+pub fn create_user(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let mut user = new_user(
         cx,
@@ -120,7 +109,7 @@ fn create_user(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     Ok(json(201, &user_json(user)))
 }
 
-fn update_user(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
+pub fn update_user(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let mut user = accounts::user(cx, id)?;
     if let Some(active) = f.optional_bool("active")? {
@@ -133,7 +122,7 @@ fn update_user(cx: &mut Cx, req: &Request, id: &str) -> ApiResult<Response> {
     Ok(json(200, &user_json(user)))
 }
 
-fn put_membership(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+pub fn put_membership(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let user_id = f.required_str("user_id")?;
     let entity_id = f.required_str("entity_id")?;
@@ -169,7 +158,7 @@ fn put_membership(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
 /// First run: with no user in the store, creates an entity and an admin user in it. The
 /// password is the one given or a generated one, returned once. With users present it
 /// changes nothing and answers `{"created": false}`.
-fn bootstrap(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
+pub fn bootstrap(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     if accounts::has_users(cx) {
         return Ok(json(200, &json!({ "created": false })));
@@ -197,7 +186,7 @@ fn bootstrap(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
 /// One page of the store check: `POST /admin/check/{documents,index,references,blobs}`
 /// with `{after, limit, repair}` (`blobs`: `{blobs, repair}`; `references` with `refs`:
 /// which of those reference keys still exist).
-fn check(cx: &mut Cx, req: &Request, phase: &str) -> ApiResult<Response> {
+pub fn check(cx: &mut Cx, req: &Request, phase: &str) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let after = f.optional_str("after")?.unwrap_or_default();
     let limit = f
