@@ -19,6 +19,7 @@ pub mod events;
 pub mod evidence;
 pub mod fields;
 pub mod folders;
+pub mod forgetting;
 pub mod identity;
 pub mod invitations;
 pub mod links;

@@ -474,3 +474,40 @@ pub fn rotate_secret(cx: &mut Cx, s: &mut Subscription) {
     s.secret = new_secret(cx);
     cx.save(&sub_key(&s.id), s);
 }
+
+/// A delivery given up on (job `webhook.dead`): records the dead letter (and the body
+/// its delivery carried, when the host sent it), visible in `/v1/subscriptions/errors`
+/// and sent again by `POST /v1/subscriptions/errors/{id}/retry`, counts it on its
+/// subscription and tells the owner.
+pub fn record_dead(cx: &mut Cx, report: DeadReport) {
+    let DeadReport {
+        letter: mut d,
+        body,
+    } = report;
+    d.failed_ms = cx.now();
+    let error = format!("{:016x}{}", d.failed_ms, new_id(cx));
+    cx.save(&dead_letter_key(&d.entity_id, &error), &d);
+    if !body.is_empty() {
+        cx.p.put(&dead_body_key(&d.entity_id, &error), body.as_bytes());
+    }
+    if let Some(mut s) = cx.load::<Subscription>(&sub_key(&d.subscription_id)) {
+        s.dead_letters += 1;
+        cx.save(&sub_key(&s.id), &s);
+        let subject = format!("Webhook delivery to {} failed", s.target_url);
+        let body = format!(
+            "The {} event {} could not be delivered to {} after {} attempts.\n\nLast error: {}\n\nGET /v1/subscriptions/errors lists every failed delivery.\n",
+            d.event, d.event_id, s.target_url, d.attempts, d.last_error
+        );
+        tell_owner(cx, &s, subject, body);
+    }
+}
+
+/// The target of subscription `id` answered 410 Gone (job `webhook.gone`): an active
+/// subscription is disabled and its queued deliveries dropped.
+pub fn target_gone(cx: &mut Cx, id: &str) {
+    if let Some(s) = cx.load::<Subscription>(&sub_key(id))
+        && s.active
+    {
+        disable(cx, s, "the target answered 410 Gone");
+    }
+}
