@@ -3,14 +3,17 @@
 //! An upload unused for the configured time (48 h by default) expires: its bytes are
 //! released and using it fails.
 
+use crate::base::api::JobSpec;
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, Fields};
+use crate::base::job_kinds;
 use crate::base::keyspace::UPL;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, is_id};
 use crate::base::work;
 use crate::domain::auth::Principal;
+use crate::domain::blobs;
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
@@ -265,4 +268,144 @@ pub fn file_of(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<(String, Ve
         "missing_field",
         "send the file as a multipart part `file`, as base64 `file_content` with `file_name`, or as the `file_id` of an upload",
     ))
+}
+
+/// Where a new upload's file comes from (`POST /v1/upload`).
+pub enum NewUpload {
+    /// Given in the request (a multipart part, or base64).
+    Given(GivenFile),
+    /// To be downloaded from an https URL (checked), under `name` (empty: the URL's last
+    /// segment).
+    Url { url: String, name: Option<String> },
+}
+
+/// The name a `file_url` download takes when none is given: the URL's last segment
+/// without its query.
+fn name_of_url(url: &str) -> String {
+    url.rsplit('/')
+        .next()
+        .unwrap_or("file")
+        .split('?')
+        .next()
+        .unwrap_or("file")
+        .to_string()
+}
+
+/// `POST /v1/upload`: stores a given file (ready at once) or asks the host to download
+/// a URL (pending until [`fetched`]); either expires unused after the configured time.
+pub fn create(cx: &mut Cx, pr: &Principal, source: NewUpload) -> ApiResult<Upload> {
+    let now = cx.now();
+    let ttl = cx.settings().upload_ttl_secs * 1000;
+    let mut upload = Upload {
+        id: util::new_id(cx),
+        entity_id: pr.entity.id.clone(),
+        user_id: pr.user.id.clone(),
+        name: String::new(),
+        kind: FileKind::Other,
+        status: UploadStatus::Ready,
+        blob: None,
+        size: 0,
+        sha256: String::new(),
+        url: None,
+        failure: None,
+        created_ms: now,
+        expires_ms: now + ttl,
+    };
+    match source {
+        NewUpload::Given(file) => {
+            let info = put_blob(cx, &file.bytes)?;
+            upload.name = if file.name.is_empty() {
+                "file".into()
+            } else {
+                file.name
+            };
+            upload.kind = FileKind::detect(&file.bytes, &upload.name);
+            upload.size = info.size;
+            upload.sha256 = info.sha256;
+            blobs::hold(cx, &info.id, &blob_owner(&upload.id));
+            upload.blob = Some(info.id);
+        }
+        NewUpload::Url { url, name } => {
+            upload.name = name
+                .filter(|n| !n.is_empty())
+                .unwrap_or_else(|| name_of_url(&url));
+            upload.kind = FileKind::by_name(&upload.name);
+            upload.status = UploadStatus::Pending;
+            upload.url = Some(url.clone());
+            cx.p.schedule_job(JobSpec {
+                kind: job_kinds::UPLOAD_FETCH.into(),
+                payload: upload.id.clone().into_bytes(),
+                run_at_ms: now,
+                work: Some(work::WorkOrder::Fetch(url)),
+                scope: upload.entity_id.clone(),
+            });
+        }
+    }
+    cx.save(&upload_key(&upload.id), &upload);
+    cx.p.schedule_job(JobSpec {
+        kind: job_kinds::UPLOAD_EXPIRE.into(),
+        payload: upload.id.clone().into_bytes(),
+        run_at_ms: upload.expires_ms,
+        work: None,
+        scope: String::new(),
+    });
+    Ok(upload)
+}
+
+/// The caller's upload `id` once its file is there (`ready`); 404 `file_not_found`
+/// (`no usable upload {shown}`) for any other.
+pub fn usable(cx: &mut Cx, pr: &Principal, id: &str, shown: &str) -> ApiResult<Upload> {
+    find(cx, pr, id)
+        .filter(|u| u.status == UploadStatus::Ready)
+        .ok_or_else(|| {
+            http::ApiError::not_found("file_not_found", format!("no usable upload {shown}"))
+        })
+}
+
+/// Job `upload.expire`: an unused upload expires and its file is released; `Some(at)`
+/// when it was used meanwhile and expires later (the job runs again then).
+pub fn expire(cx: &mut Cx, id: &str) -> Option<u64> {
+    let mut u = cx.load::<Upload>(&upload_key(id))?;
+    if u.status == UploadStatus::Expired {
+        return None;
+    }
+    if u.expires_ms > cx.now() {
+        return Some(u.expires_ms);
+    }
+    if let Some(blob) = u.blob.take() {
+        blobs::release(cx, &blob, &blob_owner(id));
+    }
+    u.status = UploadStatus::Expired;
+    cx.save(&upload_key(id), &u);
+    None
+}
+
+/// Job `upload.fetch`: records the downloaded file of upload `id` (ready) or why it
+/// failed; a download for an upload gone meanwhile is deleted.
+pub fn fetched(cx: &mut Cx, id: &str, result: Result<work::BlobInfo, work::WorkFailure>) {
+    let Some(mut u) = cx.load::<Upload>(&upload_key(id)) else {
+        if let Ok(info) = result {
+            cx.p.delete_blob(&info.id);
+        }
+        return;
+    };
+    match result {
+        Ok(info) => {
+            if u.kind == FileKind::Other {
+                // The URL's name said nothing: look at the content.
+                let bytes = cx.p.get_blob(&info.id).unwrap_or_default();
+                u.kind = FileKind::detect(&bytes[..bytes.len().min(16)], &u.name);
+            }
+            u.size = info.size;
+            u.sha256 = info.sha256;
+            blobs::hold(cx, &info.id, &blob_owner(id));
+            u.blob = Some(info.id);
+            u.status = UploadStatus::Ready;
+        }
+        Err(f) => {
+            u.status = UploadStatus::Failed;
+            u.failure = Some(f.message);
+        }
+    }
+    cx.save(&upload_key(id), &u);
 }

@@ -1,21 +1,19 @@
 //! `/v1/templates`: list, create (from a PDF or Word file, with fields and roles), read,
 //! edit (name, roles, fields placed on the pages) and delete templates.
 
-use crate::base::api::{JobSpec, Request, Response};
+use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, Fields, json, member_text, no_content};
-use crate::base::job_kinds;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::{self, new_id};
-use crate::base::work::{self, ImportSource};
+use crate::base::util;
 use crate::domain::auth::Principal;
 use crate::domain::templates::{
-    self, FieldKind, PageFields, Template, TemplateAttachment, TemplateExt, TemplateField,
-    TemplateRole, TemplateStatus, defaults, entity_index_key, find, page_fields, page_fields_key,
+    self, FieldKind, NewAttachment, NewSource, NewTemplate, PageFields, Template, TemplateChange,
+    TemplateExt, TemplateField, TemplateRole, find, page_fields,
 };
 use crate::domain::{
-    accounts, blobs, document, fields, folders, previews, pricing, public_files, uploads,
+    accounts, document, fields, folders, previews, pricing, public_files, uploads,
 };
 use serde_json::{Value, json};
 
@@ -28,19 +26,11 @@ pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
             "this account lets only admins delete templates",
         ));
     }
-    let mut t = find(cx, pr, id)?;
+    let t = find(cx, pr, id)?;
     if t.user_id != pr.user.id && pr.membership.role != accounts::Role::Admin {
         return Err(templates::not_found(id));
     }
-    t.trashed = true;
-    let owner = templates::blob_owner(id);
-    previews::erase(cx, &owner);
-    let held = [Some(&t.source_blob), t.file.as_ref().map(|f| &f.blob)];
-    let attachments = t.attachments.iter().map(|a| &a.blob);
-    for blob in held.into_iter().flatten().chain(attachments) {
-        blobs::release(cx, blob, &owner);
-    }
-    templates::save(cx, &t);
+    templates::trash(cx, t);
     Ok(no_content())
 }
 
@@ -120,10 +110,7 @@ fn fields_json(cx: &mut Cx, t: &Template) -> Value {
 }
 
 fn template_json(cx: &mut Cx, t: &Template) -> Value {
-    let sender_name = cx
-        .load::<accounts::User>(&accounts::user_key(&t.user_id))
-        .map(|u| accounts::user_name(&u))
-        .unwrap_or_default();
+    let sender_name = templates::sender_name(cx, t);
     let placed = page_fields(cx, &t.id).len();
     let thumb_url = previews::page_url(cx, &templates::blob_owner(&t.id), 1).unwrap_or_default();
     json!({
@@ -137,11 +124,7 @@ fn template_json(cx: &mut Cx, t: &Template) -> Value {
         "video_id": "",
         "id": t.id,
         "name": t.name,
-        "status": match t.status {
-            TemplateStatus::Importing => "importing",
-            TemplateStatus::Ready => "ready",
-            TemplateStatus::Failed => "failed",
-        },
+        "status": t.status.as_str(),
         "failure": t.failure,
         "file_name": t.source_name,
         "is_word": t.is_word,
@@ -296,138 +279,52 @@ fn parse_ext(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<TemplateExt> 
     })
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
+/// The attachments given (`attachments`: `file_id`, `name`, `role_name`).
+fn parse_attachments(f: &Fields) -> ApiResult<Vec<NewAttachment>> {
+    Ok(f.objects("attachments")?
+        .into_iter()
+        .map(|(path, o)| NewAttachment {
+            file_id: member_text(o, "file_id"),
+            name: member_text(o, "name"),
+            role_name: Some(member_text(o, "role_name")).filter(|r| !r.is_empty()),
+            path,
+        })
+        .collect())
+}
+
+/// `POST /v1/templates`: a PDF or Word file (`file_id`, a multipart `file`, or
+/// `file_content` with `file_name`) with its fields, roles, page fields and
+/// attachments; imported in the background.
 pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let name = f.required_str("name")?;
-    let mut fields = parse_fields(&f)?;
+    let fields = parse_fields(&f)?;
     let roles = parse_roles(&f)?;
     let page_fields = parse_page_fields(cx, &f, &roles)?;
     let ext = parse_ext(cx, pr, &f)?;
-    // Everything is checked before anything is written.
-    enum Source {
-        Upload(uploads::Upload),
-        Inline(uploads::GivenFile),
-    }
-    let (source, source_name, kind) = if let Some(file_id) = f.optional_str("file_id")? {
-        let up = uploads::find(cx, pr, &file_id)
-            .filter(|u| u.status == uploads::UploadStatus::Ready)
-            .ok_or_else(|| {
-                http::ApiError::not_found("file_not_found", format!("no usable upload {file_id}"))
-            })?;
-        let (name, kind) = (up.name.clone(), up.kind);
-        (Source::Upload(up), name, kind)
+    let source = if let Some(file_id) = f.optional_str("file_id")? {
+        NewSource::Upload(file_id)
     } else if let Some(file) = uploads::given_file(&f)? {
-        let kind = uploads::FileKind::detect(&file.bytes, &file.name);
-        let name = file.name.clone();
-        (Source::Inline(file), name, kind)
+        NewSource::Given(file)
     } else {
         return Err(http::ApiError::bad_request(
             "missing_field",
             "a template needs a file: `file_id`, a multipart `file`, or `file_content` with `file_name`",
         ));
     };
-    if !matches!(kind, uploads::FileKind::Pdf | uploads::FileKind::Word) {
-        return Err(http::ApiError::bad_request(
-            "unsupported_file",
-            "a template must be a PDF or a Word (.docx) file",
-        ));
-    }
-    let mut attached = Vec::new();
-    for (path, o) in f.objects("attachments")? {
-        let file_id = member_text(o, "file_id");
-        let up = uploads::find(cx, pr, &file_id)
-            .filter(|u| u.status == uploads::UploadStatus::Ready)
-            .ok_or_else(|| {
-                http::ApiError::not_found("file_not_found", format!("no usable upload {file_id:?}"))
-            })?;
-        let role_name = Some(member_text(o, "role_name")).filter(|r| !r.is_empty());
-        if let Some(r) = &role_name
-            && !roles.iter().any(|x| &x.role_name == r)
-        {
-            return Err(http::ApiError::bad_request(
-                "invalid_field",
-                format!("`{path}.role_name` {r:?} is not one of the template's roles"),
-            ));
-        }
-        let name = Some(member_text(o, "name"))
-            .filter(|n| !n.is_empty())
-            .unwrap_or(up.name.clone());
-        attached.push((up, name, role_name));
-    }
-    let is_word = kind == uploads::FileKind::Word;
-    if is_word && !cx.settings().can_convert_word {
-        return Err(http::ApiError::new(
-            422,
-            "conversion_unavailable",
-            "Word templates cannot be imported here: LibreOffice is not installed on the server",
-        ));
-    }
-    // Now write: the file, the uploads' use, the references.
-    let id = new_id(cx);
-    let blob = match source {
-        Source::Upload(mut up) => {
-            uploads::touch(cx, &mut up);
-            up.blob.clone().unwrap_or_default()
-        }
-        Source::Inline(file) => uploads::put_blob(cx, &file.bytes)?.id,
-    };
-    blobs::hold(cx, &blob, &templates::blob_owner(&id));
-    let mut attachments = Vec::new();
-    for (mut up, name, role_name) in attached {
-        uploads::touch(cx, &mut up);
-        let att_blob = up.blob.clone().unwrap_or_default();
-        blobs::hold(cx, &att_blob, &templates::blob_owner(&id));
-        attachments.push(TemplateAttachment {
-            name,
-            blob: att_blob,
-            size: up.size,
-            role_name,
-        });
-    }
-    fields.dedup_by(|a, b| a.name == b.name);
-    let now = cx.now();
-    let fill = defaults(&fields);
-    let t = Template {
-        id: id.clone(),
-        entity_id: pr.entity.id.clone(),
-        user_id: pr.user.id.clone(),
+    let placed = page_fields_json(&page_fields);
+    let new = NewTemplate {
         name,
-        status: TemplateStatus::Importing,
-        failure: None,
-        source_blob: blob.clone(),
-        source_name: source_name.clone(),
-        is_word,
-        file: None,
         fields,
         roles,
-        attachments,
-        trashed: false,
-        created_ms: now,
+        page_fields,
         ext,
+        source,
+        attachments: parse_attachments(&f),
     };
-    templates::save(cx, &t);
-    if !page_fields.is_empty() {
-        cx.save(&page_fields_key(&id), &page_fields);
-    }
-    cx.p.put(&entity_index_key(&t.entity_id, now, &id), b"");
-    cx.p.schedule_job(JobSpec {
-        kind: job_kinds::TEMPLATE_IMPORT.into(),
-        payload: id.into_bytes(),
-        run_at_ms: now,
-        work: Some(work::WorkOrder::Import(vec![ImportSource {
-            blob: Some(blob),
-            url: None,
-            name: source_name,
-            fill,
-        }])),
-        scope: t.entity_id.clone(),
-    });
+    let t = templates::create(cx, pr, new)?;
     let mut out = template_json(cx, &t);
-    out["page_fields"] = page_fields_json(&page_fields);
+    out["page_fields"] = placed;
     Ok(json(200, &out))
 }
 
@@ -454,59 +351,39 @@ fn pages_json(cx: &mut Cx, t: &Template) -> Value {
 /// imported (400 `invalid_status` before, or after a failed import); every placed field
 /// must fit its page and name one of the roles (the new ones when `roles` is given).
 pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
-    let mut t = templates::writable(cx, pr, id)?;
+    let t = templates::writable(cx, pr, id)?;
     let f = req.body_fields()?;
     f.only(&["name", "roles", "page_fields"])?;
-    if t.status != TemplateStatus::Ready {
-        return Err(http::ApiError::bad_request(
-            "invalid_status",
-            "the template's file is not imported (yet): its pages can be edited once its status is ready",
-        ));
-    }
-    if let Some(name) = f.optional_str("name")? {
-        if name.trim().is_empty() {
+    templates::may_edit(&t)?;
+    let name = match f.optional_str("name")? {
+        Some(name) if name.trim().is_empty() => {
             return Err(http::ApiError::bad_request(
                 "invalid_field",
                 "the field `name` must not be empty",
             ));
         }
-        t.name = name.trim().to_string();
-    }
-    if f.has("roles") {
-        t.roles = parse_roles(&f)?;
-    }
-    let given = if f.has("page_fields") {
-        Some(parse_page_fields(cx, &f, &t.roles)?)
+        name => name.map(|n| n.trim().to_string()),
+    };
+    let roles = if f.has("roles") {
+        Some(parse_roles(&f)?)
     } else {
         None
     };
-    let placed = match &given {
-        Some(p) => p.clone(),
-        None => page_fields(cx, &t.id),
+    let page_fields = if f.has("page_fields") {
+        Some(parse_page_fields(
+            cx,
+            &f,
+            roles.as_deref().unwrap_or(&t.roles),
+        )?)
+    } else {
+        None
     };
-    let sizes = t.file.as_ref().map(|f| f.pages.clone()).unwrap_or_default();
-    for (i, (role, field)) in placed.iter().enumerate() {
-        let path = format!("page_fields[{i}]");
-        let Some((w, h)) = sizes.get(field.page_num as usize - 1) else {
-            return Err(http::ApiError::bad_request(
-                "invalid_field",
-                format!("`{path}.page_num`: the template has {} pages", sizes.len()),
-            ));
-        };
-        fields::check_fit(field, *w, *h, &path)?;
-        if !role.is_empty() && !t.roles.iter().any(|r| &r.role_name == role) {
-            return Err(http::ApiError::bad_request(
-                "invalid_field",
-                format!("`{path}` is for the role {role:?}, which the new roles do not have"),
-            ));
-        }
-    }
-    templates::save(cx, &t);
-    match given {
-        Some(p) if p.is_empty() => cx.p.delete(&page_fields_key(&t.id)),
-        Some(p) => cx.save(&page_fields_key(&t.id), &p),
-        None => {}
-    }
+    let change = TemplateChange {
+        name,
+        roles,
+        page_fields,
+    };
+    templates::update(cx, t, change)?;
     Ok(no_content())
 }
 

@@ -25,15 +25,12 @@ const STORE_CALLS_LEFT: &[(&str, usize)] = &[
     ("entity.rs", 2),
     ("folders.rs", 3),
     ("jobs/documents.rs", 4),
-    ("jobs/uploads.rs", 6),
     ("mail_templates.rs", 4),
     ("products.rs", 2),
     ("recipients/acts.rs", 2),
     ("recipients/verify.rs", 4),
     ("recipients/view.rs", 2),
     ("shapes.rs", 3),
-    ("templates.rs", 5),
-    ("uploads.rs", 1),
     ("videos.rs", 1),
 ];
 
