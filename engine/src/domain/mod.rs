@@ -26,6 +26,7 @@ pub mod links;
 pub mod list;
 pub mod logins;
 pub mod mail_templates;
+pub mod mcp_sessions;
 pub mod members;
 pub mod notify;
 pub mod oauth;

@@ -9,20 +9,20 @@
 //! | key | value |
 //! |---|---|
 //! | `oac/{sha256(client_id)}` | [`Client`] (registered, or a cached metadata document) |
-//! | `oareq/{sha256(cookie)}` | `AuthRequest` (`handlers::agents::authorize`): one browser's pending authorization |
+//! | `oareq/{sha256(cookie)}` | [`AuthRequest`]: one browser's pending authorization (`/authorize`) |
 //! | `oacode/{sha256(code)}` | [`Code`] |
 //! | `oaf/{family}`, `oafu/{user}/{family}` | [`Family`] and its index |
 //! | `oat/{sha256}`, `oart/{sha256}` | [`Grant`]: access and refresh tokens |
 
 use crate::base::api::{JobSpec, Response};
 use crate::base::cx::Cx;
-use crate::base::http::json;
-use crate::base::keyspace::{OAC, OACODE, OAF, OAFU, OART, OAT};
+use crate::base::http::{ApiResult, json};
+use crate::base::keyspace::{OAC, OACODE, OAF, OAFU, OAREQ, OART, OAT};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::prefix_range;
 use crate::base::{job_kinds, util};
-use crate::domain::auth;
+use crate::domain::{accounts, auth};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -515,4 +515,154 @@ pub fn disconnect(cx: &mut Cx, user_id: &str, client_id: &str) -> bool {
         }
     }
     found
+}
+
+/// One browser's authorization in progress, found by its cookie.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AuthRequest {
+    pub client_id: String,
+    pub client_name: String,
+    pub redirect_uri: String,
+    pub state: Option<String>,
+    pub challenge: String,
+    pub csrf: String,
+    /// Set once the person signed in.
+    pub user_id: Option<String>,
+    pub expires_ms: u64,
+}
+
+fn request_key(cookie: &str) -> Vec<u8> {
+    util::key(&[OAREQ, &util::sha256_hex(cookie.as_bytes())])
+}
+
+/// What a checked `/authorize` request asks for.
+pub struct Asked {
+    pub redirect_uri: String,
+    pub state: Option<String>,
+    pub challenge: String,
+}
+
+/// Opens the pending authorization of `client` for `asked`, kept [`CODE_TTL_MS`]:
+/// the secret of its cookie and its CSRF token.
+pub fn open_request(cx: &mut Cx, client: &Client, asked: Asked) -> (String, String) {
+    let cookie = util::new_secret(cx);
+    let csrf = util::new_secret(cx);
+    let expires_ms = cx.now() + CODE_TTL_MS;
+    let key = request_key(&cookie);
+    cx.save(
+        &key,
+        &AuthRequest {
+            client_id: client.id.clone(),
+            client_name: client.name.clone(),
+            redirect_uri: asked.redirect_uri,
+            state: asked.state,
+            challenge: asked.challenge,
+            csrf: csrf.clone(),
+            user_id: None,
+            expires_ms,
+        },
+    );
+    forget_at(cx, key, expires_ms);
+    (cookie, csrf)
+}
+
+/// The pending authorization of the cookie `cookie`, unless it expired or was used.
+pub fn pending_request(cx: &mut Cx, cookie: &str) -> Option<AuthRequest> {
+    let now = cx.now();
+    cx.load::<AuthRequest>(&request_key(cookie))
+        .filter(|p| p.expires_ms > now)
+}
+
+/// `user_id` signed in to the pending authorization `pending` of `cookie`.
+pub fn sign_in_request(cx: &mut Cx, cookie: &str, pending: &mut AuthRequest, user_id: &str) {
+    pending.user_id = Some(user_id.to_string());
+    cx.save(&request_key(cookie), pending);
+}
+
+/// The person declined: the pending authorization of `cookie` ends.
+pub fn deny_request(cx: &mut Cx, cookie: &str) {
+    cx.p.delete(&request_key(cookie));
+}
+
+/// The person approved access to `entity_id`: refused (the error of
+/// `auth::principal` or `auth::check_selectable`) unless the signed-in user may act
+/// there; else the pending authorization of `cookie` ends and a single-use code is
+/// issued for it, kept [`CODE_TTL_MS`].
+pub fn approve_request(
+    cx: &mut Cx,
+    cookie: &str,
+    pending: &AuthRequest,
+    entity_id: String,
+) -> ApiResult<String> {
+    let user_id = pending.user_id.clone().unwrap_or_default();
+    auth::principal(cx, &user_id, &entity_id, String::new())
+        .and_then(|pr| auth::check_selectable(&pr.entity))?;
+    cx.p.delete(&request_key(cookie));
+    let code = util::new_secret(cx);
+    let ckey = code_key(&util::sha256_hex(code.as_bytes()));
+    let expires_ms = cx.now() + CODE_TTL_MS;
+    cx.save(
+        &ckey,
+        &Code {
+            client_id: pending.client_id.clone(),
+            redirect_uri: pending.redirect_uri.clone(),
+            challenge: pending.challenge.clone(),
+            user_id,
+            entity_id,
+            expires_ms,
+            family: String::new(),
+        },
+    );
+    forget_at(cx, ckey, expires_ms);
+    Ok(code)
+}
+
+/// Registers a public client (`POST /register`) named `name` (empty: "An unnamed
+/// agent") with its checked `redirect_uris`.
+pub fn register_client(cx: &mut Cx, name: String, redirect_uris: Vec<String>) -> Client {
+    let id = util::new_id(cx);
+    let client = Client {
+        id: id.clone(),
+        name: if name.is_empty() {
+            "An unnamed agent".into()
+        } else {
+            name
+        },
+        redirect_uris,
+        created_ms: cx.now(),
+    };
+    cx.save(&client_key(&id), &client);
+    client
+}
+
+/// The unexpired, unrevoked grant of the access token `secret`; else why not, a
+/// sentence for `WWW-Authenticate`'s `error_description`.
+pub fn access_grant(cx: &mut Cx, secret: &str) -> Result<Family, &'static str> {
+    let now = cx.now();
+    let Some(token) = cx.load::<Grant>(&access_key(&util::sha256_hex(secret.as_bytes()))) else {
+        return Err("the access token is unknown or revoked (REST tokens are not valid here)");
+    };
+    if token.expires_ms <= now {
+        return Err("the access token has expired");
+    }
+    cx.load::<Family>(&family_key(&token.family))
+        .filter(|f| !f.revoked)
+        .ok_or("access was revoked")
+}
+
+/// The grant a test server (`mcp_test_user`, the user with email `email`) gives MCP
+/// requests without a token: the user in their default entity.
+pub fn test_grant(cx: &mut Cx, email: &str) -> Option<Family> {
+    let id = accounts::user_id_by_email(cx, email)?;
+    let user = accounts::user(cx, &id).ok()?;
+    Some(Family {
+        id: "test".into(),
+        client_id: "test".into(),
+        client_name: "test".into(),
+        entity_id: user.default_entity_id.clone()?,
+        user_id: user.id,
+        scope: SCOPE.into(),
+        created_ms: 0,
+        revoked: false,
+    })
 }

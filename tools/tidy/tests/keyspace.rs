@@ -23,8 +23,6 @@ const KEYSPACE: &str = "base/keyspace.rs";
 
 /// Families still spelled as literals (under `engine/src/`): file, family.
 const LITERALS_LEFT: &[(&str, &str)] = &[
-    ("handlers/agents/authorize.rs", "oareq"),
-    ("handlers/agents/mcp.rs", "mcps"),
     ("handlers/contacts.rs", "drcp"),
     ("handlers/documents/read.rs", "dext"),
     ("handlers/mail_templates.rs", "cmt"),

@@ -8,34 +8,14 @@ use crate::base::cx::Cx;
 use crate::base::http;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::{self, new_secret, sha256_hex};
 use crate::domain::oauth::{
-    CODE_TTL_MS, Code, base, code_key, constant_eq, find_client, forget_at, is_loopback,
+    self, Asked, AuthRequest, CODE_TTL_MS, Client, base, constant_eq, find_client, is_loopback,
     is_our_origin, is_our_resource, scope_ok,
 };
 use crate::domain::{accounts, auth};
 use crate::handlers::agents::forms::{self, Choice};
-use serde::{Deserialize, Serialize};
 
 const COOKIE: &str = "esign_oauth";
-
-/// One browser's authorization in progress, found by its cookie.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct AuthRequest {
-    pub client_id: String,
-    pub client_name: String,
-    pub redirect_uri: String,
-    pub state: Option<String>,
-    pub challenge: String,
-    pub csrf: String,
-    /// Set once the person signed in.
-    pub user_id: Option<String>,
-    pub expires_ms: u64,
-}
-
-fn request_key(hash: &str) -> Vec<u8> {
-    util::key(&["oareq", hash])
-}
 
 /// The cookie that names a pending authorization.
 fn cookie_value(req: &Request) -> Option<&str> {
@@ -106,124 +86,115 @@ pub fn authorize(cx: &mut Cx, req: &Request) -> Response {
 
 /// The GET: checks the client and redirect URI (errors stay here), then the rest of
 /// the request (errors go back to the client), and shows the sign-in form.
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 fn start(cx: &mut Cx, req: &Request) -> Response {
+    let (client, redirect_uri) = match client_and_return(cx, req) {
+        Ok(found) => found,
+        Err(page) => return page,
+    };
+    let state = req.query_param("state").filter(|v| !v.is_empty());
+    let challenge = match checked_challenge(cx, req) {
+        Ok(c) => c,
+        Err((error, text)) => {
+            return back_to_client(
+                cx,
+                &redirect_uri,
+                state.as_deref(),
+                &[("error", error), ("error_description", text)],
+            );
+        }
+    };
+    let asked = Asked {
+        redirect_uri,
+        state,
+        challenge,
+    };
+    let (cookie, csrf) = oauth::open_request(cx, &client, asked);
+    let set = set_cookie(cx, &cookie, CODE_TTL_MS / 1000);
+    forms::sign_in(200, &client.name, &csrf, "", "", Some(set))
+}
+
+/// The client of the request and the redirect URI to return to; else the error page.
+fn client_and_return(cx: &mut Cx, req: &Request) -> Result<(Client, String), Response> {
     let q = |name: &str| req.query_param(name).filter(|v| !v.is_empty());
     let Some(client_id) = q("client_id") else {
-        return forms::error(
+        return Err(forms::error(
             400,
             "Missing client",
             "The link has no client_id. Start again from your app.",
-        );
+        ));
     };
     let client = match find_client(cx, &client_id) {
         Ok(c) => c,
-        Err(why) => return forms::error(400, "Unknown app", &why),
+        Err(why) => return Err(forms::error(400, "Unknown app", &why)),
     };
     let redirect_uri = match q("redirect_uri") {
         Some(uri) if client.redirect_uris.contains(&uri) => uri,
         Some(_) => {
-            return forms::error(
+            return Err(forms::error(
                 400,
                 "Wrong return address",
                 "The redirect_uri is not one this app registered (it must match exactly).",
-            );
+            ));
         }
         None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
         None => {
-            return forms::error(
+            return Err(forms::error(
                 400,
                 "Missing return address",
                 "The link has no redirect_uri.",
-            );
+            ));
         }
     };
-    let state = q("state");
-    let fail = |cx: &mut Cx, error: &str, text: &str| {
-        back_to_client(
-            cx,
-            &redirect_uri,
-            state.as_deref(),
-            &[("error", error), ("error_description", text)],
-        )
-    };
+    Ok((client, redirect_uri))
+}
+
+/// The PKCE challenge of a request whose response type, scope and resource are ours;
+/// else the error and its description for the client.
+fn checked_challenge(cx: &mut Cx, req: &Request) -> Result<String, (&'static str, &'static str)> {
+    let q = |name: &str| req.query_param(name).filter(|v| !v.is_empty());
     if q("response_type").as_deref() != Some("code") {
-        return fail(
-            cx,
-            "unsupported_response_type",
-            "response_type must be code",
-        );
+        return Err(("unsupported_response_type", "response_type must be code"));
     }
     let Some(challenge) = q("code_challenge") else {
-        return fail(
-            cx,
+        return Err((
             "invalid_request",
             "PKCE is required: send code_challenge with code_challenge_method=S256",
-        );
+        ));
     };
     if q("code_challenge_method").as_deref() != Some("S256") {
-        return fail(
-            cx,
+        return Err((
             "invalid_request",
             "code_challenge_method must be S256 (plain is not accepted)",
-        );
+        ));
     }
     if challenge.len() != 43
         || !challenge
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     {
-        return fail(
-            cx,
+        return Err((
             "invalid_request",
             "code_challenge must be the base64url SHA-256 of the verifier (43 characters)",
-        );
+        ));
     }
     if let Some(scope) = q("scope")
         && !scope_ok(&scope)
     {
-        return fail(cx, "invalid_scope", "the only scope is basic");
+        return Err(("invalid_scope", "the only scope is basic"));
     }
     if let Some(target) = q("resource")
         && !is_our_resource(cx, &target)
     {
-        return fail(
-            cx,
+        return Err((
             "invalid_target",
             "resource must be this server's /mcp endpoint",
-        );
+        ));
     }
-    let cookie = new_secret(cx);
-    let csrf = new_secret(cx);
-    let expires_ms = cx.now() + CODE_TTL_MS;
-    let key = request_key(&sha256_hex(cookie.as_bytes()));
-    cx.save(
-        &key,
-        &AuthRequest {
-            client_id: client.id.clone(),
-            client_name: client.name.clone(),
-            redirect_uri,
-            state,
-            challenge,
-            csrf: csrf.clone(),
-            user_id: None,
-            expires_ms,
-        },
-    );
-    forget_at(cx, key, expires_ms);
-    let set = set_cookie(cx, &cookie, CODE_TTL_MS / 1000);
-    forms::sign_in(200, &client.name, &csrf, "", "", Some(set))
+    Ok(challenge)
 }
 
 /// The POSTs of the two forms: `action=signin` (email, password) and
 /// `action=approve|deny` (entity_id).
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 fn submit(cx: &mut Cx, req: &Request) -> Response {
     // A browser tells where a form came from; another site's form is refused before
     // anything else is read (the CSRF token below is the second lock).
@@ -242,9 +213,7 @@ fn submit(cx: &mut Cx, req: &Request) -> Response {
             "Your browser did not keep this sign-in. Start again from your app.",
         );
     };
-    let key = request_key(&sha256_hex(cookie.as_bytes()));
-    let now = cx.now();
-    let Some(mut pending) = cx.load::<AuthRequest>(&key).filter(|p| p.expires_ms > now) else {
+    let Some(mut pending) = oauth::pending_request(cx, &cookie) else {
         return forms::error(
             400,
             "Sign-in expired",
@@ -264,45 +233,21 @@ fn submit(cx: &mut Cx, req: &Request) -> Response {
         );
     }
     match field("action").as_str() {
-        "signin" => {
-            let email = field("email");
-            let checked = auth::check_password(cx, &email, &field("password"), &req.remote_addr)
-                .and_then(|mut user| auth::check_spacing(cx, &mut user).map(|_| user));
-            let user = match checked {
-                Ok(u) => u,
-                Err(e) => {
-                    return forms::sign_in(
-                        e.status,
-                        &pending.client_name,
-                        &pending.csrf,
-                        &email,
-                        &e.description,
-                        None,
-                    );
-                }
-            };
-            let choices = selectable(cx, &user.id);
-            if choices.is_empty() {
-                return forms::sign_in(
-                    403,
-                    &pending.client_name,
-                    &pending.csrf,
-                    &email,
-                    "Your account has no active profile in an entity with API access.",
-                    None,
-                );
-            }
-            pending.user_id = Some(user.id.clone());
-            cx.save(&key, &pending);
-            consent_page(&pending, &user.email, &choices, "")
-        }
+        "signin" => sign_in(
+            cx,
+            req,
+            &cookie,
+            &mut pending,
+            &field("email"),
+            &field("password"),
+        ),
         "approve" | "deny" if pending.user_id.is_none() => forms::error(
             400,
             "Not signed in",
             "Sign in first. Start again from your app.",
         ),
         "deny" => {
-            cx.p.delete(&key);
+            oauth::deny_request(cx, &cookie);
             back_to_client(
                 cx,
                 &pending.redirect_uri,
@@ -313,46 +258,71 @@ fn submit(cx: &mut Cx, req: &Request) -> Response {
                 ],
             )
         }
-        "approve" => {
-            let user_id = pending.user_id.clone().unwrap_or_default();
-            let entity_id = field("entity_id");
-            if let Err(e) = auth::principal(cx, &user_id, &entity_id, String::new())
-                .and_then(|pr| auth::check_selectable(&pr.entity).map(|_| pr))
-            {
-                let email = cx
-                    .load::<accounts::User>(&accounts::user_key(&user_id))
-                    .map(|u| u.email)
-                    .unwrap_or_default();
-                let choices = selectable(cx, &user_id);
-                let mut resp = consent_page(&pending, &email, &choices, &e.description);
-                resp.status = 403;
-                return resp;
-            }
-            cx.p.delete(&key);
-            let code = new_secret(cx);
-            let ckey = code_key(&sha256_hex(code.as_bytes()));
-            let expires_ms = now + CODE_TTL_MS;
-            cx.save(
-                &ckey,
-                &Code {
-                    client_id: pending.client_id.clone(),
-                    redirect_uri: pending.redirect_uri.clone(),
-                    challenge: pending.challenge.clone(),
-                    user_id,
-                    entity_id,
-                    expires_ms,
-                    family: String::new(),
-                },
-            );
-            forget_at(cx, ckey, expires_ms);
-            back_to_client(
-                cx,
-                &pending.redirect_uri,
-                pending.state.as_deref(),
-                &[("code", &code)],
-            )
-        }
+        "approve" => approve(cx, &cookie, &pending, field("entity_id")),
         _ => forms::error(400, "Bad form", "Unknown action."),
+    }
+}
+
+/// `action=signin`: the password checked under the rules of `POST /v1/auth`, then the
+/// consent page.
+fn sign_in(
+    cx: &mut Cx,
+    req: &Request,
+    cookie: &str,
+    pending: &mut AuthRequest,
+    email: &str,
+    password: &str,
+) -> Response {
+    let checked = auth::check_password(cx, email, password, &req.remote_addr)
+        .and_then(|mut user| auth::check_spacing(cx, &mut user).map(|_| user));
+    let user = match checked {
+        Ok(u) => u,
+        Err(e) => {
+            return forms::sign_in(
+                e.status,
+                &pending.client_name,
+                &pending.csrf,
+                email,
+                &e.description,
+                None,
+            );
+        }
+    };
+    let choices = selectable(cx, &user.id);
+    if choices.is_empty() {
+        return forms::sign_in(
+            403,
+            &pending.client_name,
+            &pending.csrf,
+            email,
+            "Your account has no active profile in an entity with API access.",
+            None,
+        );
+    }
+    oauth::sign_in_request(cx, cookie, pending, &user.id);
+    consent_page(pending, &user.email, &choices, "")
+}
+
+/// `action=approve`: back to the client with a code, or the consent page again with
+/// the reason the entity cannot be chosen.
+fn approve(cx: &mut Cx, cookie: &str, pending: &AuthRequest, entity_id: String) -> Response {
+    match oauth::approve_request(cx, cookie, pending, entity_id) {
+        Ok(code) => back_to_client(
+            cx,
+            &pending.redirect_uri,
+            pending.state.as_deref(),
+            &[("code", &code)],
+        ),
+        Err(e) => {
+            let user_id = pending.user_id.clone().unwrap_or_default();
+            let email = accounts::user(cx, &user_id)
+                .map(|u| u.email)
+                .unwrap_or_default();
+            let choices = selectable(cx, &user_id);
+            let mut resp = consent_page(pending, &email, &choices, &e.description);
+            resp.status = 403;
+            resp
+        }
     }
 }
 

@@ -7,17 +7,12 @@ use crate::base::cx::Cx;
 use crate::base::http::{ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::new_id;
 use crate::domain::oauth::{
-    Client, MAX_REDIRECT_URIS, SCOPE, client_key, oauth_error, redirect_uri_ok, scope_ok,
+    self, MAX_REDIRECT_URIS, SCOPE, oauth_error, redirect_uri_ok, scope_ok,
 };
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 /// `POST /register` (RFC 7591): registers a public client.
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     if req.content_type() != "application/json" {
         return Ok(oauth_error(
@@ -33,17 +28,46 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             "the body must be a JSON object of client metadata",
         ));
     };
+    let redirect_uris = match redirect_uris(&meta) {
+        Ok(uris) => uris,
+        Err(refusal) => return Ok(refusal),
+    };
+    let name = match checked_name(&meta) {
+        Ok(name) => name,
+        Err(refusal) => return Ok(refusal),
+    };
+    let client = oauth::register_client(cx, name, redirect_uris);
+    let mut resp = json(
+        201,
+        &json!({
+            "client_id": client.id,
+            "client_id_issued_at": client.created_ms / 1000,
+            "client_name": client.name,
+            "redirect_uris": client.redirect_uris,
+            "token_endpoint_auth_method": "none",
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "scope": SCOPE,
+        }),
+    );
+    resp.headers
+        .push(("cache-control".into(), "no-store".into()));
+    Ok(resp)
+}
+
+/// The redirect URIs of the metadata `meta`, each one this server accepts.
+fn redirect_uris(meta: &Map<String, Value>) -> Result<Vec<String>, Response> {
     let uris = match meta.get("redirect_uris") {
         Some(Value::Array(a)) if !a.is_empty() && a.len() <= MAX_REDIRECT_URIS => a,
         Some(Value::Array(a)) if a.len() > MAX_REDIRECT_URIS => {
-            return Ok(oauth_error(
+            return Err(oauth_error(
                 400,
                 "invalid_redirect_uri",
                 format!("at most {MAX_REDIRECT_URIS} redirect_uris"),
             ));
         }
         _ => {
-            return Ok(oauth_error(
+            return Err(oauth_error(
                 400,
                 "invalid_redirect_uri",
                 "redirect_uris must be a non-empty array of URLs",
@@ -53,14 +77,14 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let mut redirect_uris = Vec::new();
     for uri in uris {
         let Some(uri) = uri.as_str() else {
-            return Ok(oauth_error(
+            return Err(oauth_error(
                 400,
                 "invalid_redirect_uri",
                 "each redirect URI must be a string",
             ));
         };
         if let Err(why) = redirect_uri_ok(uri) {
-            return Ok(oauth_error(
+            return Err(oauth_error(
                 400,
                 "invalid_redirect_uri",
                 format!("redirect URI {uri:?} {why}"),
@@ -68,11 +92,17 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         }
         redirect_uris.push(uri.to_string());
     }
+    Ok(redirect_uris)
+}
+
+/// The client's name, once the rest of the metadata `meta` is one this server serves: a
+/// public client of the code flow with the one scope.
+fn checked_name(meta: &Map<String, Value>) -> Result<String, Response> {
     match meta.get("token_endpoint_auth_method") {
         None | Some(Value::Null) => {}
         Some(Value::String(m)) if m == "none" => {}
         Some(other) => {
-            return Ok(oauth_error(
+            return Err(oauth_error(
                 400,
                 "invalid_client_metadata",
                 format!(
@@ -91,7 +121,7 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
                 if a.iter()
                     .all(|v| v.as_str().is_some_and(|s| allowed.contains(&s))) => {}
             Some(_) => {
-                return Ok(oauth_error(
+                return Err(oauth_error(
                     400,
                     "invalid_client_metadata",
                     format!("{member} may only contain {}", allowed.join(", ")),
@@ -102,50 +132,19 @@ pub fn register(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     if let Some(scope) = meta.get("scope").and_then(Value::as_str)
         && !scope_ok(scope)
     {
-        return Ok(oauth_error(
+        return Err(oauth_error(
             400,
             "invalid_client_metadata",
             format!("the only scope is {SCOPE:?}"),
         ));
     }
-    let name = match meta.get("client_name") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(s)) if s.chars().count() <= 200 => s.trim().to_string(),
-        Some(_) => {
-            return Ok(oauth_error(
-                400,
-                "invalid_client_metadata",
-                "client_name must be a string of at most 200 characters",
-            ));
-        }
-    };
-    let id = new_id(cx);
-    let now = cx.now();
-    let client = Client {
-        id: id.clone(),
-        name: if name.is_empty() {
-            "An unnamed agent".into()
-        } else {
-            name
-        },
-        redirect_uris,
-        created_ms: now,
-    };
-    cx.save(&client_key(&id), &client);
-    let mut resp = json(
-        201,
-        &json!({
-            "client_id": client.id,
-            "client_id_issued_at": now / 1000,
-            "client_name": client.name,
-            "redirect_uris": client.redirect_uris,
-            "token_endpoint_auth_method": "none",
-            "grant_types": ["authorization_code", "refresh_token"],
-            "response_types": ["code"],
-            "scope": SCOPE,
-        }),
-    );
-    resp.headers
-        .push(("cache-control".into(), "no-store".into()));
-    Ok(resp)
+    match meta.get("client_name") {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) if s.chars().count() <= 200 => Ok(s.trim().to_string()),
+        Some(_) => Err(oauth_error(
+            400,
+            "invalid_client_metadata",
+            "client_name must be a string of at most 200 characters",
+        )),
+    }
 }

@@ -2,7 +2,7 @@
 //! revisions:
 //!
 //! - **2025-11-25** (and the earlier handshake revisions): `initialize` opens a session
-//!   (`Mcp-Session-Id`, stored as `mcps/{sha256}` and bound to the grant), every later
+//!   (`Mcp-Session-Id`, a `domain::mcp_sessions` session bound to the grant), every later
 //!   request names it and may carry `MCP-Protocol-Version`; `DELETE` ends it.
 //! - **2026-07-28**: stateless. `server/discover` says what is served; every request
 //!   carries its protocol version in `_meta`, and the `Mcp-Method` / `Mcp-Name` headers
@@ -17,13 +17,9 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, Router, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::{new_secret, sha256_hex};
-use crate::domain::oauth::{
-    self, Family, Grant, SCOPE, access_key, base, family_key, is_our_origin, resource_metadata_url,
-};
-use crate::domain::{accounts, auth};
+use crate::domain::oauth::{self, Family, SCOPE, base, is_our_origin, resource_metadata_url};
+use crate::domain::{auth, mcp_sessions};
 use crate::handlers::agents::tools;
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 /// The revision with `server/discover`.
@@ -49,20 +45,6 @@ const INSTRUCTIONS: &str = "esign: electronic proposals and contracts. Create a 
 type RpcError = (i64, String, Option<Value>);
 /// What a method answers: a result, or a JSON-RPC error.
 type RpcResult = Result<Value, RpcError>;
-
-/// A 2025-11-25 session.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-struct Session {
-    family: String,
-    created_ms: u64,
-}
-
-/// How long a 2025-11-25 session lives; then the client initializes again.
-const SESSION_TTL_MS: u64 = 24 * 3600 * 1000;
-
-fn session_key(id: &str) -> Vec<u8> {
-    format!("mcps/{}", sha256_hex(id.as_bytes())).into_bytes()
-}
 
 /// A JSON response (a JSON-RPC message).
 fn json_of(status: u16, body: Value) -> Response {
@@ -124,7 +106,7 @@ fn live_family(cx: &mut Cx, req: &Request) -> Result<Family, Response> {
     let Some(header) = req.header("authorization") else {
         let test_user = cx.settings().mcp_test_user.clone();
         if !test_user.is_empty()
-            && let Some(family) = test_grant(cx, &test_user)
+            && let Some(family) = oauth::test_grant(cx, &test_user)
         {
             return Ok(family);
         }
@@ -136,23 +118,7 @@ fn live_family(cx: &mut Cx, req: &Request) -> Result<Family, Response> {
             Some("the Authorization header must be Bearer <token>"),
         ));
     };
-    let now = cx.now();
-    let Some(token) = cx.load::<Grant>(&access_key(&sha256_hex(secret.as_bytes()))) else {
-        return Err(challenge(
-            cx,
-            Some("the access token is unknown or revoked (REST tokens are not valid here)"),
-        ));
-    };
-    if token.expires_ms <= now {
-        return Err(challenge(cx, Some("the access token has expired")));
-    }
-    let Some(family) = cx
-        .load::<Family>(&family_key(&token.family))
-        .filter(|f| !f.revoked)
-    else {
-        return Err(challenge(cx, Some("access was revoked")));
-    };
-    Ok(family)
+    oauth::access_grant(cx, secret).map_err(|why| challenge(cx, Some(why)))
 }
 
 /// Whether `host` (a `Host` header) may reach the server at `base`. DNS rebinding
@@ -176,22 +142,6 @@ fn host_is_ours(base: &str, host: &str) -> bool {
         return false;
     };
     given.port_or_known_default() == url.port_or_known_default() && oauth::is_loopback(&given)
-}
-
-/// The grant a test server (`mcp_test_user`) gives requests without a token.
-fn test_grant(cx: &mut Cx, email: &str) -> Option<Family> {
-    let id = accounts::user_id_by_email(cx, email)?;
-    let user = cx.load::<accounts::User>(&accounts::user_key(&id))?;
-    Some(Family {
-        id: "test".into(),
-        client_id: "test".into(),
-        client_name: "test".into(),
-        entity_id: user.default_entity_id.clone()?,
-        user_id: user.id,
-        scope: SCOPE.into(),
-        created_ms: 0,
-        revoked: false,
-    })
 }
 
 /// `/mcp`.
@@ -227,14 +177,10 @@ pub fn handle(cx: &mut Cx, req: &Request, router: Router) -> Response {
                 )
                 .into_response();
             };
-            let key = session_key(id);
-            match cx.load::<Session>(&key) {
-                Some(s) if s.family == family.id => {
-                    cx.p.delete(&key);
-                    empty(204)
-                }
-                _ => http::ApiError::not_found("session_not_found", "no such session")
-                    .into_response(),
+            if mcp_sessions::end(cx, id, &family.id) {
+                empty(204)
+            } else {
+                http::ApiError::not_found("session_not_found", "no such session").into_response()
             }
         }
         "GET" => http::ApiError::new(
@@ -408,10 +354,6 @@ fn server_info() -> Value {
     json!({ "name": "esign", "title": "esign", "version": env!("CARGO_PKG_VERSION") })
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 fn legacy(
     cx: &mut Cx,
     req: &Request,
@@ -422,40 +364,7 @@ fn legacy(
     router: Router,
 ) -> Response {
     if method == "initialize" {
-        let asked = params
-            .get("protocolVersion")
-            .and_then(Value::as_str)
-            .unwrap_or("");
-        let version = if HANDSHAKE.contains(&asked) {
-            asked
-        } else {
-            HANDSHAKE[0]
-        };
-        let sid = new_secret(cx);
-        let now = cx.now();
-        cx.save(
-            &session_key(&sid),
-            &Session {
-                family: family.id.clone(),
-                created_ms: now,
-            },
-        );
-        oauth::forget_at(cx, session_key(&sid), now + SESSION_TTL_MS);
-        let mut resp = json_of(
-            200,
-            json!({
-                "jsonrpc": "2.0",
-                "id": id,
-                "result": {
-                    "protocolVersion": version,
-                    "capabilities": capabilities(true),
-                    "serverInfo": server_info(),
-                    "instructions": INSTRUCTIONS,
-                },
-            }),
-        );
-        resp.headers.push(("mcp-session-id".into(), sid));
-        return resp;
+        return initialize(cx, id, params, family);
     }
     let Some(sid) = req.header("mcp-session-id") else {
         return json_of(
@@ -468,11 +377,7 @@ fn legacy(
             ),
         );
     };
-    let now = cx.now();
-    let live = cx
-        .load::<Session>(&session_key(sid))
-        .is_some_and(|s| s.family == family.id && s.created_ms + SESSION_TTL_MS > now);
-    if !live {
+    if !mcp_sessions::is_live(cx, sid, &family.id) {
         return json_of(
             404,
             rpc_error(
@@ -510,6 +415,35 @@ fn legacy(
         }),
     };
     answer(id, result, false)
+}
+
+/// `initialize` (the handshake revisions): the version both speak, and a new session.
+fn initialize(cx: &mut Cx, id: &Value, params: &Map<String, Value>, family: &Family) -> Response {
+    let asked = params
+        .get("protocolVersion")
+        .and_then(Value::as_str)
+        .unwrap_or("");
+    let version = if HANDSHAKE.contains(&asked) {
+        asked
+    } else {
+        HANDSHAKE[0]
+    };
+    let sid = mcp_sessions::open(cx, &family.id);
+    let mut resp = json_of(
+        200,
+        json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "result": {
+                "protocolVersion": version,
+                "capabilities": capabilities(true),
+                "serverInfo": server_info(),
+                "instructions": INSTRUCTIONS,
+            },
+        }),
+    );
+    resp.headers.push(("mcp-session-id".into(), sid));
+    resp
 }
 
 /// A JSON-RPC answer; on 2026-07-28 (`modern`) results carry `resultType`, list
@@ -597,10 +531,11 @@ fn call_tool(
         .ok_or_else(|| (INVALID_PARAMS, format!("unknown tool {name}"), None))
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
+/// The revisions served, newest first.
+fn supported() -> Value {
+    json!([MODERN, HANDSHAKE[0], HANDSHAKE[1], HANDSHAKE[2]])
+}
+
 fn modern(
     cx: &mut Cx,
     req: &Request,
@@ -610,82 +545,15 @@ fn modern(
     version: Option<&str>,
     router: Router,
 ) -> Response {
-    let bad = |code: i64, message: String, data: Option<Value>| {
-        json_of(400, rpc_error(id, code, &message, data))
-    };
-    let supported = json!([MODERN, HANDSHAKE[0], HANDSHAKE[1], HANDSHAKE[2]]);
-    let meta = params.get("_meta").and_then(Value::as_object);
-    let Some(version) = version else {
-        return bad(
-            INVALID_PARAMS,
-            format!("params._meta[\"{VERSION_META}\"] is required on {MODERN}"),
-            None,
-        );
-    };
-    if let Some(h) = req.header("mcp-protocol-version")
-        && h != version
-    {
-        return bad(
-            HEADER_MISMATCH,
-            format!("the MCP-Protocol-Version header ({h}) differs from _meta ({version})"),
-            None,
-        );
-    }
-    if version != MODERN {
-        return bad(
-            UNSUPPORTED_VERSION,
-            format!("unsupported protocol version {version}"),
-            Some(json!({ "supported": supported, "requested": version })),
-        );
-    }
-    if !meta.is_some_and(|m| m.get(CAPABILITIES_META).is_some_and(Value::is_object)) {
-        return bad(
-            INVALID_PARAMS,
-            format!("params._meta[\"{CAPABILITIES_META}\"] is required on {MODERN}"),
-            None,
-        );
-    }
-    match req.header("mcp-method") {
-        Some(h) if h == method => {}
-        Some(h) => {
-            return bad(
-                HEADER_MISMATCH,
-                format!("the Mcp-Method header ({h}) differs from the body's method ({method})"),
-                None,
-            );
-        }
-        None => {
-            return bad(
-                HEADER_MISMATCH,
-                format!("{MODERN} requests carry the Mcp-Method header"),
-                None,
-            );
-        }
+    if let Err((code, message, data)) = modern_checks(req, method, params, version) {
+        return json_of(400, rpc_error(id, code, &message, data));
     }
     if method == "tools/call" {
-        let name = params.get("name").and_then(Value::as_str).unwrap_or("");
-        match req.header("mcp-name") {
-            Some(h) if h == name => {}
-            Some(h) => {
-                return bad(
-                    HEADER_MISMATCH,
-                    format!("the Mcp-Name header ({h}) differs from params.name ({name})"),
-                    None,
-                );
-            }
-            None => {
-                return bad(
-                    HEADER_MISMATCH,
-                    "tools/call needs the Mcp-Name header".into(),
-                    None,
-                );
-            }
-        }
         return tool_answer(cx, req, id, params, true, router);
     }
     let result = match method {
         "server/discover" => Ok(json!({
-            "supportedVersions": supported,
+            "supportedVersions": supported(),
             "capabilities": capabilities(false),
             "instructions": INSTRUCTIONS,
         })),
@@ -705,4 +573,80 @@ fn modern(
         },
     };
     answer(id, result, true)
+}
+
+/// What a 2026-07-28 request must carry: its version in `_meta` (and the same in the
+/// header, if sent), the client's capabilities, and `Mcp-Method` (and, for a tool,
+/// `Mcp-Name`) agreeing with the body; else the error, in that order.
+fn modern_checks(
+    req: &Request,
+    method: &str,
+    params: &Map<String, Value>,
+    version: Option<&str>,
+) -> Result<(), RpcError> {
+    let meta = params.get("_meta").and_then(Value::as_object);
+    let Some(version) = version else {
+        return Err((
+            INVALID_PARAMS,
+            format!("params._meta[\"{VERSION_META}\"] is required on {MODERN}"),
+            None,
+        ));
+    };
+    if let Some(h) = req.header("mcp-protocol-version")
+        && h != version
+    {
+        return Err((
+            HEADER_MISMATCH,
+            format!("the MCP-Protocol-Version header ({h}) differs from _meta ({version})"),
+            None,
+        ));
+    }
+    if version != MODERN {
+        return Err((
+            UNSUPPORTED_VERSION,
+            format!("unsupported protocol version {version}"),
+            Some(json!({ "supported": supported(), "requested": version })),
+        ));
+    }
+    if !meta.is_some_and(|m| m.get(CAPABILITIES_META).is_some_and(Value::is_object)) {
+        return Err((
+            INVALID_PARAMS,
+            format!("params._meta[\"{CAPABILITIES_META}\"] is required on {MODERN}"),
+            None,
+        ));
+    }
+    match req.header("mcp-method") {
+        Some(h) if h == method => {}
+        Some(h) => {
+            return Err((
+                HEADER_MISMATCH,
+                format!("the Mcp-Method header ({h}) differs from the body's method ({method})"),
+                None,
+            ));
+        }
+        None => {
+            return Err((
+                HEADER_MISMATCH,
+                format!("{MODERN} requests carry the Mcp-Method header"),
+                None,
+            ));
+        }
+    }
+    if method != "tools/call" {
+        return Ok(());
+    }
+    let name = params.get("name").and_then(Value::as_str).unwrap_or("");
+    match req.header("mcp-name") {
+        Some(h) if h == name => Ok(()),
+        Some(h) => Err((
+            HEADER_MISMATCH,
+            format!("the Mcp-Name header ({h}) differs from params.name ({name})"),
+            None,
+        )),
+        None => Err((
+            HEADER_MISMATCH,
+            "tools/call needs the Mcp-Name header".into(),
+            None,
+        )),
+    }
 }
