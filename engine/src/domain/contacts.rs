@@ -9,13 +9,15 @@
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
-use crate::base::keyspace::{CTC, CTC_N};
+use crate::base::keyspace::{CTC, CTC_N, DRCP};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
 use crate::base::util::{self, is_id};
 use crate::domain::access;
 use crate::domain::auth::Principal;
+use crate::domain::document::load_doc;
+use crate::domain::list;
 use serde::{Deserialize, Serialize};
 
 /// The most contacts an entity keeps.
@@ -105,4 +107,120 @@ pub fn remove(cx: &mut Cx, c: &Contact) {
     let n: u32 = cx.load(&count_key(&c.entity_id)).unwrap_or(1);
     cx.save(&count_key(&c.entity_id), &n.saturating_sub(1));
     cx.p.delete(&key(&c.entity_id, &c.id));
+}
+
+/// Whose contacts a list shows: the caller's (the default), their team's
+/// (`showteam`) or the whole entity's (`showall`).
+pub enum Owners {
+    Own,
+    Team,
+    All,
+}
+
+/// A contact list (`GET /v1/contacts`): the filter (`active`, `inactive`, `signed`) and
+/// the sort key as the API names them, already checked.
+pub struct ListQuery {
+    pub filter: Option<String>,
+    pub sort: Option<String>,
+    pub descending: bool,
+    pub owners: Owners,
+    /// Lowercase; empty is no search.
+    pub search: String,
+    pub offset: usize,
+    pub limit: usize,
+}
+
+/// Ids of the documents that name `email` among their recipients, newest first.
+fn documents_of(cx: &mut Cx, entity: &str, email: &str, limit: u32) -> Vec<String> {
+    if email.is_empty() {
+        return Vec::new();
+    }
+    list::lookup(cx, entity, DRCP, &util::normalize_email(email), limit)
+}
+
+/// Whether one of the contact's 20 newest documents is signed.
+fn has_signed(cx: &mut Cx, entity: &str, email: &str) -> bool {
+    documents_of(cx, entity, email, 20)
+        .iter()
+        .any(|id| load_doc(cx, id).is_some_and(|d| d.status.is_signed()))
+}
+
+/// The contacts of the caller's scope that the search finds (in names, email, company
+/// and mobile), each with its number of documents when the filter or sort needs it.
+fn found(cx: &mut Cx, pr: &Principal, q: &ListQuery) -> Vec<(Contact, Option<usize>)> {
+    let owners: Option<Vec<String>> = match q.owners {
+        Owners::All => None,
+        Owners::Team => Some(
+            list::team_scopes(cx, pr)
+                .into_iter()
+                .map(|s| s.trim_start_matches('u').to_string())
+                .collect(),
+        ),
+        Owners::Own => Some(vec![pr.user.id.clone()]),
+    };
+    let search = &q.search;
+    let mut found: Vec<(Contact, Option<usize>)> = all(cx, &pr.entity.id)
+        .into_iter()
+        .filter(|c| owners.as_ref().is_none_or(|o| o.contains(&c.user_id)))
+        .filter(|c| {
+            search.is_empty()
+                || [&c.fullname(), &c.email, &c.company_name, &c.mobile]
+                    .iter()
+                    .any(|t| t.to_lowercase().contains(search.as_str()))
+        })
+        .map(|c| (c, None))
+        .collect();
+    if q.filter.is_some() || q.sort.as_deref() == Some("document_count") {
+        for (c, n) in &mut found {
+            *n = Some(documents_of(cx, &pr.entity.id, &c.email, 1000).len());
+        }
+    }
+    found
+}
+
+/// One page of contacts with their numbers of documents: filtered, sorted (newest
+/// first unless a sort is asked for), paged.
+pub fn list(cx: &mut Cx, pr: &Principal, q: &ListQuery) -> Vec<(Contact, usize)> {
+    let entity = pr.entity.id.clone();
+    let mut found = found(cx, pr, q);
+    if let Some(filter) = &q.filter {
+        let mut kept = Vec::new();
+        for (c, n) in found {
+            let n = n.unwrap_or(0);
+            let keep = match filter.as_str() {
+                "active" => n > 0,
+                "inactive" => n == 0,
+                _ => has_signed(cx, &entity, &c.email),
+            };
+            if keep {
+                kept.push((c, Some(n)));
+            }
+        }
+        found = kept;
+    }
+    let key = |c: &Contact, n: Option<usize>| -> String {
+        match q.sort.as_deref() {
+            Some("name") => c.fullname().to_lowercase(),
+            Some("email") => c.email.to_lowercase(),
+            Some("company_name") => c.company_name.to_lowercase(),
+            Some("document_count") => format!("{:010}", n.unwrap_or(0)),
+            _ => format!("{:016x}", c.created_ms),
+        }
+    };
+    found.sort_by(|(a, na), (b, nb)| {
+        let ord = key(a, *na)
+            .cmp(&key(b, *nb))
+            .then(a.created_ms.cmp(&b.created_ms));
+        if q.descending || q.sort.is_none() {
+            ord.reverse()
+        } else {
+            ord
+        }
+    });
+    let mut page = Vec::new();
+    for (c, n) in found.into_iter().skip(q.offset).take(q.limit) {
+        let n = n.unwrap_or_else(|| documents_of(cx, &entity, &c.email, 1000).len());
+        page.push((c, n));
+    }
+    page
 }

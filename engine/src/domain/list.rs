@@ -261,11 +261,9 @@ impl Cursor {
     }
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
-fn run_index(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
+/// The tag groups an index read merges in turn: all tags at once, or one tag after
+/// another when sorting by status (in the query's direction).
+fn tag_groups(q: &Query) -> Vec<Vec<String>> {
     let tags: Vec<String> = match &q.tags {
         Some(t) => t.clone(),
         None => document::Status::ALL
@@ -273,107 +271,120 @@ fn run_index(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
             .map(|s| s.as_str().to_string())
             .collect(),
     };
-    let want = q.offset + q.limit;
-    let chunk = (want as u32).clamp(16, 256);
-    let mut out = Vec::new();
-    let mut skipped = 0;
-    // Groups of ranges merged together: all tags at once, or one tag after another when
-    // sorting by status.
-    let mut groups: Vec<Vec<String>> = if q.by_status {
-        let mut t = tags.clone();
-        t.sort();
-        if q.descending {
-            t.reverse();
+    if !q.by_status {
+        return vec![tags];
+    }
+    let mut t = tags;
+    t.sort();
+    if q.descending {
+        t.reverse();
+    }
+    t.into_iter().map(|x| vec![x]).collect()
+}
+
+/// The next key of the merge: the cursor whose next key comes first in the order
+/// (`reverse`: largest first) gives it up.
+fn next_key(cx: &mut Cx, cursors: &mut [Cursor], reverse: bool) -> Option<Vec<u8>> {
+    let mut best: Option<(usize, Vec<u8>)> = None;
+    for (i, c) in cursors.iter_mut().enumerate() {
+        let plen = c.prefix_len;
+        let Some(k) = c.peek(cx) else { continue };
+        let part = k[plen..].to_vec();
+        let better = best.as_ref().is_none_or(|(_, b)| {
+            let ord = part.cmp(b);
+            if reverse {
+                ord == Ordering::Greater
+            } else {
+                ord == Ordering::Less
+            }
+        });
+        if better {
+            best = Some((i, part));
         }
-        t.into_iter().map(|x| vec![x]).collect()
-    } else {
-        vec![tags]
-    };
+    }
+    let (i, _) = best?;
+    let key = cursors[i].buf[cursors[i].pos].clone();
+    cursors[i].pos += 1;
+    Some(key)
+}
+
+/// Where an index read stands: the documents of the page so far and how many of the
+/// offset were passed over.
+struct Page {
+    out: Vec<Document>,
+    skipped: usize,
+}
+
+/// Reads one tag group's ranges (in every scope, or the folder's range filtered by the
+/// group's tags) in merged order into `page`; whether the page is full.
+fn read_group(cx: &mut Cx, pr: &Principal, q: &Query, group: &[String], page: &mut Page) -> bool {
     let (sort, reverse) = if q.by_status {
         (document::SortKey::Created, true)
     } else {
         (q.sort, q.descending)
     };
-    for group in groups.drain(..) {
-        let mut cursors: Vec<Cursor> = Vec::new();
-        let ranges = match &q.folder {
-            Some(f) => vec![document::folder_tag(f)],
-            None => group.clone(),
-        };
-        for scope in &q.scopes {
-            for tag in &ranges {
-                cursors.push(Cursor::new(
-                    index_prefix(&pr.entity.id, scope, tag, sort),
-                    reverse,
-                    chunk,
-                ));
-            }
-        }
-        loop {
-            // The cursor whose next key comes first in the query's order.
-            let mut best: Option<(usize, Vec<u8>)> = None;
-            for (i, c) in cursors.iter_mut().enumerate() {
-                let plen = c.prefix_len;
-                let Some(k) = c.peek(cx) else { continue };
-                let part = k[plen..].to_vec();
-                let better = match &best {
-                    None => true,
-                    Some((_, b)) => {
-                        let ord = part.cmp(b);
-                        if reverse {
-                            ord == Ordering::Greater
-                        } else {
-                            ord == Ordering::Less
-                        }
-                    }
-                };
-                if better {
-                    best = Some((i, part));
-                }
-            }
-            let Some((i, _)) = best else { break };
-            let key = cursors[i].buf[cursors[i].pos].clone();
-            cursors[i].pos += 1;
-            let Some(doc) = load_doc(cx, &id_of_index_key(&key)) else {
-                continue;
-            };
-            if q.folder.is_some() {
-                let tags = document::index_tags(&doc);
-                if !group.iter().any(|t| tags.contains(t)) {
-                    continue;
-                }
-            }
-            if !visible(cx, pr, &doc) {
-                continue;
-            }
-            if skipped < q.offset {
-                skipped += 1;
-                continue;
-            }
-            out.push(doc);
-            if out.len() >= q.limit {
-                return out;
-            }
+    let chunk = ((q.offset + q.limit) as u32).clamp(16, 256);
+    let ranges = match &q.folder {
+        Some(f) => vec![document::folder_tag(f)],
+        None => group.to_vec(),
+    };
+    let mut cursors: Vec<Cursor> = Vec::new();
+    for scope in &q.scopes {
+        for tag in &ranges {
+            let prefix = index_prefix(&pr.entity.id, scope, tag, sort);
+            cursors.push(Cursor::new(prefix, reverse, chunk));
         }
     }
-    out
+    while let Some(key) = next_key(cx, &mut cursors, reverse) {
+        let Some(doc) = load_doc(cx, &id_of_index_key(&key)) else {
+            continue;
+        };
+        if q.folder.is_some() {
+            let tags = document::index_tags(&doc);
+            if !group.iter().any(|t| tags.contains(t)) {
+                continue;
+            }
+        }
+        if !visible(cx, pr, &doc) {
+            continue;
+        }
+        if page.skipped < q.offset {
+            page.skipped += 1;
+            continue;
+        }
+        page.out.push(doc);
+        if page.out.len() >= q.limit {
+            return true;
+        }
+    }
+    false
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
-fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
-    let e = pr.entity.id.clone();
+fn run_index(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
+    let mut page = Page {
+        out: Vec::new(),
+        skipped: 0,
+    };
+    for group in tag_groups(q) {
+        if read_group(cx, pr, q, &group, &mut page) {
+            break;
+        }
+    }
+    page.out
+}
+
+/// The ids the lookups of `q` find (external ids, recipient emails, then narrowed by
+/// the external client id and by expiring soon), sorted, once each.
+fn lookup_ids(cx: &mut Cx, entity: &str, q: &Query) -> Vec<String> {
     let mut ids: Vec<String> = Vec::new();
     for ext in &q.external_ids {
-        ids.extend(lookup(cx, &e, DEXT, ext, 10_000));
+        ids.extend(lookup(cx, entity, DEXT, ext, 10_000));
     }
     for email in &q.emails {
-        ids.extend(lookup(cx, &e, DRCP, email, 10_000));
+        ids.extend(lookup(cx, entity, DRCP, email, 10_000));
     }
     if let Some(ecid) = &q.external_client_id {
-        let found = lookup(cx, &e, DCLI, ecid, 10_000);
+        let found = lookup(cx, entity, DCLI, ecid, 10_000);
         if q.external_ids.is_empty() && q.emails.is_empty() {
             ids = found;
         } else {
@@ -382,8 +393,8 @@ fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
     }
     if q.expiring {
         let now = cx.now();
-        let start = format!("{DEXP}/{e}/{}", hex(now)).into_bytes();
-        let end = format!("{DEXP}/{e}/{}", hex(now + EXPIRING_WITHIN_MS)).into_bytes();
+        let start = format!("{DEXP}/{entity}/{}", hex(now)).into_bytes();
+        let end = format!("{DEXP}/{entity}/{}", hex(now + EXPIRING_WITHIN_MS)).into_bytes();
         let found: Vec<String> =
             cx.p.scan(&start, &end, 10_000, false)
                 .into_iter()
@@ -397,32 +408,34 @@ fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
     }
     ids.sort();
     ids.dedup();
-    let all_scope = q.scopes.iter().any(|s| s == "a");
-    let mut docs: Vec<Document> = Vec::new();
-    for id in ids {
-        let Some(doc) = load_doc(cx, &id) else {
-            continue;
-        };
-        let in_scope = all_scope || q.scopes.contains(&scope_user(&doc.user_id));
-        let tag_ok = q.tags.as_ref().is_none_or(|t| {
-            t.iter()
-                .any(|x| x == doc.status.as_str() || (x == "vod" && doc.flags.is_video))
-        });
-        let exact = (q.external_ids.is_empty() && q.emails.is_empty())
-            || q.external_ids.contains(&doc.external_id)
-            || doc
-                .recipients
-                .iter()
-                .any(|r| q.emails.contains(&util::normalize_email(&r.email)));
-        let client_ok = q
-            .external_client_id
-            .as_ref()
-            .is_none_or(|c| &doc.external_client_id == c);
-        let folder_ok = q.folder.as_ref().is_none_or(|f| &doc.ext.folder_id == f);
-        if in_scope && tag_ok && exact && client_ok && folder_ok && visible(cx, pr, &doc) {
-            docs.push(doc);
-        }
-    }
+    ids
+}
+
+/// Whether a document a lookup found fits the rest of `q`: its scopes, status tags, the
+/// exact external id or email, the external client id and the folder.
+fn fits(q: &Query, doc: &Document) -> bool {
+    let in_scope =
+        q.scopes.iter().any(|s| s == "a") || q.scopes.contains(&scope_user(&doc.user_id));
+    let tag_ok = q.tags.as_ref().is_none_or(|t| {
+        t.iter()
+            .any(|x| x == doc.status.as_str() || (x == "vod" && doc.flags.is_video))
+    });
+    let exact = (q.external_ids.is_empty() && q.emails.is_empty())
+        || q.external_ids.contains(&doc.external_id)
+        || doc
+            .recipients
+            .iter()
+            .any(|r| q.emails.contains(&util::normalize_email(&r.email)));
+    let client_ok = q
+        .external_client_id
+        .as_ref()
+        .is_none_or(|c| &doc.external_client_id == c);
+    let folder_ok = q.folder.as_ref().is_none_or(|f| &doc.ext.folder_id == f);
+    in_scope && tag_ok && exact && client_ok && folder_ok
+}
+
+/// Sorts the documents a lookup found by the query's key, then by creation.
+fn sort_found(q: &Query, docs: &mut [Document]) {
     let key = |d: &Document| -> (String, String) {
         let k = match (q.by_status, q.sort) {
             (true, _) => d.status.as_str().to_string(),
@@ -438,6 +451,19 @@ fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
         let ord = key(a).cmp(&key(b));
         if q.descending { ord.reverse() } else { ord }
     });
+}
+
+fn run_lookup(cx: &mut Cx, pr: &Principal, q: &Query) -> Vec<Document> {
+    let mut docs: Vec<Document> = Vec::new();
+    for id in lookup_ids(cx, &pr.entity.id.clone(), q) {
+        let Some(doc) = load_doc(cx, &id) else {
+            continue;
+        };
+        if fits(q, &doc) && visible(cx, pr, &doc) {
+            docs.push(doc);
+        }
+    }
+    sort_found(q, &mut docs);
     docs.into_iter().skip(q.offset).take(q.limit).collect()
 }
 

@@ -80,10 +80,6 @@ fn boolean(m: &Map<String, Value>, key: &str, path: &str, default: bool) -> ApiR
 }
 
 /// Parses the `pricing_tables` array of a request.
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 pub fn parse_tables(v: &Value) -> ApiResult<Vec<PricingTable>> {
     let items = v
         .as_array()
@@ -100,65 +96,80 @@ pub fn parse_tables(v: &Value) -> ApiResult<Vec<PricingTable>> {
                 (text(cs, "currency", &p)?, text(cs, "locale", &p)?)
             }
         };
-        let mut sections = Vec::new();
-        if let Some(secs) = t.get("sections").filter(|s| !s.is_null()) {
-            let secs = secs
-                .as_array()
-                .ok_or_else(|| bad(&format!("{path}.sections"), "an array"))?;
-            for (j, sec) in secs.iter().enumerate() {
-                let sp = format!("{path}.sections[{j}]");
-                let s = obj(sec, &sp)?;
-                let mut rows = Vec::new();
-                if let Some(rs) = s.get("rows").filter(|r| !r.is_null()) {
-                    let rs = rs
-                        .as_array()
-                        .ok_or_else(|| bad(&format!("{sp}.rows"), "an array"))?;
-                    for (k, row) in rs.iter().enumerate() {
-                        let rp = format!("{sp}.rows[{k}]");
-                        let r = obj(row, &rp)?;
-                        rows.push(Row {
-                            name: text(r, "name", &rp)?,
-                            quantity: number(r, "quantity", &rp)?,
-                            price: number(r, "price", &rp)?,
-                        });
-                    }
-                }
-                sections.push(Section {
-                    display_name: text(s, "display_name", &sp)?,
-                    rows,
-                });
-            }
-        }
-        let mut summary_values = Vec::new();
-        if let Some(sv) = t.get("summary_values").filter(|s| !s.is_null()) {
-            let p = format!("{path}.summary_values");
-            for (name, entry) in obj(sv, &p)? {
-                let ep = format!("{p}.{name}");
-                let e = obj(entry, &ep)?;
-                let value = text(e, "value", &ep)?;
-                if !value.trim().is_empty() && value.trim().parse::<f64>().is_err() {
-                    return Err(bad(&format!("{ep}.value"), "a number written as text"));
-                }
-                summary_values.push((
-                    name.clone(),
-                    SummaryValue {
-                        value,
-                        flat_fee: boolean(e, "flat_fee", &ep, false)?,
-                        enabled: boolean(e, "enabled", &ep, true)?,
-                        display_name: text(e, "display_name", &ep)?,
-                    },
-                ));
-            }
-        }
         tables.push(PricingTable {
             currency,
             locale,
-            sections,
+            sections: parse_sections(t, &path)?,
             locked: boolean(t, "locked", &path, false)?,
-            summary_values,
+            summary_values: parse_summary_values(t, &path)?,
         });
     }
     Ok(tables)
+}
+
+/// The `sections` of the table at `path`, each with its `rows`.
+fn parse_sections(t: &Map<String, Value>, path: &str) -> ApiResult<Vec<Section>> {
+    let mut sections = Vec::new();
+    let Some(secs) = t.get("sections").filter(|s| !s.is_null()) else {
+        return Ok(sections);
+    };
+    let secs = secs
+        .as_array()
+        .ok_or_else(|| bad(&format!("{path}.sections"), "an array"))?;
+    for (j, sec) in secs.iter().enumerate() {
+        let sp = format!("{path}.sections[{j}]");
+        let s = obj(sec, &sp)?;
+        let mut rows = Vec::new();
+        if let Some(rs) = s.get("rows").filter(|r| !r.is_null()) {
+            let rs = rs
+                .as_array()
+                .ok_or_else(|| bad(&format!("{sp}.rows"), "an array"))?;
+            for (k, row) in rs.iter().enumerate() {
+                let rp = format!("{sp}.rows[{k}]");
+                let r = obj(row, &rp)?;
+                rows.push(Row {
+                    name: text(r, "name", &rp)?,
+                    quantity: number(r, "quantity", &rp)?,
+                    price: number(r, "price", &rp)?,
+                });
+            }
+        }
+        sections.push(Section {
+            display_name: text(s, "display_name", &sp)?,
+            rows,
+        });
+    }
+    Ok(sections)
+}
+
+/// The `summary_values` of the table at `path` (discount, tax, ...), by name.
+fn parse_summary_values(
+    t: &Map<String, Value>,
+    path: &str,
+) -> ApiResult<Vec<(String, SummaryValue)>> {
+    let mut summary_values = Vec::new();
+    let Some(sv) = t.get("summary_values").filter(|s| !s.is_null()) else {
+        return Ok(summary_values);
+    };
+    let p = format!("{path}.summary_values");
+    for (name, entry) in obj(sv, &p)? {
+        let ep = format!("{p}.{name}");
+        let e = obj(entry, &ep)?;
+        let value = text(e, "value", &ep)?;
+        if !value.trim().is_empty() && value.trim().parse::<f64>().is_err() {
+            return Err(bad(&format!("{ep}.value"), "a number written as text"));
+        }
+        summary_values.push((
+            name.clone(),
+            SummaryValue {
+                value,
+                flat_fee: boolean(e, "flat_fee", &ep, false)?,
+                enabled: boolean(e, "enabled", &ep, true)?,
+                display_name: text(e, "display_name", &ep)?,
+            },
+        ));
+    }
+    Ok(summary_values)
 }
 
 /// Totals of a table: (subtotal, [(label, amount)], total).

@@ -13,9 +13,8 @@ use crate::base::http::{self, ApiResult, json, no_content};
 use crate::base::prelude::*;
 use crate::base::util::{self, is_email, is_mobile, new_id};
 use crate::domain::auth::Principal;
-use crate::domain::contacts::{self, Contact};
-use crate::domain::document::load_doc;
-use crate::domain::list::{self, lookup, parse_int};
+use crate::domain::contacts::{self, Contact, ListQuery, Owners};
+use crate::domain::list::{self, parse_int};
 use serde_json::{Value, json};
 
 pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
@@ -80,14 +79,6 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     Ok(json(200, &json!({ "contact_id": c.id })))
 }
 
-/// Ids of the documents that name `email` among their recipients, newest first.
-fn documents_of(cx: &mut Cx, entity: &str, email: &str, limit: u32) -> Vec<String> {
-    if email.is_empty() {
-        return Vec::new();
-    }
-    lookup(cx, entity, "drcp", &util::normalize_email(email), limit)
-}
-
 fn enum_param(req: &Request, name: &str, allowed: &[&str]) -> ApiResult<Option<String>> {
     match req.query_param(name).filter(|v| !v.is_empty()) {
         None => Ok(None),
@@ -102,10 +93,6 @@ fn enum_param(req: &Request, name: &str, allowed: &[&str]) -> ApiResult<Option<S
     }
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 pub fn list_contacts(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let filter = enum_param(req, "filter", &["active", "inactive", "signed"])?;
     let sort = enum_param(
@@ -113,22 +100,17 @@ pub fn list_contacts(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Re
         "sort_by",
         &["name", "email", "company_name", "document_count", "created"],
     )?;
-    let desc = enum_param(req, "sort_order", &["asc", "desc"])?.is_some_and(|o| o == "desc");
+    let descending = enum_param(req, "sort_order", &["asc", "desc"])?.is_some_and(|o| o == "desc");
     let truthy = |name: &str| {
         req.query_param(name)
             .is_some_and(|v| v == "true" || v == "1")
     };
-    let owners: Option<Vec<String>> = if truthy("showall") {
-        None
+    let owners = if truthy("showall") {
+        Owners::All
     } else if truthy("showteam") {
-        Some(
-            list::team_scopes(cx, pr)
-                .into_iter()
-                .map(|s| s.trim_start_matches('u').to_string())
-                .collect(),
-        )
+        Owners::Team
     } else {
-        Some(vec![pr.user.id.clone()])
+        Owners::Own
     };
     let search = req
         .query_param("search")
@@ -137,72 +119,20 @@ pub fn list_contacts(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Re
         .to_lowercase();
     let offset = parse_int(req, "offset")?.unwrap_or(0).max(0) as usize;
     let limit = list::limit_param(req, "limit")? as usize;
-    let entity = pr.entity.id.clone();
-    let mut found: Vec<(Contact, Option<usize>)> = contacts::all(cx, &entity)
-        .into_iter()
-        .filter(|c| owners.as_ref().is_none_or(|o| o.contains(&c.user_id)))
-        .filter(|c| {
-            search.is_empty()
-                || [&c.fullname(), &c.email, &c.company_name, &c.mobile]
-                    .iter()
-                    .any(|t| t.to_lowercase().contains(&search))
-        })
-        .map(|c| (c, None))
-        .collect();
-    let counts_needed = filter.is_some() || sort.as_deref() == Some("document_count");
-    if counts_needed {
-        for (c, n) in found.iter_mut() {
-            *n = Some(documents_of(cx, &entity, &c.email, 1000).len());
-        }
-    }
-    if let Some(filter) = &filter {
-        let mut kept = Vec::new();
-        for (c, n) in found {
-            let n = n.unwrap_or(0);
-            let keep = match filter.as_str() {
-                "active" => n > 0,
-                "inactive" => n == 0,
-                _ => has_signed(cx, &entity, &c.email),
-            };
-            if keep {
-                kept.push((c, Some(n)));
-            }
-        }
-        found = kept;
-    }
-    let key = |c: &Contact, n: Option<usize>| -> String {
-        match sort.as_deref() {
-            Some("name") => c.fullname().to_lowercase(),
-            Some("email") => c.email.to_lowercase(),
-            Some("company_name") => c.company_name.to_lowercase(),
-            Some("document_count") => format!("{:010}", n.unwrap_or(0)),
-            _ => format!("{:016x}", c.created_ms),
-        }
+    let q = ListQuery {
+        filter,
+        sort,
+        descending,
+        owners,
+        search,
+        offset,
+        limit,
     };
-    found.sort_by(|(a, na), (b, nb)| {
-        let ord = key(a, *na)
-            .cmp(&key(b, *nb))
-            .then(a.created_ms.cmp(&b.created_ms));
-        // Newest first unless a sort is asked for.
-        if desc || sort.is_none() {
-            ord.reverse()
-        } else {
-            ord
-        }
-    });
-    let mut items = Vec::new();
-    for (c, n) in found.into_iter().skip(offset).take(limit) {
-        let n = n.unwrap_or_else(|| documents_of(cx, &entity, &c.email, 1000).len());
-        items.push(contact_json(&c, n));
-    }
-    Ok(json(200, &json!({ "contacts": items })))
-}
-
-/// Whether one of the contact's 20 newest documents is signed.
-fn has_signed(cx: &mut Cx, entity: &str, email: &str) -> bool {
-    documents_of(cx, entity, email, 20)
+    let items: Vec<Value> = contacts::list(cx, pr, &q)
         .iter()
-        .any(|id| load_doc(cx, id).is_some_and(|d| d.status.is_signed()))
+        .map(|(c, n)| contact_json(c, *n))
+        .collect();
+    Ok(json(200, &json!({ "contacts": items })))
 }
 
 fn contact_json(c: &Contact, document_count: usize) -> Value {

@@ -359,17 +359,9 @@ pub fn call(
     })
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
-fn run(
-    cx: &mut Cx,
-    outer: &Request,
-    t: &Tool,
-    args: &Map<String, Value>,
-    router: Router,
-) -> Result<Response, String> {
+/// The document id a tool names (when it acts on a document), after checking that
+/// every required argument is there.
+fn tool_document(t: &Tool, args: &Map<String, Value>) -> Result<String, String> {
     let mut id = String::new();
     if t.document {
         match args.get("document_id") {
@@ -382,6 +374,55 @@ fn run(
             return Err(format!("{r} is required"));
         }
     }
+    Ok(id)
+}
+
+/// The query string of a `GET` tool: its arguments but `document_id`, each one it
+/// allows, as text (booleans as `1`/`0`).
+fn tool_query(args: &Map<String, Value>, allowed: &[&str]) -> Result<String, String> {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    for (k, v) in args {
+        if k == "document_id" {
+            continue;
+        }
+        if !allowed.contains(&k.as_str()) {
+            return Err(format!("unknown argument {k}"));
+        }
+        let text = match v {
+            Value::String(s) => s.clone(),
+            Value::Bool(true) => "1".into(),
+            Value::Bool(false) => "0".into(),
+            Value::Number(n) => n.to_string(),
+            _ => return Err(format!("{k} must be a string, number or boolean")),
+        };
+        query.append_pair(k, &text);
+    }
+    Ok(query.finish())
+}
+
+/// What a draft or an already recalled document answers to `recall_document`, read
+/// from the status answer; `None` when the recall may go ahead.
+fn refused_recall(status: &Response) -> Option<Response> {
+    let now: Value = serde_json::from_slice(&status.body).unwrap_or(Value::Null);
+    let (code, text) = match now["status"].as_str() {
+        Some("draft") => (
+            "not_sent",
+            "a draft has not been sent, so it cannot be recalled; delete_document deletes it",
+        ),
+        Some("recalled") => ("already_recalled", "the document is already recalled"),
+        _ => return None,
+    };
+    Some(http::ApiError::bad_request(code, text).into_response())
+}
+
+fn run(
+    cx: &mut Cx,
+    outer: &Request,
+    t: &Tool,
+    args: &Map<String, Value>,
+    router: Router,
+) -> Result<Response, String> {
+    let id = tool_document(t, args)?;
     let path = |p: &str| p.replace("{id}", &percent(&id));
     let req = |method: &str, path: String, query: String, body: Option<Value>| Request {
         method: method.into(),
@@ -404,37 +445,14 @@ fn run(
     };
     Ok(match t.call {
         Call::Get(p, allowed) => {
-            let mut query = form_urlencoded::Serializer::new(String::new());
-            for (k, v) in args {
-                if k == "document_id" {
-                    continue;
-                }
-                if !allowed.contains(&k.as_str()) {
-                    return Err(format!("unknown argument {k}"));
-                }
-                let text = match v {
-                    Value::String(s) => s.clone(),
-                    Value::Bool(b) => {
-                        if *b {
-                            "1".into()
-                        } else {
-                            "0".into()
-                        }
-                    }
-                    Value::Number(n) => n.to_string(),
-                    _ => return Err(format!("{k} must be a string, number or boolean")),
-                };
-                query.append_pair(k, &text);
-            }
-            route(cx, req("GET", path(p), query.finish(), None))
+            let query = tool_query(args, allowed)?;
+            route(cx, req("GET", path(p), query, None))
         }
         Call::Body(method, p) => {
             let mut body = args.clone();
             body.remove("document_id");
-            route(
-                cx,
-                req(method, path(p), String::new(), Some(Value::Object(body))),
-            )
+            let body = Some(Value::Object(body));
+            route(cx, req(method, path(p), String::new(), body))
         }
         Call::Bare(method, p) => {
             if let Some(k) = args.keys().find(|k| *k != "document_id") {
@@ -443,40 +461,16 @@ fn run(
             route(cx, req(method, path(p), String::new(), None))
         }
         Call::Recall => {
-            let status = route(
-                cx,
-                req(
-                    "GET",
-                    path("/v1/documents/{id}/status"),
-                    String::new(),
-                    None,
-                ),
-            );
+            let status_path = path("/v1/documents/{id}/status");
+            let status = route(cx, req("GET", status_path, String::new(), None));
             if status.status != 200 {
                 return Ok(status);
             }
-            let now: Value = serde_json::from_slice(&status.body).unwrap_or(Value::Null);
-            match now["status"].as_str() {
-                Some("draft") => {
-                    return Ok(http::ApiError::bad_request(
-                        "not_sent",
-                        "a draft has not been sent, so it cannot be recalled; delete_document deletes it",
-                    )
-                    .into_response());
-                }
-                Some("recalled") => {
-                    return Ok(http::ApiError::bad_request(
-                        "already_recalled",
-                        "the document is already recalled",
-                    )
-                    .into_response());
-                }
-                _ => {}
+            if let Some(refused) = refused_recall(&status) {
+                return Ok(refused);
             }
-            route(
-                cx,
-                req("DELETE", path("/v1/documents/{id}"), String::new(), None),
-            )
+            let delete = req("DELETE", path("/v1/documents/{id}"), String::new(), None);
+            route(cx, delete)
         }
     })
 }
