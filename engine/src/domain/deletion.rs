@@ -7,8 +7,11 @@ use crate::base::job_kinds;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::sha256_hex;
-use crate::domain::document::{Document, link_key, remove_doc};
-use crate::domain::{links, pages, signatures};
+use crate::domain::blobs::{self, owner_of};
+use crate::domain::document::{Document, comments_prefix, link_key, log_prefix, remove_doc};
+use crate::domain::{
+    custom_data, evidence, fields, identity, links, page_views, pages, previews, signatures,
+};
 
 /// What a permanent delete leaves for the erase job.
 #[derive(serde::Serialize, serde::Deserialize)]
@@ -53,4 +56,36 @@ pub fn permanently_delete(cx: &mut Cx, doc: &Document) {
         work: None,
         scope: String::new(),
     });
+}
+
+/// Job `doc.erase`: what a permanent delete left goes: the document's fields, pictures,
+/// signatures, pages, page views, seal, links, identity checks, trail, comments and
+/// custom data values, and its hold on its files.
+pub fn erase(cx: &mut Cx, e: &Erase) {
+    fields::erase(cx, &e.doc_id);
+    previews::erase(cx, &owner_of(&e.doc_id));
+    signatures::erase(cx, &e.doc_id);
+    pages::erase(cx, &e.doc_id);
+    page_views::erase(cx, &e.doc_id);
+    evidence::remove(cx, &e.doc_id);
+    links::erase(cx, &e.doc_id);
+    identity::erase(cx, &e.doc_id);
+    for (start, end) in [
+        log_prefix(&e.doc_id),
+        comments_prefix(&e.doc_id),
+        custom_data::values_prefix(&e.doc_id),
+    ] {
+        loop {
+            let batch = cx.p.scan(&start, &end, 500, false);
+            if batch.is_empty() {
+                break;
+            }
+            for (k, _) in batch {
+                cx.p.delete(&k);
+            }
+        }
+    }
+    for b in &e.blobs {
+        blobs::release(cx, b, &owner_of(&e.doc_id));
+    }
 }

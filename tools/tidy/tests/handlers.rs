@@ -21,7 +21,6 @@ const STORE_CALLS_LEFT: &[(&str, usize)] = &[
     ("documents/send.rs", 2),
     ("entity.rs", 2),
     ("folders.rs", 3),
-    ("jobs/documents.rs", 4),
     ("mail_templates.rs", 4),
     ("products.rs", 2),
     ("recipients/acts.rs", 2),
