@@ -26,9 +26,10 @@ use crate::base::util::{self, key_text, sortable_f64};
 use crate::domain::pricing;
 use serde::{Deserialize, Serialize};
 
-/// Document statuses (spec §3.1).
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+/// Document statuses (spec §3.1). A document is created a draft (the default).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Status {
+    #[default]
     Draft,
     Archived,
     Expired,
@@ -352,7 +353,8 @@ pub struct Revision {
     pub content_sha256: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// Its default is an empty draft, for a create to fill in.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Document {
     pub id: String,
     pub entity_id: String,

@@ -49,6 +49,7 @@
 use crate::base::http::{ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::util::normalize_email;
 use crate::domain::document::{Document, Recipient, RecipientStatus, Role, Status};
 use crate::domain::links::check_open;
 
@@ -289,6 +290,18 @@ pub fn allowed(doc: &Document, i: usize, m: Move) -> bool {
     row.from.contains(&r.status) && (row.when != When::FirstView || r.viewed_ms.is_none())
 }
 
+/// Whether `m` takes recipient `i` of `doc` along when it is made of several at once (a
+/// seal's self-sign, a manual signature): their role fits, their status is one it
+/// starts from, and [`When::Sender`]'s condition holds. Refuses nothing.
+pub fn takes(doc: &Document, i: usize, m: Move) -> bool {
+    let row = row_of(m);
+    let r = &doc.recipients[i];
+    fits(row.who, r.role)
+        && row.from.contains(&r.status)
+        && (row.when != When::Sender
+            || normalize_email(&r.email) == normalize_email(&doc.sender.email))
+}
+
 fn forbidden(why: impl Into<String>) -> ApiError {
     ApiError::forbidden("not_allowed", why.into())
 }
@@ -471,6 +484,34 @@ pub fn in_turn(doc: &Document, i: usize) -> bool {
     !doc.recipients
         .iter()
         .any(|r| pending(r) && r.order_num < mine)
+}
+
+/// A new recipient of `role` at `order_num`: `added` (a recipient is created so), with
+/// no name, address or link yet.
+pub fn created(id: String, role: Role, order_num: u32) -> Recipient {
+    Recipient {
+        id,
+        first_name: String::new(),
+        last_name: String::new(),
+        email: String::new(),
+        mobile: String::new(),
+        phone: String::new(),
+        role,
+        role_name: String::new(),
+        status: RecipientStatus::Added,
+        company_name: String::new(),
+        company_number: String::new(),
+        title: String::new(),
+        note: String::new(),
+        order_num,
+        contact_id: String::new(),
+        secret: None,
+        sent_ms: None,
+        signed_ms: None,
+        signing_method: None,
+        ip_address: String::new(),
+        viewed_ms: None,
+    }
 }
 
 #[cfg(test)]
@@ -793,6 +834,36 @@ mod tests {
             let d = doc(s, &[(Role::Signer, Added)]);
             assert_eq!(answer(&d, 0, Move::Remove), (409, "invalid_status".into()));
         }
+    }
+
+    #[test]
+    fn a_recipient_is_created_added() {
+        let r = created("r9".into(), Role::Approver, 4);
+        assert_eq!(
+            (r.status, r.role, r.order_num, r.id.as_str()),
+            (Added, Role::Approver, 4, "r9")
+        );
+        assert!(r.secret.is_none() && r.sent_ms.is_none());
+    }
+
+    #[test]
+    fn takes_asks_the_role_the_status_and_the_sender() {
+        let mut d = doc(
+            Status::Draft,
+            &[
+                (Role::Signer, Added),
+                (Role::Cc, Added),
+                (Role::Signer, Added),
+            ],
+        );
+        d.sender.email = "R1@x.se".into();
+        assert!(takes(&d, 0, Move::SelfSign));
+        assert!(!takes(&d, 1, Move::SelfSign), "a CC signs nothing");
+        assert!(!takes(&d, 2, Move::SelfSign), "not the sender");
+        assert!(takes(&d, 2, Move::SignManually));
+        d.recipients[2].status = SignedWithoutVerification;
+        assert!(!takes(&d, 2, Move::SignManually), "signed already");
+        assert!(!takes(&d, 1, Move::SignManuallyWithoutFile));
     }
 
     #[test]

@@ -9,14 +9,16 @@ use crate::base::job_kinds;
 use crate::base::prelude::*;
 use crate::base::records::decode;
 use crate::base::util::{self, iso8601, normalize_email, sha256_hex};
-use crate::domain::accounts;
+use crate::domain::accounts::{self, Membership, User, membership_key, user_key};
 use crate::domain::auth::Principal;
 use crate::domain::document::{
     self, Comment, Document, Recipient, Sender, comments_prefix, link_key,
 };
+use crate::domain::document_states;
 use crate::domain::events::emit_and_log;
 use crate::domain::links;
 use crate::domain::notify;
+use crate::domain::recipient_states::{self, Move as RMove};
 use crate::domain::rendering::request_render;
 use crate::domain::trail::{Actor, log};
 use serde_json::json;
@@ -361,4 +363,274 @@ pub fn may_send_as(pr: &Principal) -> ApiResult<()> {
         "access_denied",
         "only an admin sends on another member's behalf; leave out `sender_id` and `sender_email` to send as the document's owner",
     ))
+}
+
+/// The sender a send or seal names by `by_id` or `by_email` (an active member of the
+/// document's entity; naming anyone but oneself is for admins, [`may_send_as`]), or
+/// the document's owner; with the device and the address the request came from.
+pub fn sender(
+    cx: &mut Cx,
+    pr: &Principal,
+    doc: &Document,
+    (by_id, by_email): (Option<String>, Option<String>),
+    (user_agent, ip): (String, String),
+) -> ApiResult<Sender> {
+    // Naming anyone but oneself is refused before anything is looked up, so the
+    // refusal tells nothing about which emails have accounts.
+    let me = match (&by_id, &by_email) {
+        (Some(id), _) => *id == pr.user.id,
+        (None, Some(email)) => normalize_email(email) == normalize_email(&pr.user.email),
+        (None, None) => true,
+    };
+    if !me {
+        may_send_as(pr)?;
+    }
+    // One answer for an unknown sender and another entity's account, so it tells an
+    // admin nothing about other entities' accounts.
+    let named = by_id.clone().or(by_email.clone()).unwrap_or_default();
+    let not_member = || {
+        bad(
+            "invalid_sender",
+            format!("{named} is not an active member of the document's entity"),
+        )
+    };
+    let user_id = match (by_id, by_email) {
+        (Some(id), _) => id,
+        (None, Some(email)) => accounts::user_id_by_email(cx, &email).ok_or_else(not_member)?,
+        (None, None) => doc.user_id.clone(),
+    };
+    let user = cx
+        .load::<User>(&user_key(&user_id))
+        .filter(|u| u.active)
+        .ok_or_else(not_member)?;
+    cx.load::<Membership>(&membership_key(&user.id, &doc.entity_id))
+        .filter(|m| m.profile == accounts::Profile::Active)
+        .ok_or_else(not_member)?;
+    Ok(Sender {
+        user_id: user.id.clone(),
+        name: accounts::user_name(&user),
+        email: user.email.clone(),
+        user_agent,
+        ip,
+    })
+}
+
+/// Seals a draft (`POST .../seal`): the checks a seal makes, links for everyone, the
+/// sender's own signature on a self-sign document ([`RMove::SelfSign`]), and the
+/// render.
+pub fn seal(cx: &mut Cx, doc: &mut Document, actor: &Actor, sender: Sender) -> ApiResult<()> {
+    if let Some(why) = signing_group_problem(doc) {
+        return Err(bad("invalid_signing_groups", why));
+    }
+    if let Some(why) = signing_problem(doc) {
+        return Err(bad("recipients_not_fitting", why));
+    }
+    if let Some(why) = restricted_attachment_problem(doc) {
+        return Err(bad("restricted_attachment", why));
+    }
+    doc.sender = sender;
+    assign_links(cx, doc);
+    let now = cx.now();
+    if doc.flags.is_selfsign {
+        // The sender signs their own copy first.
+        for i in 0..doc.recipients.len() {
+            if recipient_states::takes(doc, i, RMove::SelfSign) {
+                recipient_states::apply(doc, i, RMove::SelfSign);
+                doc.recipients[i].signed_ms = Some(now);
+            }
+        }
+    }
+    request_render(cx, doc, document::RenderPurpose::Seal, String::new());
+    let detail = format!("sender {}", doc.sender.email);
+    log(cx, doc, actor, "seal_requested", detail, None);
+    Ok(())
+}
+
+/// Whether recipients `ids` of `doc` may be sent it now (`POST .../recipients/send`):
+/// each is a recipient ([`RMove::Invite`] refuses one already reached).
+pub fn check_batch(doc: &Document, ids: &[String]) -> ApiResult<()> {
+    for rid in ids {
+        let i = doc
+            .recipients
+            .iter()
+            .position(|r| &r.id == rid)
+            .ok_or_else(|| {
+                bad(
+                    "invalid_recipient",
+                    format!("{rid} is not a recipient of this document"),
+                )
+            })?;
+        recipient_states::may(doc, i, RMove::Invite)?;
+    }
+    Ok(())
+}
+
+/// Whom a forward reaches: an email, a mobile, or both (at least one).
+pub struct ForwardTo {
+    pub email: Option<String>,
+    pub mobile: Option<String>,
+}
+
+impl ForwardTo {
+    /// Whether `r` is that person already.
+    fn is(&self, r: &Recipient) -> bool {
+        self.email
+            .as_ref()
+            .is_some_and(|e| normalize_email(&r.email) == normalize_email(e))
+            || self
+                .mobile
+                .as_ref()
+                .is_some_and(|m| !r.mobile.is_empty() && &r.mobile == m)
+    }
+}
+
+/// Whether `doc` may be forwarded `to` (the document's moves asked by the caller):
+/// nobody already a recipient, room for one more; with `transfer`, the recipient whose
+/// signing rights are handed on ([`RMove::Transfer`]: not a CC, not done, and not to
+/// one who has signed), which it answers.
+pub fn check_forward(
+    doc: &Document,
+    to: &ForwardTo,
+    transfer: Option<&str>,
+) -> ApiResult<Option<Recipient>> {
+    let existing = doc.recipients.iter().find(|r| to.is(r));
+    let mut from = None;
+    if let Some(rid) = transfer {
+        let i = doc
+            .recipients
+            .iter()
+            .position(|r| r.id == rid)
+            .ok_or_else(|| {
+                bad(
+                    "invalid_recipient",
+                    format!("{rid} is not a recipient of this document"),
+                )
+            })?;
+        let r = &doc.recipients[i];
+        if r.role == document::Role::Cc {
+            return Err(bad(
+                "invalid_recipient",
+                "a CC recipient has no signing rights to transfer",
+            ));
+        }
+        if r.status.has_signed_or_approved() {
+            return Err(bad(
+                "already_signed",
+                "this recipient has already signed; nothing to transfer",
+            ));
+        }
+        recipient_states::may(doc, i, RMove::Transfer)?;
+        if existing.is_some_and(|e| e.status.has_signed_or_approved()) {
+            return Err(bad(
+                "already_signed",
+                "rights cannot be transferred to a recipient who has already signed",
+            ));
+        }
+        from = Some(r.clone());
+    }
+    if existing.is_some() {
+        return Err(bad(
+            "already_recipient",
+            "that person is already a recipient of this document",
+        ));
+    }
+    if doc.recipients.len() >= document::MAX_RECIPIENTS {
+        return Err(bad(
+            "invalid_field",
+            format!(
+                "a document has at most {} recipients",
+                document::MAX_RECIPIENTS
+            ),
+        ));
+    }
+    Ok(from)
+}
+
+/// A forward's new recipient, as the request names them.
+pub struct Forwarded {
+    pub to: ForwardTo,
+    pub first_name: String,
+    pub last_name: String,
+    pub message: String,
+}
+
+/// Forwards `doc` (`POST .../forward`, checked by [`check_forward`]): a new recipient,
+/// a CC, or with `from` the one their signing rights go to ([`RMove::Transfer`]); once
+/// the document is out and it is their turn, they get it now ([`RMove::Invite`]).
+/// `document.forwarded`.
+pub fn forward(
+    cx: &mut Cx,
+    doc: &mut Document,
+    actor: &Actor,
+    new: Forwarded,
+    from: Option<Recipient>,
+) {
+    let now = cx.now();
+    let next = doc
+        .recipients
+        .iter()
+        .map(|r| r.order_num)
+        .max()
+        .unwrap_or(0)
+        + 1;
+    let role = from.as_ref().map_or(document::Role::Cc, |r| r.role);
+    let order_num = from.as_ref().map_or(next, |r| r.order_num);
+    let r = Recipient {
+        first_name: new.first_name,
+        last_name: new.last_name,
+        email: new.to.email.unwrap_or_default(),
+        mobile: new.to.mobile.unwrap_or_default(),
+        role_name: from.as_ref().map_or(String::new(), |r| r.role_name.clone()),
+        note: new.message,
+        ..recipient_states::created(util::new_id(cx), role, order_num)
+    };
+    if let Some(i) = from
+        .as_ref()
+        .and_then(|old| doc.recipients.iter().position(|r| r.id == old.id))
+    {
+        recipient_states::apply(doc, i, RMove::Transfer);
+    }
+    doc.recipients.push(r);
+    assign_links(cx, doc);
+    let idx = doc.recipients.len() - 1;
+    let turn = first_wave(doc).contains(&doc.recipients[idx].id);
+    if !document_states::sealed_only(doc) && turn {
+        // The document is out and it is their turn: the new recipient gets it now.
+        recipient_states::apply(doc, idx, RMove::Invite);
+        doc.recipients[idx].sent_ms = Some(now);
+        let r = doc.recipients[idx].clone();
+        notify::invitation(cx, doc, &r);
+    }
+    forwarded(cx, doc, actor, from.as_ref());
+}
+
+/// `document.forwarded`, for the recipient just added (the last).
+fn forwarded(cx: &mut Cx, doc: &mut Document, actor: &Actor, from: Option<&Recipient>) {
+    let r = doc.recipients.last().cloned().expect("just added");
+    let extra = json!({
+        "recipient": {"id": r.id, "fullname": r.fullname(), "email": r.email, "mobile": r.mobile,
+                      "role": r.role.as_str(), "order_num": r.order_num.to_string()},
+        "transfer": from.is_some(),
+        "forwarded_from": from.map(|o| json!({"id": o.id, "fullname": o.fullname(), "email": o.email})),
+    });
+    let detail = match from {
+        Some(o) => format!("signing rights of {} transferred to {}", o.email, r.email),
+        None => format!(
+            "forwarded to {} as CC",
+            if r.email.is_empty() {
+                &r.mobile
+            } else {
+                &r.email
+            }
+        ),
+    };
+    emit_and_log(
+        cx,
+        doc,
+        actor,
+        "document.forwarded",
+        "forwarded",
+        detail,
+        extra,
+    );
 }

@@ -18,7 +18,6 @@ const STORE_CALLS_LEFT: &[(&str, usize)] = &[
     ("documents/download.rs", 5),
     ("documents/read.rs", 1),
     ("documents/roster.rs", 1),
-    ("documents/send.rs", 2),
     ("entity.rs", 2),
     ("folders.rs", 3),
     ("mail_templates.rs", 4),
