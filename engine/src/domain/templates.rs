@@ -562,9 +562,22 @@ pub fn update(cx: &mut Cx, mut t: Template, change: TemplateChange) -> ApiResult
     Ok(())
 }
 
-/// `DELETE /v1/templates/{id}` (the caller allowed): the template goes to the trash,
-/// its pictures are erased and its files released.
-pub fn trash(cx: &mut Cx, mut t: Template) {
+/// `DELETE /v1/templates/{id}`: under the document delete rules (the owner or an admin;
+/// only an admin when the entity says so: 403 `deletion_restricted`; another member's
+/// is not found), the template goes to the trash, its pictures are erased and its
+/// files released.
+pub fn trash(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<()> {
+    let admin = pr.membership.role == accounts::Role::Admin;
+    if pr.entity.delete_admin_only && !admin {
+        return Err(http::ApiError::forbidden(
+            "deletion_restricted",
+            "this account lets only admins delete templates",
+        ));
+    }
+    let mut t = find(cx, pr, id)?;
+    if t.user_id != pr.user.id && !admin {
+        return Err(not_found(id));
+    }
     t.trashed = true;
     let owner = blob_owner(&t.id);
     previews::erase(cx, &owner);
@@ -574,6 +587,7 @@ pub fn trash(cx: &mut Cx, mut t: Template) {
         blobs::release(cx, blob, &owner);
     }
     save(cx, &t);
+    Ok(())
 }
 
 /// The imported file becomes `t`'s: its `{{name}}` placeholders text fields (unless

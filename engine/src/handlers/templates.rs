@@ -12,25 +12,13 @@ use crate::domain::templates::{
     self, FieldKind, NewAttachment, NewSource, NewTemplate, PageFields, Template, TemplateChange,
     TemplateExt, TemplateField, TemplateRole, find, page_fields,
 };
-use crate::domain::{
-    accounts, document, fields, folders, previews, pricing, public_files, uploads,
-};
+use crate::domain::{document, fields, folders, previews, pricing, public_files, uploads};
 use serde_json::{Value, json};
 
 /// `DELETE /v1/templates/{id}`: under the document delete rules (the owner or an admin;
 /// only an admin when the entity says so), and the template's files are released.
 pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
-    if pr.entity.delete_admin_only && pr.membership.role != accounts::Role::Admin {
-        return Err(http::ApiError::forbidden(
-            "deletion_restricted",
-            "this account lets only admins delete templates",
-        ));
-    }
-    let t = find(cx, pr, id)?;
-    if t.user_id != pr.user.id && pr.membership.role != accounts::Role::Admin {
-        return Err(templates::not_found(id));
-    }
-    templates::trash(cx, t);
+    templates::trash(cx, pr, id)?;
     Ok(no_content())
 }
 
