@@ -256,3 +256,61 @@ pub fn methods(passes: &[Pass]) -> Vec<Value> {
         })
         .collect()
 }
+
+/// How many unfinished eID checks a recipient keeps; starting another drops the oldest.
+const EID_PENDING: usize = 3;
+
+/// An eID check of recipient `rid` of `doc_id` at `stage` started with the provider's
+/// `session`: remembered (`reid/`) until the person returns, and the checks `c` saved.
+pub fn eid_started(
+    cx: &mut Cx,
+    doc_id: &str,
+    rid: &str,
+    c: &mut Checks,
+    session: &str,
+    stage: Stage,
+) {
+    let target = format!("{doc_id}/{rid}/{}", stage.as_str());
+    let hash = sha256_hex(session.as_bytes());
+    cx.p.put(&eid_key(&hash), target.as_bytes());
+    c.eid_pending.push(hash);
+    if c.eid_pending.len() > EID_PENDING {
+        let old = c.eid_pending.remove(0);
+        cx.p.delete(&eid_key(&old));
+    }
+    save(cx, doc_id, rid, c);
+}
+
+/// The document, recipient and stage of the unfinished eID check `session`.
+pub fn eid_target(cx: &mut Cx, session: &str) -> ApiResult<(String, String, Stage)> {
+    let target =
+        cx.p.get(&eid_key(&sha256_hex(session.as_bytes())))
+            .and_then(|v| String::from_utf8(v).ok())
+            .ok_or_else(|| {
+                http::ApiError::not_found(
+                    "eid_session_not_found",
+                    "this eID check is unknown or finished",
+                )
+            })?;
+    let mut parts = target.split('/');
+    let (Some(doc_id), Some(rid), Some(stage)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(http::ApiError::not_found(
+            "eid_session_not_found",
+            "this eID check is unknown",
+        ));
+    };
+    let stage = if stage == "open" {
+        Stage::Open
+    } else {
+        Stage::Sign
+    };
+    Ok((doc_id.to_string(), rid.to_string(), stage))
+}
+
+/// The person came back from the eID check `session`: it is no longer unfinished (the
+/// caller saves `c`).
+pub fn eid_returned(cx: &mut Cx, c: &mut Checks, session: &str) {
+    let hash = sha256_hex(session.as_bytes());
+    cx.p.delete(&eid_key(&hash));
+    c.eid_pending.retain(|h| *h != hash);
+}

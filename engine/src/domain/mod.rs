@@ -10,6 +10,7 @@ pub mod blobs;
 pub mod bounces;
 pub mod branding;
 pub mod check;
+pub mod comments;
 pub mod contacts;
 pub mod creation;
 pub mod custom_data;

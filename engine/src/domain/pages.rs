@@ -55,3 +55,11 @@ pub fn blobs(cx: &mut Cx, doc_id: &str) -> Vec<String> {
 pub fn erase(cx: &mut Cx, doc_id: &str) {
     cx.p.delete(&key(doc_id));
 }
+
+/// Page `n` (1-based) of the document's page images: its blob and its PNG bytes.
+pub fn image(cx: &mut Cx, doc_id: &str, n: usize) -> Option<(String, Vec<u8>)> {
+    let images = load(cx, doc_id);
+    let (blob, ..) = images.pages.get(n.checked_sub(1)?)?.clone();
+    let bytes = cx.p.get_blob(&blob)?;
+    Some((blob, bytes))
+}

@@ -5,10 +5,12 @@
 //! next group's invitations.
 
 use crate::base::cx::Cx;
+use crate::base::http::{self, ApiResult};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::iso8601;
-use crate::domain::document::Document;
+use crate::base::util::{iso8601, new_id};
+use crate::domain::document::{Comment, Document, comment_key, store_doc};
+use crate::domain::downloads::current_pdf;
 use crate::domain::events::{emit_and_log, event_recipient, recipients_summary};
 use crate::domain::recipient_states::{self as states, COMPLETED, Emits, Move};
 use crate::domain::trail::Actor;
@@ -166,4 +168,72 @@ fn invite_next_group(cx: &mut Cx, doc: &mut Document) {
             notify::invitation(cx, doc, &r);
         }
     }
+}
+
+/// Recipient `i` of `doc` comments `text` (a checked body member): the comment is kept,
+/// `comment.created` and `document.commented` are emitted, and `doc` is stored.
+pub fn comment(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor, text: String) -> Comment {
+    let r = doc.recipients[i].clone();
+    let c = Comment {
+        id: new_id(cx),
+        text,
+        author_type: "recipient".into(),
+        author_id: r.id.clone(),
+        author_name: r.fullname(),
+        author_email: r.email.clone(),
+        created_ms: cx.now(),
+        internal: false,
+        suggestion: false,
+        resolved: false,
+    };
+    cx.save(&comment_key(&doc.id, c.created_ms, &c.id), &c);
+    let before = doc.clone();
+    let meta = json!({"comment_id": c.id, "created_by": c.author_name, "created_at": iso8601(c.created_ms), "text": c.text});
+    let extra = json!({"event_meta": meta, "recipient": event_recipient(&r)});
+    for kind in ["comment.created", "document.commented"] {
+        emit_and_log(
+            cx,
+            doc,
+            actor,
+            kind,
+            "commented",
+            "comment by the recipient",
+            extra.clone(),
+        );
+    }
+    store_doc(cx, Some(&before), doc);
+    c
+}
+
+/// Recipient `i` of `doc` downloads its current PDF: 409 while it is being sealed, 404
+/// when there is none (or it is gone); else `document.downloaded` is emitted, `doc`
+/// stored, and the PDF's bytes returned.
+pub fn download(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor) -> ApiResult<Vec<u8>> {
+    if evidence::sealing(doc) {
+        return Err(evidence::sealing_error());
+    }
+    let (blob, _) = current_pdf(doc)
+        .ok_or_else(|| http::ApiError::not_found("pdf_not_ready", "the document has no PDF yet"))?;
+    let bytes = cx.p.get_blob(&blob).ok_or_else(|| {
+        http::ApiError::not_found("pdf_not_ready", "the document's PDF is not stored any more")
+    })?;
+    let before = doc.clone();
+    let base = cx.settings().base_url.trim_end_matches('/').to_string();
+    let r = &doc.recipients[i];
+    let extra = json!({
+        "document": {"id": doc.id, "name": doc.name, "status": doc.status.as_str(),
+                     "download_url": format!("{base}/v1/documents/{}/download", doc.id)},
+        "recipient": {"fullname": r.fullname(), "email": r.email, "role": r.role.as_str()},
+    });
+    emit_and_log(
+        cx,
+        doc,
+        actor,
+        "document.downloaded",
+        "downloaded",
+        "PDF downloaded by the recipient",
+        extra,
+    );
+    store_doc(cx, Some(&before), doc);
+    Ok(bytes)
 }

@@ -22,9 +22,6 @@ const STORE_CALLS_LEFT: &[(&str, usize)] = &[
     ("folders.rs", 3),
     ("mail_templates.rs", 4),
     ("products.rs", 2),
-    ("recipients/acts.rs", 2),
-    ("recipients/verify.rs", 4),
-    ("recipients/view.rs", 2),
     ("shapes.rs", 3),
     ("videos.rs", 1),
 ];

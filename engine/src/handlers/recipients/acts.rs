@@ -7,13 +7,10 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::{iso8601, new_id};
-use crate::domain::document::{Comment, Document, comment_key, store_doc};
-use crate::domain::downloads::current_pdf;
-use crate::domain::events::{emit_and_log, event_recipient};
+use crate::domain::document::{Document, store_doc};
 use crate::domain::recipient_states::{self as states, Move};
 use crate::domain::trail::{Actor, client_of};
-use crate::domain::{evidence, identity, recipient_acts, signatures};
+use crate::domain::{identity, recipient_acts, signatures};
 use crate::handlers::shapes::comment_json;
 use serde_json::json;
 
@@ -89,43 +86,8 @@ pub(super) fn comment(
     // `text` is at most 4000 characters (`base::limits`): 400 `invalid_field` beyond.
     let f = req.body_fields()?;
     let text = f.required_str("text")?;
-    let r = doc.recipients[i].clone();
-    let c = Comment {
-        id: new_id(cx),
-        text,
-        author_type: "recipient".into(),
-        author_id: r.id.clone(),
-        author_name: r.fullname(),
-        author_email: r.email.clone(),
-        created_ms: cx.now(),
-        internal: false,
-        suggestion: false,
-        resolved: false,
-    };
-    cx.save(&comment_key(&doc.id, c.created_ms, &c.id), &c);
-    let before = doc.clone();
     let actor = recipient_actor(&doc, i, req);
-    let meta = json!({"comment_id": c.id, "created_by": c.author_name, "created_at": iso8601(c.created_ms), "text": c.text});
-    let extra = json!({"event_meta": meta, "recipient": event_recipient(&r)});
-    emit_and_log(
-        cx,
-        &mut doc,
-        &actor,
-        "comment.created",
-        "commented",
-        "comment by the recipient",
-        extra.clone(),
-    );
-    emit_and_log(
-        cx,
-        &mut doc,
-        &actor,
-        "document.commented",
-        "commented",
-        "comment by the recipient",
-        extra,
-    );
-    store_doc(cx, Some(&before), &mut doc);
+    let c = recipient_acts::comment(cx, &mut doc, i, &actor, text);
     Ok(json(200, &comment_json(&c)))
 }
 
@@ -135,33 +97,8 @@ pub(super) fn download(
     mut doc: Document,
     i: usize,
 ) -> ApiResult<Response> {
-    if evidence::sealing(&doc) {
-        return Err(evidence::sealing_error());
-    }
-    let (blob, _) = current_pdf(&doc)
-        .ok_or_else(|| http::ApiError::not_found("pdf_not_ready", "the document has no PDF yet"))?;
-    let bytes = cx.p.get_blob(&blob).ok_or_else(|| {
-        http::ApiError::not_found("pdf_not_ready", "the document's PDF is not stored any more")
-    })?;
-    let before = doc.clone();
     let actor = recipient_actor(&doc, i, req);
-    let base = cx.settings().base_url.trim_end_matches('/').to_string();
-    let r = &doc.recipients[i];
-    let extra = json!({
-        "document": {"id": doc.id, "name": doc.name, "status": doc.status.as_str(),
-                     "download_url": format!("{base}/v1/documents/{}/download", doc.id)},
-        "recipient": {"fullname": r.fullname(), "email": r.email, "role": r.role.as_str()},
-    });
-    emit_and_log(
-        cx,
-        &mut doc,
-        &actor,
-        "document.downloaded",
-        "downloaded",
-        "PDF downloaded by the recipient",
-        extra,
-    );
-    store_doc(cx, Some(&before), &mut doc);
+    let bytes = recipient_acts::download(cx, &mut doc, i, &actor)?;
     Ok(Response {
         status: 200,
         headers: vec![("content-type".into(), "application/pdf".into())],

@@ -11,9 +11,9 @@ use crate::base::util::{new_secret, sha256_hex};
 use crate::domain::document::{self, Document, Recipient};
 use crate::domain::identity::{
     CODE_SPACING_MS, CODE_TTL_MS, Checks, MAX_CODES, MAX_FAILURES, MAX_SESSIONS, Pass,
-    SESSION_TTL_MS, SIGN_PASS_TTL_MS, Session, Stage, eid_key, load, normalize_answer, save,
+    SESSION_TTL_MS, SIGN_PASS_TTL_MS, Session, Stage, load, normalize_answer, save,
 };
-use crate::domain::{links, notify};
+use crate::domain::{identity, links, notify};
 use serde_json::{Value, json};
 
 /// The name of the verification cookie of the link `secret`.
@@ -251,67 +251,13 @@ fn begin(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<Begu
 
 /// `POST .../verify/start` (`method`, `stage`?): sends a code, or starts eID (answers
 /// `redirect_url`).
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<Value> {
     let Begun {
         kind, mut c, stage, ..
     } = begin(cx, req, doc, i)?;
     let r = doc.recipients[i].clone();
-    let now = cx.now();
     match kind {
-        "code" => {
-            if c.codes_sent >= MAX_CODES {
-                return Err(http::ApiError::new(
-                    429,
-                    "too_many_codes",
-                    "too many codes were sent for this link; ask the sender for help",
-                ));
-            }
-            if c.last_code_ms + CODE_SPACING_MS > now {
-                let wait = (c.last_code_ms + CODE_SPACING_MS - now).div_ceil(1000);
-                return Err(http::ApiError::new(
-                    429,
-                    "too_many_requests",
-                    format!("a code was just sent; you can ask for a new one in {wait} s"),
-                )
-                .with_header("retry-after", wait.to_string()));
-            }
-            let mut n = [0u8; 4];
-            cx.p.fill_random(&mut n);
-            let code = format!("{:06}", u32::from_le_bytes(n) % 1_000_000);
-            let salt = new_secret(cx);
-            let hash = sha256_hex(format!("{salt}:{code}").as_bytes());
-            c.code_state = Some((hash, salt, now + CODE_TTL_MS, stage));
-            c.codes_sent += 1;
-            c.last_code_ms = now;
-            let words = cx.words(doc.language());
-            let text = words.fill("mail.code", &[("document", &doc.name), ("code", &code)]);
-            let tag = format!("recipient:{}:{}", doc.id, r.id);
-            if code_kind(&r) == "sms" {
-                cx.p.send_sms(Sms {
-                    to: r.mobile.clone(),
-                    text,
-                    tag,
-                });
-            } else {
-                let hello = words.fill("mail.hello", &[("name", &r.fullname())]);
-                let body = format!("{hello}\n\n{text}\n");
-                let html = notify::branded_html(cx, doc, &[hello, text], None, &[]);
-                cx.p.send_mail(Mail {
-                    to: r.email.clone(),
-                    subject: words.fill("mail.code_subject", &[("document", &doc.name)]),
-                    body,
-                    tag,
-                    html,
-                });
-            }
-            save(cx, &doc.id, &r.id, &c);
-            let d = describe(&c, &r, "code");
-            Ok(json!({"method": d["method"], "sent_to": d["to"], "expires_in": CODE_TTL_MS / 1000}))
-        }
+        "code" => send_code(cx, doc, &r, c, stage),
         "eid" => {
             let session = new_secret(cx);
             let base = cx.settings().base_url.trim_end_matches('/').to_string();
@@ -319,16 +265,7 @@ pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<
             let redirect = cx.p.eid_start(&session, &return_url).map_err(|e| {
                 http::ApiError::new(503, "eid_unavailable", format!("eID cannot start: {e}"))
             })?;
-            let target = format!("{}/{}/{}", doc.id, r.id, stage.as_str());
-            let hash = sha256_hex(session.as_bytes());
-            cx.p.put(&eid_key(&hash), target.as_bytes());
-            // A few unfinished checks are kept; an older one is dropped.
-            c.eid_pending.push(hash);
-            if c.eid_pending.len() > 3 {
-                let old = c.eid_pending.remove(0);
-                cx.p.delete(&eid_key(&old));
-            }
-            save(cx, &doc.id, &r.id, &c);
+            identity::eid_started(cx, &doc.id, &r.id, &mut c, &session, stage);
             Ok(json!({"method": "eid", "redirect_url": redirect}))
         }
         _ => Err(http::ApiError::bad_request(
@@ -336,6 +273,66 @@ pub fn start(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<
             "a question needs no start: answer it with POST .../verify",
         )),
     }
+}
+
+/// Sends recipient `r` a code for `stage`, by SMS when they have a mobile number, else
+/// by mail; 429 past [`MAX_CODES`] or within [`CODE_SPACING_MS`] of the last.
+fn send_code(
+    cx: &mut Cx,
+    doc: &Document,
+    r: &Recipient,
+    mut c: Checks,
+    stage: Stage,
+) -> ApiResult<Value> {
+    let now = cx.now();
+    if c.codes_sent >= MAX_CODES {
+        return Err(http::ApiError::new(
+            429,
+            "too_many_codes",
+            "too many codes were sent for this link; ask the sender for help",
+        ));
+    }
+    if c.last_code_ms + CODE_SPACING_MS > now {
+        let wait = (c.last_code_ms + CODE_SPACING_MS - now).div_ceil(1000);
+        return Err(http::ApiError::new(
+            429,
+            "too_many_requests",
+            format!("a code was just sent; you can ask for a new one in {wait} s"),
+        )
+        .with_header("retry-after", wait.to_string()));
+    }
+    let mut n = [0u8; 4];
+    cx.p.fill_random(&mut n);
+    let code = format!("{:06}", u32::from_le_bytes(n) % 1_000_000);
+    let salt = new_secret(cx);
+    let hash = sha256_hex(format!("{salt}:{code}").as_bytes());
+    c.code_state = Some((hash, salt, now + CODE_TTL_MS, stage));
+    c.codes_sent += 1;
+    c.last_code_ms = now;
+    let words = cx.words(doc.language());
+    let text = words.fill("mail.code", &[("document", &doc.name), ("code", &code)]);
+    let tag = format!("recipient:{}:{}", doc.id, r.id);
+    if code_kind(r) == "sms" {
+        cx.p.send_sms(Sms {
+            to: r.mobile.clone(),
+            text,
+            tag,
+        });
+    } else {
+        let hello = words.fill("mail.hello", &[("name", &r.fullname())]);
+        let body = format!("{hello}\n\n{text}\n");
+        let html = notify::branded_html(cx, doc, &[hello, text], None, &[]);
+        cx.p.send_mail(Mail {
+            to: r.email.clone(),
+            subject: words.fill("mail.code_subject", &[("document", &doc.name)]),
+            body,
+            tag,
+            html,
+        });
+    }
+    save(cx, &doc.id, &r.id, &c);
+    let d = describe(&c, r, "code");
+    Ok(json!({"method": d["method"], "sent_to": d["to"], "expires_in": CODE_TTL_MS / 1000}))
 }
 
 /// A failed attempt: counted; the fifth locks the recipient out and tells the sender.
@@ -423,10 +420,6 @@ fn record_pass(
 
 /// `POST .../verify` (`method` sms|email|qna, `code` or `answer`, `stage`?): checks
 /// it; on success answers `Set-Cookie` with the session.
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 pub fn verify(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult<(Value, String)> {
     let Begun {
         f,
@@ -438,32 +431,7 @@ pub fn verify(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult
     let secret = links::secret(cx, &doc.id, &r).unwrap_or_default();
     let now = cx.now();
     let pass_kind = match kind {
-        "code" => {
-            let given: String = f
-                .required_str("code")?
-                .chars()
-                .filter(|ch| !ch.is_whitespace())
-                .collect();
-            let Some((hash, salt, expires, _)) = c.code_state.clone() else {
-                return Err(http::ApiError::bad_request(
-                    "no_code",
-                    "ask for a code first (POST .../verify/start)",
-                ));
-            };
-            if expires <= now {
-                c.code_state = None;
-                save(cx, &doc.id, &r.id, &c);
-                return Err(http::ApiError::bad_request(
-                    "code_expired",
-                    "the code has expired; ask for a new one",
-                ));
-            }
-            if sha256_hex(format!("{salt}:{given}").as_bytes()) != hash {
-                return Err(failed(cx, doc, &r, c, "code"));
-            }
-            c.code_state = None;
-            code_kind(&r)
-        }
+        "code" => check_code(cx, doc, &r, &f, &mut c)?,
         "qna" => {
             let Some((_, _, hash, salt)) = c.qna.clone() else {
                 return Err(http::ApiError::bad_request(
@@ -489,19 +457,14 @@ pub fn verify(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult
         "email" => r.email.clone(),
         _ => String::new(),
     };
-    let cookie = record_pass(
-        cx,
-        &mut c,
-        Some(req),
-        &secret,
-        Pass {
-            kind: pass_kind.into(),
-            stage,
-            at_ms: now,
-            verified_name: String::new(),
-            to,
-        },
-    );
+    let pass = Pass {
+        kind: pass_kind.into(),
+        stage,
+        at_ms: now,
+        verified_name: String::new(),
+        to,
+    };
+    let cookie = record_pass(cx, &mut c, Some(req), &secret, pass);
     save(cx, &doc.id, &r.id, &c);
     Ok((
         json!({"verified": pass_kind, "stage": stage.as_str()}),
@@ -509,26 +472,47 @@ pub fn verify(cx: &mut Cx, req: &Request, doc: &Document, i: usize) -> ApiResult
     ))
 }
 
+/// The code of the form `f` checked against the one sent to `r`: the kind of pass it
+/// gives (`sms` or `email`); a wrong code is a failed attempt.
+fn check_code(
+    cx: &mut Cx,
+    doc: &Document,
+    r: &Recipient,
+    f: &Fields,
+    c: &mut Checks,
+) -> ApiResult<&'static str> {
+    let now = cx.now();
+    let given: String = f
+        .required_str("code")?
+        .chars()
+        .filter(|ch| !ch.is_whitespace())
+        .collect();
+    let Some((hash, salt, expires, _)) = c.code_state.clone() else {
+        return Err(http::ApiError::bad_request(
+            "no_code",
+            "ask for a code first (POST .../verify/start)",
+        ));
+    };
+    if expires <= now {
+        c.code_state = None;
+        save(cx, &doc.id, &r.id, c);
+        return Err(http::ApiError::bad_request(
+            "code_expired",
+            "the code has expired; ask for a new one",
+        ));
+    }
+    if sha256_hex(format!("{salt}:{given}").as_bytes()) != hash {
+        return Err(failed(cx, doc, r, c.clone(), "code"));
+    }
+    c.code_state = None;
+    Ok(code_kind(r))
+}
+
 /// `GET /v1/eid/return/{session}?...`: the provider sent the person back. On success
 /// the pass is recorded and the browser goes back to the page with its session cookie.
 pub fn eid_return(cx: &mut Cx, req: &Request, session: &str) -> ApiResult<(String, String)> {
-    let k = eid_key(&sha256_hex(session.as_bytes()));
-    let target =
-        cx.p.get(&k)
-            .and_then(|v| String::from_utf8(v).ok())
-            .ok_or_else(|| {
-                http::ApiError::not_found(
-                    "eid_session_not_found",
-                    "this eID check is unknown or finished",
-                )
-            })?;
-    let mut parts = target.split('/');
-    let (Some(doc_id), Some(rid), Some(stage)) = (parts.next(), parts.next(), parts.next()) else {
-        return Err(http::ApiError::not_found(
-            "eid_session_not_found",
-            "this eID check is unknown",
-        ));
-    };
+    let (doc_id, rid, stage) = identity::eid_target(cx, session)?;
+    let (doc_id, rid) = (doc_id.as_str(), rid.as_str());
     let doc = document::load_doc(cx, doc_id).ok_or_else(|| {
         http::ApiError::not_found("eid_session_not_found", "the document is gone")
     })?;
@@ -539,9 +523,7 @@ pub fn eid_return(cx: &mut Cx, req: &Request, session: &str) -> ApiResult<(Strin
     let mut c = load(cx, doc_id, rid).ok_or_else(|| {
         http::ApiError::not_found("eid_session_not_found", "no eID check is set for you")
     })?;
-    cx.p.delete(&k);
-    let hash = sha256_hex(session.as_bytes());
-    c.eid_pending.retain(|h| *h != hash);
+    identity::eid_returned(cx, &mut c, session);
     if c.locked {
         save(cx, doc_id, rid, &c);
         return Err(locked_error());
@@ -557,11 +539,6 @@ pub fn eid_return(cx: &mut Cx, req: &Request, session: &str) -> ApiResult<(Strin
         }
     };
     let now = cx.now();
-    let stage = if stage == "open" {
-        Stage::Open
-    } else {
-        Stage::Sign
-    };
     let cookie = record_pass(
         cx,
         &mut c,

@@ -6,11 +6,12 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records;
 use crate::base::util::{self, iso8601};
-use crate::domain::document::{self, Comment, Document};
+use crate::domain::document::{self, Document, Recipient};
 use crate::domain::downloads::current_pdf;
-use crate::domain::{branding, fields, pages, pricing, recipient_states, signatures, videos};
+use crate::domain::{
+    branding, comments, fields, pages, pricing, recipient_states, signatures, videos,
+};
 use crate::handlers::recipients::verify;
 use crate::handlers::shapes;
 use serde_json::{Value, json};
@@ -19,13 +20,7 @@ use serde_json::{Value, json};
 pub(super) fn page_image(cx: &mut Cx, doc: &Document, n: &str) -> ApiResult<Response> {
     let missing = || http::ApiError::not_found("page_not_found", "no such page image");
     let n: usize = n.parse().map_err(|_| missing())?;
-    let images = pages::load(cx, &doc.id);
-    let (blob, ..) = images
-        .pages
-        .get(n.checked_sub(1).ok_or_else(missing)?)
-        .ok_or_else(missing)?
-        .clone();
-    let bytes = cx.p.get_blob(&blob).ok_or_else(missing)?;
+    let (blob, bytes) = pages::image(cx, &doc.id, n).ok_or_else(missing)?;
     Ok(Response {
         status: 200,
         headers: vec![
@@ -41,25 +36,17 @@ pub(super) fn page_image(cx: &mut Cx, doc: &Document, n: &str) -> ApiResult<Resp
 /// `GET .../comments`: the comment thread the recipient sees (not internal ones), as
 /// `{id, text, author_name, created_at}`.
 pub(super) fn comments(cx: &mut Cx, doc: &Document) -> ApiResult<Response> {
-    let (start, end) = document::comments_prefix(&doc.id);
-    let list: Vec<Value> =
-        cx.p.scan(&start, &end, 1000, false)
-            .into_iter()
-            .map(|(_, v)| records::decode::<Comment>(&v))
-            .filter(|c| !c.internal)
-            // Names only: recipients do not see each other's addresses.
-            .map(|c| {
-                json!({"id": c.id, "text": c.text, "author_name": c.author_name,
-                        "created_at": iso8601(c.created_ms)})
-            })
-            .collect();
+    let list: Vec<Value> = comments::visible(cx, &doc.id)
+        .into_iter()
+        // Names only: recipients do not see each other's addresses.
+        .map(|c| {
+            json!({"id": c.id, "text": c.text, "author_name": c.author_name,
+                    "created_at": iso8601(c.created_ms)})
+        })
+        .collect();
     Ok(json(200, &json!({"comments": list})))
 }
 
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 pub(super) fn recipient_view(
     cx: &mut Cx,
     doc: &Document,
@@ -74,23 +61,7 @@ pub(super) fn recipient_view(
     let brand = branding::json(&branding::load(cx, &doc.entity_id));
     if !st.open_pending.is_empty() || st.locked {
         // Nothing of the document's content before the checks for opening pass.
-        return json!({
-            "document": {
-                "id": doc.id, "name": doc.name, "status": doc.status.as_str(),
-                "sender_name": doc.sender.name, "sender_email": doc.sender.email,
-                "expiration_date": iso8601(doc.expiration_ms),
-                "rejection_reason": doc.rejection_reason,
-                "language": doc.language(),
-            },
-            "recipient": {"id": r.id, "fullname": r.fullname(), "role": r.role.as_str(), "status": r.status.as_str()},
-            "verification": verification,
-            "brand": brand,
-            "pages": [], "fields": [], "waiting_for": [],
-            "links": {
-                "api": format!("/v1/recipient/{secret}"),
-                "download": format!("/v1/recipient/{secret}/download"),
-            },
-        });
+        return closed_view(doc, r, secret, verification, brand);
     }
     let me = util::normalize_email(&r.email);
     // The sender's video, when the document has one (`video_id`), at its public address.
@@ -102,56 +73,10 @@ pub(super) fn recipient_view(
             json!({"url": format!("/v1/files/{}", v.secret), "title": v.title,
                    "poster": "/s/_/video.svg"})
         });
-    let fields = fields::load(cx, &doc.id);
-    let images = pages::load(cx, &doc.id);
-    let content_pages: Vec<(f32, f32)> = doc.files.iter().flat_map(|f| f.pages.clone()).collect();
-    let pages: Vec<Value> = images
-        .pages
-        .iter()
-        .enumerate()
-        .map(|(n, (_, w, h, _))| {
-            let mut p = json!({
-                "num": n + 1,
-                "image": format!("/v1/recipient/{secret}/pages/{}", n + 1),
-                "width": w, "height": h,
-            });
-            if let Some((pw, ph)) = content_pages.get(n) {
-                p["points"] = json!([pw, ph]);
-            }
-            p
-        })
-        .collect();
+    let pages = pages_json(cx, doc, secret);
     let sigs = signatures::load_all(cx, &doc.id);
-    let field_list: Vec<Value> = fields
-        .iter()
-        .filter(|f| f.recipient_id.is_empty() || f.recipient_id == r.id)
-        .map(|f| {
-            json!({
-                "id": f.id, "type": f.kind.as_str(), "page_num": f.page_num,
-                "left": f.left, "top": f.top, "width": f.width, "height": f.height,
-                "required": f.required, "label": f.label,
-                // A merge field shows what signing will put in it.
-                "value": match f.kind.merged(r) {
-                    Some(v) if f.recipient_id == r.id && f.value.is_empty() => v,
-                    _ => f.value.clone(),
-                },
-                "mine": f.recipient_id == r.id,
-            })
-        })
-        .collect();
-    let waiting_for: Vec<String> = if doc.flags.is_signing_order
-        && !recipient_states::in_turn(doc, i)
-    {
-        doc.recipients
-            .iter()
-            .filter(|o| {
-                o.role != document::Role::Cc && o.order_num < r.order_num && !o.status.is_finished()
-            })
-            .map(|o| o.fullname())
-            .collect()
-    } else {
-        Vec::new()
-    };
+    let field_list = fields_json(&fields::load(cx, &doc.id), r);
+    let waiting_for = waiting_for(doc, i);
     let mine = sigs.iter().find(|s| s.recipient_id == r.id);
     json!({
         "document": {
@@ -187,4 +112,90 @@ pub(super) fn recipient_view(
             "download": format!("/v1/recipient/{secret}/download"),
         },
     })
+}
+
+/// The view before the checks for opening pass: who asks, and nothing of the content.
+fn closed_view(
+    doc: &Document,
+    r: &Recipient,
+    secret: &str,
+    verification: Option<Value>,
+    brand: Value,
+) -> Value {
+    json!({
+        "document": {
+            "id": doc.id, "name": doc.name, "status": doc.status.as_str(),
+            "sender_name": doc.sender.name, "sender_email": doc.sender.email,
+            "expiration_date": iso8601(doc.expiration_ms),
+            "rejection_reason": doc.rejection_reason,
+            "language": doc.language(),
+        },
+        "recipient": {"id": r.id, "fullname": r.fullname(), "role": r.role.as_str(), "status": r.status.as_str()},
+        "verification": verification,
+        "brand": brand,
+        "pages": [], "fields": [], "waiting_for": [],
+        "links": {
+            "api": format!("/v1/recipient/{secret}"),
+            "download": format!("/v1/recipient/{secret}/download"),
+        },
+    })
+}
+
+/// The page images of the PDF the recipient sees, with each content page's size.
+fn pages_json(cx: &mut Cx, doc: &Document, secret: &str) -> Vec<Value> {
+    let images = pages::load(cx, &doc.id);
+    let content_pages: Vec<(f32, f32)> = doc.files.iter().flat_map(|f| f.pages.clone()).collect();
+    images
+        .pages
+        .iter()
+        .enumerate()
+        .map(|(n, (_, w, h, _))| {
+            let mut p = json!({
+                "num": n + 1,
+                "image": format!("/v1/recipient/{secret}/pages/{}", n + 1),
+                "width": w, "height": h,
+            });
+            if let Some((pw, ph)) = content_pages.get(n) {
+                p["points"] = json!([pw, ph]);
+            }
+            p
+        })
+        .collect()
+}
+
+/// The fields recipient `r` sees: theirs and the shared ones.
+fn fields_json(fields: &[fields::Field], r: &Recipient) -> Vec<Value> {
+    fields
+        .iter()
+        .filter(|f| f.recipient_id.is_empty() || f.recipient_id == r.id)
+        .map(|f| {
+            json!({
+                "id": f.id, "type": f.kind.as_str(), "page_num": f.page_num,
+                "left": f.left, "top": f.top, "width": f.width, "height": f.height,
+                "required": f.required, "label": f.label,
+                // A merge field shows what signing will put in it.
+                "value": match f.kind.merged(r) {
+                    Some(v) if f.recipient_id == r.id && f.value.is_empty() => v,
+                    _ => f.value.clone(),
+                },
+                "mine": f.recipient_id == r.id,
+            })
+        })
+        .collect()
+}
+
+/// Whom recipient `i` waits for under a signing order, when it is not their turn.
+fn waiting_for(doc: &Document, i: usize) -> Vec<String> {
+    let r = &doc.recipients[i];
+    if doc.flags.is_signing_order && !recipient_states::in_turn(doc, i) {
+        doc.recipients
+            .iter()
+            .filter(|o| {
+                o.role != document::Role::Cc && o.order_num < r.order_num && !o.status.is_finished()
+            })
+            .map(|o| o.fullname())
+            .collect()
+    } else {
+        Vec::new()
+    }
 }
