@@ -46,6 +46,11 @@ pub fn key(entity: &str, id: &str) -> Vec<u8> {
     util::key(&[ATT, entity, id])
 }
 
+/// Writes a library attachment's record.
+pub fn store(cx: &mut Cx, a: &LibraryAttachment) {
+    cx.save(&key(&a.entity_id, &a.id), a);
+}
+
 pub fn blob_owner(id: &str) -> String {
     format!("attachment:{id}")
 }

@@ -15,6 +15,9 @@ use crate::base::keyspace::FOLD;
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
 use crate::base::util::{self, is_id};
+use crate::domain::auth::Principal;
+use crate::domain::document::{SortKey, folder_tag, index_prefix, scope_all};
+use crate::domain::{accounts, templates};
 use serde::{Deserialize, Serialize};
 
 /// The most folders an entity keeps (so the list stays one bounded answer).
@@ -106,4 +109,53 @@ pub fn check_target(cx: &mut Cx, entity: &str, id: &str, kind: Kind) -> ApiResul
         ));
     }
     Ok(folder.id)
+}
+
+/// Writes a folder, new or changed.
+pub fn store(cx: &mut Cx, folder: &Folder) {
+    cx.save(&key(&folder.entity_id, &folder.id), folder);
+}
+
+/// Deletes the entity's folder `id` for `pr`: 404 when there is none, 403 unless `pr`
+/// made it or is an admin, 409 while it holds folders, documents or templates (checked
+/// in that order).
+pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<()> {
+    let folder = find(cx, &pr.entity.id, id)?;
+    if folder.user_id != pr.user.id && pr.membership.role != accounts::Role::Admin {
+        return Err(http::ApiError::forbidden(
+            "forbidden",
+            "only the folder's maker or an admin deletes it",
+        ));
+    }
+    let busy = |what: &str| {
+        http::ApiError::new(
+            409,
+            "folder_not_empty",
+            format!("the folder {id} still holds {what}; move or delete them first"),
+        )
+    };
+    if all(cx, &pr.entity.id)
+        .iter()
+        .any(|f| f.parent_id == folder.id)
+    {
+        return Err(busy("folders"));
+    }
+    let docs = index_prefix(
+        &pr.entity.id,
+        &scope_all(),
+        &folder_tag(id),
+        SortKey::Created,
+    );
+    let (start, end) = prefix_range(&docs);
+    if !cx.p.scan(&start, &end, 1, false).is_empty() {
+        return Err(busy("documents"));
+    }
+    if templates::all(cx, &pr.entity.id)
+        .iter()
+        .any(|t| t.ext.folder_id == folder.id)
+    {
+        return Err(busy("templates"));
+    }
+    cx.p.delete(&key(&pr.entity.id, id));
+    Ok(())
 }

@@ -139,6 +139,31 @@ pub fn all<T: serde::de::DeserializeOwned>(cx: &mut Cx, table: &str, entity: &st
         .collect()
 }
 
+/// The entity's email templates (`emt/`).
+pub fn all_email(cx: &mut Cx, entity: &str) -> Vec<EmailTemplate> {
+    all(cx, EMT, entity)
+}
+
+/// The entity's communication templates (`cmt/`).
+pub fn all_communication(cx: &mut Cx, entity: &str) -> Vec<CommunicationTemplate> {
+    all(cx, CMT, entity)
+}
+
+/// Writes an email template of `entity`, new or changed.
+pub fn store_email(cx: &mut Cx, entity: &str, t: &EmailTemplate) {
+    cx.save(&email_key(entity, &t.id), t);
+}
+
+/// Writes a communication template of `entity`, new or changed.
+pub fn store_communication(cx: &mut Cx, entity: &str, t: &CommunicationTemplate) {
+    cx.save(&communication_key(entity, &t.id), t);
+}
+
+/// Writes the entity's default texts.
+pub fn store_entity_texts(cx: &mut Cx, entity: &str, texts: &EntityTexts) {
+    cx.save(&entity_texts_key(entity), texts);
+}
+
 /// Replaces the placeholders of `text` for one recipient of `doc`.
 pub fn fill(text: &str, doc: &Document, r: &Recipient, entity_name: &str) -> String {
     text.replace("{{document_name}}", &doc.name)

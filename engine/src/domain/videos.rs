@@ -37,6 +37,11 @@ pub fn key(entity: &str, id: &str) -> Vec<u8> {
     util::key(&[VID, entity, id])
 }
 
+/// Writes a video's record.
+pub fn store(cx: &mut Cx, v: &Video) {
+    cx.save(&key(&v.entity_id, &v.id), v);
+}
+
 pub fn blob_owner(id: &str) -> String {
     format!("video:{id}")
 }

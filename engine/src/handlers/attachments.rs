@@ -82,7 +82,7 @@ pub fn upload(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         secret,
         created_ms: cx.now(),
     };
-    cx.save(&attachments::key(&a.entity_id, &id), &a);
+    attachments::store(cx, &a);
     Ok(json(
         200,
         &json!({"id": id, "filename": name, "type": "file", "title": title}),

@@ -9,7 +9,7 @@ use crate::base::http::{self, ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
-use crate::domain::accounts::{self, Entity, entity_key};
+use crate::domain::accounts::{self, Entity};
 use crate::domain::auth::Principal;
 use crate::domain::branding;
 use crate::domain::mail_templates::{self, EntityTexts};
@@ -71,7 +71,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
             ));
         }
         e.name = name.trim().to_string();
-        cx.save(&entity_key(&e.id), &e);
+        accounts::store_entity(cx, &e);
     }
     let mut texts: EntityTexts = mail_templates::entity_texts(cx, &e.id);
     if let Some(s) = f.optional_str("email_send_subject")? {
@@ -80,7 +80,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     if let Some(m) = f.optional_str("email_send_message")? {
         texts.email_send_message = m;
     }
-    cx.save(&mail_templates::entity_texts_key(&e.id), &texts);
+    mail_templates::store_entity_texts(cx, &e.id, &texts);
     let color = f.optional_str("brand_color")?;
     let color = color.as_deref().map(str::trim);
     if color.is_some_and(|c| !c.is_empty() && !branding::is_color(c)) {

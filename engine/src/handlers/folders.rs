@@ -6,13 +6,9 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::prefix_range;
 use crate::base::util::{self, new_id};
-use crate::domain::accounts;
 use crate::domain::auth::Principal;
-use crate::domain::document::{SortKey, folder_tag, index_prefix, scope_all};
 use crate::domain::folders::{self, Folder, Kind, MAX_FOLDERS};
-use crate::domain::templates;
 use serde_json::{Value, json};
 
 fn folder_json(f: &Folder) -> Value {
@@ -74,49 +70,13 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
         user_id: pr.user.id.clone(),
         created_ms: cx.now(),
     };
-    cx.save(&folders::key(&folder.entity_id, &folder.id), &folder);
+    folders::store(cx, &folder);
     Ok(json(200, &folder_json(&folder)))
 }
 
 /// `DELETE /v1/folders/{id}`: by its maker or an admin, once nothing is filed in it.
 pub fn delete(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
-    let folder = folders::find(cx, &pr.entity.id, id)?;
-    if folder.user_id != pr.user.id && pr.membership.role != accounts::Role::Admin {
-        return Err(http::ApiError::forbidden(
-            "forbidden",
-            "only the folder's maker or an admin deletes it",
-        ));
-    }
-    let busy = |what: &str| {
-        http::ApiError::new(
-            409,
-            "folder_not_empty",
-            format!("the folder {id} still holds {what}; move or delete them first"),
-        )
-    };
-    if folders::all(cx, &pr.entity.id)
-        .iter()
-        .any(|f| f.parent_id == folder.id)
-    {
-        return Err(busy("folders"));
-    }
-    let docs = index_prefix(
-        &pr.entity.id,
-        &scope_all(),
-        &folder_tag(id),
-        SortKey::Created,
-    );
-    let (start, end) = prefix_range(&docs);
-    if !cx.p.scan(&start, &end, 1, false).is_empty() {
-        return Err(busy("documents"));
-    }
-    if templates::all(cx, &pr.entity.id)
-        .iter()
-        .any(|t| t.ext.folder_id == folder.id)
-    {
-        return Err(busy("templates"));
-    }
-    cx.p.delete(&folders::key(&pr.entity.id, id));
+    folders::delete(cx, pr, id)?;
     Ok(no_content())
 }
 

@@ -237,7 +237,7 @@ pub fn list_email(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
     for kind in ["sendout", "reminder"] {
         groups.insert(kind.into(), Value::Array(Vec::new()));
     }
-    let all: Vec<EmailTemplate> = mail_templates::all(cx, "emt", &entity);
+    let all: Vec<EmailTemplate> = mail_templates::all_email(cx, &entity);
     for t in &all {
         if let Some(Value::Array(items)) = groups.get_mut(&t.kind) {
             items.push(json!({"id": t.id, "name": t.name, "type": t.kind}));
@@ -252,7 +252,7 @@ pub fn create_email(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Res
     may_write(pr)?;
     let f = req.body_fields()?;
     f.only(&["name", "code", "type"])?;
-    if mail_templates::all::<EmailTemplate>(cx, "emt", &entity).len() >= MAX_TEMPLATES {
+    if mail_templates::all_email(cx, &entity).len() >= MAX_TEMPLATES {
         return Err(full("email templates"));
     }
     let now = cx.now();
@@ -266,7 +266,7 @@ pub fn create_email(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Res
         created_ms: now,
         updated_ms: now,
     };
-    cx.save(&mail_templates::email_key(&entity, &t.id), &t);
+    mail_templates::store_email(cx, &entity, &t);
     Ok(json(200, &email_json(&t)))
 }
 
@@ -294,7 +294,7 @@ pub fn update_email(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> Api
         t.kind = kind;
     }
     t.updated_ms = cx.now();
-    cx.save(&mail_templates::email_key(&entity, &t.id), &t);
+    mail_templates::store_email(cx, &entity, &t);
     Ok(no_content())
 }
 
@@ -316,7 +316,7 @@ pub fn list_communication(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResu
         Some(n) if n > 0 => (n as usize).min(MAX_TEMPLATES),
         _ => 20,
     };
-    let mut all: Vec<CommunicationTemplate> = mail_templates::all(cx, "cmt", &entity);
+    let mut all: Vec<CommunicationTemplate> = mail_templates::all_communication(cx, &entity);
     all.sort_by_key(|t| core::cmp::Reverse(t.created_ms));
     let items: Vec<Value> = all
         .iter()
@@ -351,10 +351,10 @@ pub fn create_communication(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiRe
         updated_ms: now,
     };
     apply_communication(&f, &mut t)?;
-    if mail_templates::all::<CommunicationTemplate>(cx, "cmt", &entity).len() >= MAX_TEMPLATES {
+    if mail_templates::all_communication(cx, &entity).len() >= MAX_TEMPLATES {
         return Err(full("communication templates"));
     }
-    cx.save(&mail_templates::communication_key(&entity, &t.id), &t);
+    mail_templates::store_communication(cx, &entity, &t);
     Ok(json(200, &communication_json(&t)))
 }
 
@@ -385,6 +385,6 @@ pub fn update_communication(
     apply_communication(&f, &mut t)?;
     t.updated_by = pr.user.id.clone();
     t.updated_ms = cx.now();
-    cx.save(&mail_templates::communication_key(&entity, &t.id), &t);
+    mail_templates::store_communication(cx, &entity, &t);
     Ok(no_content())
 }

@@ -7,12 +7,10 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::{self, prefix_range};
 use crate::base::util::{self, new_id};
 use crate::domain::auth::Principal;
-use crate::domain::document::hex;
 use crate::domain::list;
-use crate::domain::products::Product;
+use crate::domain::products::{self, Product};
 use serde_json::{Value, json};
 
 fn product_json(p: &Product) -> Value {
@@ -23,20 +21,13 @@ fn product_json(p: &Product) -> Value {
     })
 }
 
-/// The key prefix of an entity's products.
-fn prefix(pr: &Principal) -> String {
-    format!("prod/{}/", pr.entity.id)
-}
-
 /// `GET /v1/products`: the entity's products, newest first.
 pub fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
     let limit = list::limit_param(req, "limit")?;
-    let (start, end) = prefix_range(&prefix(pr));
-    let items: Vec<Value> =
-        cx.p.scan(&start, &end, limit, true)
-            .into_iter()
-            .map(|(_, v)| product_json(&records::decode::<Product>(&v)))
-            .collect();
+    let items: Vec<Value> = products::list(cx, &pr.entity.id, limit)
+        .iter()
+        .map(product_json)
+        .collect();
     Ok(json(200, &json!({ "products": items })))
 }
 
@@ -60,7 +51,6 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
         unit: f.optional_str("unit")?.unwrap_or_default(),
         created_ms: cx.now(),
     };
-    let key = format!("{}{}{}", prefix(pr), hex(p.created_ms), p.id);
-    cx.save(key.as_bytes(), &p);
+    products::add(cx, &pr.entity.id, &p);
     Ok(json(200, &product_json(&p)))
 }

@@ -7,11 +7,11 @@ use crate::base::cx::Cx;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, iso8601};
-use crate::domain::accounts::{Entity, entity_key};
-use crate::domain::document::{Comment, Document, Recipient, comments_prefix};
+use crate::domain::document::{Comment, Document, Recipient};
 use crate::domain::downloads::current_pdf;
 use crate::domain::{
-    blobs, evidence, fields, identity, notify, page_views, previews, public_files, signatures,
+    accounts, blobs, comments, evidence, fields, identity, notify, page_views, previews,
+    public_files, signatures,
 };
 use serde_json::{Value, json};
 
@@ -156,7 +156,7 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
             m.extend(set);
         }
     }
-    let entity = cx.load::<Entity>(&entity_key(&doc.entity_id));
+    let entity = accounts::entity(cx, &doc.entity_id).ok();
     let thumb = thumb_url(cx, doc);
     let mut v = json!({
         "id": id,
@@ -247,8 +247,7 @@ pub fn detail_json(cx: &mut Cx, doc: &Document, o: DetailOptions) -> Value {
         v["small_pages"] = pages_json(cx, doc, true);
     }
     if o.with_stats {
-        let (start, end) = comments_prefix(&doc.id);
-        let comments = cx.p.scan(&start, &end, u32::MAX, false).len();
+        let comments = comments::count(cx, &doc.id);
         let signed = doc
             .recipients
             .iter()
@@ -401,10 +400,8 @@ pub fn trail_events(cx: &mut Cx, doc: &Document, since_ms: u64) -> Vec<Value> {
                         r.company_name.clone(),
                     )
                 }),
-            "user" => cx
-                .load::<crate::domain::accounts::User>(&crate::domain::accounts::user_key(
-                    &e.actor_id,
-                ))
+            "user" => accounts::user(cx, &e.actor_id)
+                .ok()
                 .map_or_else(Default::default, |u| {
                     (u.email, u.first_name, u.last_name, String::new())
                 }),

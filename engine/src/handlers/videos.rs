@@ -140,7 +140,7 @@ pub fn upload(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         secret,
         created_ms: cx.now(),
     };
-    cx.save(&videos::key(&v.entity_id, &id), &v);
+    videos::store(cx, &v);
     Ok(json(
         200,
         &json!({"video_id": id, "job_id": id, "filename": name, "file_status": "ready"}),

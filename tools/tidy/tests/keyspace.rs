@@ -22,12 +22,7 @@ use std::path::Path;
 const KEYSPACE: &str = "base/keyspace.rs";
 
 /// Families still spelled as literals (under `engine/src/`): file, family.
-const LITERALS_LEFT: &[(&str, &str)] = &[
-    ("handlers/documents/read.rs", "dext"),
-    ("handlers/mail_templates.rs", "cmt"),
-    ("handlers/mail_templates.rs", "emt"),
-    ("handlers/products.rs", "prod"),
-];
+const LITERALS_LEFT: &[(&str, &str)] = &[("handlers/documents/read.rs", "dext")];
 
 /// The families the keyspace module declares.
 fn families(keyspace: &str) -> Vec<String> {
