@@ -291,12 +291,12 @@ fn name_of_url(url: &str) -> String {
         .to_string()
 }
 
-/// `POST /v1/upload`: stores a given file (ready at once) or asks the host to download
-/// a URL (pending until [`fetched`]); either expires unused after the configured time.
-pub fn create(cx: &mut Cx, pr: &Principal, source: NewUpload) -> ApiResult<Upload> {
+/// A new upload of the caller's, its id drawn, before its file is known: [`create`]
+/// completes it.
+pub fn draft(cx: &mut Cx, pr: &Principal) -> Upload {
     let now = cx.now();
     let ttl = cx.settings().upload_ttl_secs * 1000;
-    let mut upload = Upload {
+    Upload {
         id: util::new_id(cx),
         entity_id: pr.entity.id.clone(),
         user_id: pr.user.id.clone(),
@@ -310,7 +310,14 @@ pub fn create(cx: &mut Cx, pr: &Principal, source: NewUpload) -> ApiResult<Uploa
         failure: None,
         created_ms: now,
         expires_ms: now + ttl,
-    };
+    }
+}
+
+/// `POST /v1/upload` (its [`draft`] made first): stores a given file (ready at once) or
+/// asks the host to download a URL (pending until [`fetched`]); either expires unused
+/// after the configured time.
+pub fn create(cx: &mut Cx, mut upload: Upload, source: NewUpload) -> ApiResult<Upload> {
+    let now = upload.created_ms;
     match source {
         NewUpload::Given(file) => {
             let info = put_blob(cx, &file.bytes)?;

@@ -29,6 +29,7 @@ fn upload_json(u: &Upload) -> serde_json::Value {
 pub fn create(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
     let pr = authenticate(cx, req)?;
     let f = req.body_fields()?;
+    let draft = uploads::draft(cx, &pr);
     // Every member is checked, even one the chosen source makes unused.
     let file_url = f.optional_str("file_url")?;
     let source = if let Some(file) = given_file(&f)? {
@@ -43,7 +44,7 @@ pub fn create(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             "send the file as a multipart part `file`, as base64 `file_content` with `file_name`, or as `file_url`",
         ));
     };
-    let upload = uploads::create(cx, &pr, source)?;
+    let upload = uploads::create(cx, draft, source)?;
     Ok(json(200, &upload_json(&upload)))
 }
 
