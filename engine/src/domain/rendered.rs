@@ -2,7 +2,8 @@
 //! and what the render was for is finished — a seal (`sealed`), a send
 //! (`sending::finish_send`), a revision (sealed, and sent when asked), a refresh, or
 //! the sealing of a completed document ([`seal_back`]). A render superseded by a newer
-//! one, cancelled or of a deleted document is dropped.
+//! one, cancelled or of a deleted document is dropped. The pictures of a document's
+//! or a template's pages are a render too ([`previews_back`]).
 
 use crate::base::cx::Cx;
 #[allow(unused_imports)]
@@ -16,7 +17,7 @@ use crate::domain::document::{
 use crate::domain::events::emit_and_log;
 use crate::domain::sending::{finish_send, schedule_expiry, send_revision};
 use crate::domain::trail::{self, log};
-use crate::domain::{evidence, notify, pages};
+use crate::domain::{evidence, notify, pages, previews, templates};
 use serde_json::json;
 
 /// The render `seq` of document `id` is back with `result` (the job's `attempt`th
@@ -267,4 +268,19 @@ fn seal_failed(
     };
     let wait = (1000u64 << attempt.min(15)).min(cap);
     Some(cx.now() + wait)
+}
+
+/// Job `previews` (`owner`: `doc:{id}` or `template:{id}`): keeps the pictures of the
+/// owner's content pages; an owner gone meanwhile (a template in the trash) gets none.
+pub fn previews_back(cx: &mut Cx, owner: &str, file: &RenderedFile) {
+    let pages = if let Some(id) = owner.strip_prefix("doc:") {
+        load_doc(cx, id).map(|d| d.page_count())
+    } else if let Some(id) = owner.strip_prefix("template:") {
+        templates::load(cx, id)
+            .filter(|t| !t.trashed)
+            .and_then(|t| t.file.map(|f| f.pages.len()))
+    } else {
+        None
+    };
+    previews::record(cx, owner, file, pages);
 }

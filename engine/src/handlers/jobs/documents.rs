@@ -10,8 +10,7 @@ use crate::base::prelude::*;
 use crate::base::{job_kinds, work};
 use crate::domain::dates::{self, Reminder};
 use crate::domain::deletion::{self, Erase};
-use crate::domain::document::load_doc;
-use crate::domain::{bounces, imports, previews, rendered as renders, templates};
+use crate::domain::{bounces, imports, rendered as renders};
 
 /// The outcome of a job that runs again at `at`, if any; else done.
 fn done_or_retry(at: Option<u64>) -> JobOutcome {
@@ -46,16 +45,7 @@ pub fn previews_made(cx: &mut Cx, job: &Job) -> JobOutcome {
     let Ok(file) = outcome else {
         return api::JobOutcome::Done;
     };
-    let pages = if let Some(id) = owner.strip_prefix("doc:") {
-        load_doc(cx, id).map(|d| d.page_count())
-    } else if let Some(id) = owner.strip_prefix("template:") {
-        templates::load(cx, id)
-            .filter(|t| !t.trashed)
-            .and_then(|t| t.file.map(|f| f.pages.len()))
-    } else {
-        None
-    };
-    previews::record(cx, &owner, file, pages);
+    renders::previews_back(cx, &owner, file);
     api::JobOutcome::Done
 }
 
