@@ -63,6 +63,9 @@ pub enum Move {
     ChangePricing,
     /// `PUT` of what only a draft may change (external ids, an attachment's file).
     EditDraft,
+    /// `PUT`/`POST .../fields`: a draft's fields, placed on its pages (not while its
+    /// seal or send renders: they are drawn already).
+    EditFields,
 }
 
 /// Where a move leads.
@@ -161,6 +164,7 @@ pub const MOVES: &[Row] = &[
     row(Move::Expire,           ACTIVE,       When::Always,   To::Now(Expired),        Some("document.expired"),   (409, "invalid_status", "a {} document does not expire")),
     row(Move::ChangePricing,    PRICED,       When::Always,   To::Same,                None,                       (400, "invalid_status", "the pricing of a {} document cannot change")),
     row(Move::EditDraft,        UNSENT,       When::Always,   To::Same,                None,                       (409, "invalid_status", "a {} document's attachments are what its recipients were given; only a draft's change")),
+    row(Move::EditFields,       DRAFT,        When::NoRender, To::Same,                None,                       (400, "invalid_status", "fields can only be changed while the document is a draft; it is {}")),
 ];
 
 /// The row of `m`.
@@ -174,6 +178,13 @@ pub fn row_of(m: Move) -> &'static Row {
 /// Whether `doc`'s status is one `m` starts from (its condition not asked).
 pub fn allowed(doc: &Document, m: Move) -> bool {
     row_of(m).from.contains(&doc.status)
+}
+
+/// Whether `m` may happen to `doc` now: its status is one `m` starts from and the
+/// condition holds (no render under way for [`When::NoRender`]). [`may`] says why not.
+pub fn possible(doc: &Document, m: Move) -> bool {
+    let row = row_of(m);
+    row.from.contains(&doc.status) && (row.when != When::NoRender || doc.pending.is_none())
 }
 
 /// `Ok` when `m` may happen to `doc` now; else the answer the handler gives. A move
@@ -270,6 +281,31 @@ mod tests {
         for r in MOVES {
             assert_eq!(MOVES.iter().filter(|o| o.verb == r.verb).count(), 1);
         }
+    }
+
+    #[test]
+    fn fields_change_on_a_draft_not_rendering() {
+        use crate::domain::document::{Pending, RenderPurpose};
+        let mut d = Document::default();
+        assert!(possible(&d, Move::EditFields));
+        d.pending = Some(Pending {
+            purpose: RenderPurpose::Seal,
+            seq: 1,
+            message: String::new(),
+        });
+        assert!(!possible(&d, Move::EditFields), "its seal is rendering");
+        d.pending = None;
+        for s in [
+            Status::Importing,
+            Status::Sealed,
+            Status::Sent,
+            Status::Signed,
+        ] {
+            d.status = s;
+            assert!(!possible(&d, Move::EditFields), "{s:?}");
+        }
+        d.status = Status::Sealed;
+        assert!(possible(&d, Move::Remind));
     }
 
     #[test]

@@ -46,6 +46,7 @@ pub mod recipient_acts;
 pub mod recipient_states;
 pub mod rendered;
 pub mod rendering;
+pub mod roster;
 pub mod sending;
 pub mod signatures;
 pub mod signup;

@@ -14,7 +14,7 @@ use crate::domain::auth::Principal;
 use crate::domain::document::{
     self, Comment, Document, Recipient, Sender, comments_prefix, link_key,
 };
-use crate::domain::document_states;
+use crate::domain::document_states::{self, Move as DocMove};
 use crate::domain::events::emit_and_log;
 use crate::domain::links;
 use crate::domain::notify;
@@ -632,5 +632,115 @@ fn forwarded(cx: &mut Cx, doc: &mut Document, actor: &Actor, from: Option<&Recip
         "forwarded",
         detail,
         extra,
+    );
+}
+
+/// Whom a reminder (`POST .../reminders`) reaches: the signers and approvers the
+/// document waits on ([`waiting`]), only those who have not opened it yet when
+/// `only_unopened`, only those with a mobile number by SMS, only `ids` when given
+/// (each a recipient); 400 `nobody_to_remind` for nobody.
+pub fn to_remind(
+    doc: &Document,
+    sms: bool,
+    only_unopened: bool,
+    ids: Option<&[String]>,
+) -> ApiResult<Vec<Recipient>> {
+    let mut who = waiting(doc);
+    if only_unopened {
+        who.retain(|r| r.status == document::RecipientStatus::Sent);
+    }
+    if sms {
+        who.retain(|r| !r.mobile.is_empty());
+    }
+    if let Some(ids) = ids {
+        for rid in ids {
+            if doc.recipient(rid).is_none() {
+                return Err(bad(
+                    "invalid_recipient",
+                    format!("{rid} is not a recipient of this document"),
+                ));
+            }
+        }
+        who.retain(|r| ids.contains(&r.id));
+    }
+    if who.is_empty() {
+        return Err(bad(
+            "nobody_to_remind",
+            if sms {
+                "no recipient with a mobile number is waiting to sign, approve or review"
+            } else {
+                "no recipient is waiting to sign, approve or review"
+            },
+        ));
+    }
+    Ok(who)
+}
+
+/// A reminder to `ids` sent at `at` (job `doc.remind`), and its trail entry.
+pub fn schedule_reminder(
+    cx: &mut Cx,
+    doc: &mut Document,
+    actor: &Actor,
+    ids: &[String],
+    at: u64,
+    (message, sms): (&str, bool),
+) {
+    cx.p.schedule_job(JobSpec {
+        kind: job_kinds::DOC_REMIND.into(),
+        payload: serde_json::to_vec(
+            &json!({"doc": doc.id, "ids": ids, "message": message, "sms": sms}),
+        )
+        .unwrap_or_default(),
+        run_at_ms: at,
+        work: None,
+        scope: String::new(),
+    });
+    log(
+        cx,
+        doc,
+        actor,
+        "reminder_scheduled",
+        format!("reminder at {}", iso8601(at)),
+        None,
+    );
+}
+
+/// A new expiration date `at` (`POST .../expiration`, asked of the machine by the
+/// caller): an expired document is open again ([`DocMove::Reopen`]), an active one gets
+/// its expiry check, and with `notify_them` the recipients it is out to (sent, viewed,
+/// reviewed) are told.
+pub fn change_expiration(
+    cx: &mut Cx,
+    doc: &mut Document,
+    actor: &Actor,
+    at: u64,
+    notify_them: bool,
+) {
+    doc.expiration_ms = at;
+    if document_states::allowed(doc, DocMove::Reopen) {
+        document_states::apply(doc, DocMove::Reopen);
+    }
+    if document_states::allowed(doc, DocMove::Expire) {
+        schedule_expiry(cx, doc);
+    }
+    if notify_them {
+        for r in doc.recipients.clone() {
+            if matches!(
+                r.status,
+                document::RecipientStatus::Sent
+                    | document::RecipientStatus::Viewed
+                    | document::RecipientStatus::Reviewed
+            ) {
+                notify::expiration_changed(cx, doc, &r);
+            }
+        }
+    }
+    log(
+        cx,
+        doc,
+        actor,
+        "expiration_changed",
+        format!("expires {}", iso8601(at)),
+        None,
     );
 }

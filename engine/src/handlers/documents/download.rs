@@ -5,20 +5,17 @@
 //!
 //! | key | value |
 //! |---|---|
-//! | `ddl/{sha256 hex of secret}` | [`Link`] |
+//! | `ddl/{sha256 hex of secret}` | [`downloads::Link`] |
 
-use crate::base::api::{JobSpec, Request, Response};
+use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult, json};
-use crate::base::job_kinds;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records;
-use crate::base::util::{new_secret, sha256_hex};
 use crate::domain::access::{readable, writable};
 use crate::domain::auth::Principal;
-use crate::domain::downloads::{LINK_TTL_MS, Link, LinkExt, current_pdf, link_key};
-use crate::domain::{document, evidence, pages};
+use crate::domain::downloads::{self, LINK_TTL_MS, current_pdf, new_link, pdf_bytes};
+use crate::domain::{evidence, pages};
 use base64::Engine as _;
 use serde_json::json;
 
@@ -83,55 +80,17 @@ pub fn download(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResu
     let (blob, _) = current_pdf(&doc).ok_or_else(not_ready)?;
     let name = file_name(&doc.name);
     if direct {
-        let bytes = cx.p.get_blob(&blob).ok_or_else(|| {
-            http::ApiError::not_found("pdf_not_ready", "the document's PDF is not stored any more")
-        })?;
-        return Ok(pdf(bytes, &name));
+        return Ok(pdf(pdf_bytes(cx, &blob)?, &name));
     }
     let mut out = json!({"file": name});
     if with_content {
-        let bytes = cx.p.get_blob(&blob).ok_or_else(|| {
-            http::ApiError::not_found("pdf_not_ready", "the document's PDF is not stored any more")
-        })?;
+        let bytes = pdf_bytes(cx, &blob)?;
         out["file_content"] = json!(base64::engine::general_purpose::STANDARD.encode(bytes));
     }
     let document_url = new_link(cx, &doc.id, blob, name, "");
     out["document_url"] = json!(document_url);
     out["expires_in"] = json!(LINK_TTL_MS / 1000);
     Ok(json(200, &out))
-}
-
-/// A ten-minute link (`GET /v1/download/{secret}`) to `blob` of document `doc_id`,
-/// served as `content_type` (empty: a PDF); its URL.
-fn new_link(
-    cx: &mut Cx,
-    doc_id: &str,
-    blob: String,
-    file_name: String,
-    content_type: &str,
-) -> String {
-    let secret = new_secret(cx);
-    let hash = sha256_hex(secret.as_bytes());
-    let expires_ms = cx.now() + LINK_TTL_MS;
-    let link = Link {
-        doc_id: doc_id.to_string(),
-        blob,
-        file_name,
-        expires_ms,
-    };
-    let ext = LinkExt {
-        content_type: content_type.to_string(),
-    };
-    cx.p.put(&link_key(&hash), &records::encode_ext(&link, &ext));
-    cx.p.schedule_job(JobSpec {
-        kind: job_kinds::DOWNLOAD_LINK_FORGET.into(),
-        payload: hash.into_bytes(),
-        run_at_ms: expires_ms,
-        work: None,
-        scope: String::new(),
-    });
-    let base = cx.settings().base_url.trim_end_matches('/').to_string();
-    format!("{base}/v1/download/{secret}")
 }
 
 /// `POST /v1/documents/{id}/preview` (GetAccept's): a ten-minute link to a picture of
@@ -177,23 +136,7 @@ pub fn preview(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
 /// `GET /v1/download/{secret}`: the PDF behind a download link, while it lasts. No
 /// token: the link is the credential, so it is short-lived and unguessable.
 pub fn by_link(cx: &mut Cx, secret: &str) -> ApiResult<Response> {
-    let gone = || {
-        http::ApiError::not_found(
-            "link_not_found",
-            "this download link is not valid (any more); ask for a new one",
-        )
-    };
-    let stored =
-        cx.p.get(&link_key(&sha256_hex(secret.as_bytes())))
-            .ok_or_else(gone)?;
-    let (link, ext): (Link, LinkExt) = records::decode_ext(&stored);
-    // A recalled document is no longer shared: its links stop with the recall.
-    let doc = document::load_doc(cx, &link.doc_id);
-    let live = doc.is_some_and(|d| d.status != document::Status::Recalled);
-    if link.expires_ms <= cx.now() || !live {
-        return Err(gone());
-    }
-    let bytes = cx.p.get_blob(&link.blob).ok_or_else(gone)?;
+    let (link, ext, bytes) = downloads::by_link(cx, secret)?;
     let mut resp = pdf(bytes, &link.file_name);
     if !ext.content_type.is_empty() {
         resp.headers[0].1 = ext.content_type;

@@ -8,7 +8,8 @@ use crate::base::http::{self, ApiResult, Fields, json, member_text, no_content};
 use crate::base::prelude::*;
 use crate::domain::access::{readable, writable};
 use crate::domain::auth::Principal;
-use crate::domain::document::{self, Document};
+use crate::domain::document::Document;
+use crate::domain::document_states::{self as states, Move};
 use crate::domain::fields::{
     Field, MAX_FIELDS, checked_value, field_json, invalid, load, parse_field, save,
 };
@@ -37,7 +38,7 @@ fn set_values(f: &Fields, fields: &mut [Field]) -> ApiResult<()> {
 fn editable(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Document> {
     let doc = writable(cx, pr, id)?;
     // A draft whose seal or send is rendering already has its fields drawn.
-    if doc.status != document::Status::Draft || doc.pending.is_some() {
+    if !states::possible(&doc, Move::EditFields) {
         return Err(http::ApiError::bad_request(
             "invalid_status",
             format!(

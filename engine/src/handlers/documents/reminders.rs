@@ -1,18 +1,17 @@
 //! `POST /v1/documents/{id}/reminders`: reminders now or at a time.
 
-use crate::base::api::{JobSpec, Request, Response};
+use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
 use crate::base::http::{ApiError, ApiResult, json};
-use crate::base::job_kinds;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{iso8601, parse_time};
 use crate::domain::access::writable;
 use crate::domain::auth::Principal;
-use crate::domain::document::{self, store_doc};
+use crate::domain::document::store_doc;
 use crate::domain::document_states::{Move, may};
-use crate::domain::sending::{remind, waiting};
-use crate::domain::trail::{self, log};
+use crate::domain::sending;
+use crate::domain::trail;
 use crate::handlers::documents::input::recipient_ids;
 use serde_json::json;
 
@@ -21,10 +20,6 @@ use serde_json::json;
 /// `recipient_ids`, `send_at`, and GetAccept's `type` (`email` or `sms`), `not_opened`
 /// (only those who have not opened it) and `not_signed` (everyone still waiting, the
 /// default). All optional.
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;
@@ -47,35 +42,12 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
     };
     let only_unopened = f.optional_bool("not_opened")? == Some(true)
         && f.optional_bool("not_signed")? != Some(true);
-    let mut who = waiting(&doc);
-    if only_unopened {
-        who.retain(|r| r.status == document::RecipientStatus::Sent);
-    }
-    if sms {
-        who.retain(|r| !r.mobile.is_empty());
-    }
-    if f.has("recipient_ids") {
-        let ids = recipient_ids(&f)?;
-        for rid in &ids {
-            if doc.recipient(rid).is_none() {
-                return Err(bad(
-                    "invalid_recipient",
-                    format!("{rid} is not a recipient of this document"),
-                ));
-            }
-        }
-        who.retain(|r| ids.contains(&r.id));
-    }
-    if who.is_empty() {
-        return Err(bad(
-            "nobody_to_remind",
-            if sms {
-                "no recipient with a mobile number is waiting to sign, approve or review"
-            } else {
-                "no recipient is waiting to sign, approve or review"
-            },
-        ));
-    }
+    let chosen = if f.has("recipient_ids") {
+        Some(recipient_ids(&f)?)
+    } else {
+        None
+    };
+    let who = sending::to_remind(&doc, sms, only_unopened, chosen.as_deref())?;
     let before = doc.clone();
     let actor = trail::Actor::user(pr, Some(req));
     let ids: Vec<String> = who.iter().map(|r| r.id.clone()).collect();
@@ -89,27 +61,10 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
                 )
             })?;
             send_at = Some(iso8601(at));
-            cx.p.schedule_job(JobSpec {
-                kind: job_kinds::DOC_REMIND.into(),
-                payload: serde_json::to_vec(
-                    &json!({"doc": doc.id, "ids": ids, "message": message, "sms": sms}),
-                )
-                .unwrap_or_default(),
-                run_at_ms: at,
-                work: None,
-                scope: String::new(),
-            });
-            log(
-                cx,
-                &mut doc,
-                &actor,
-                "reminder_scheduled",
-                format!("reminder at {}", iso8601(at)),
-                None,
-            );
+            sending::schedule_reminder(cx, &mut doc, &actor, &ids, at, (&message, sms));
         }
         None => {
-            remind(cx, &mut doc, &who, &message, sms, &actor);
+            sending::remind(cx, &mut doc, &who, &message, sms, &actor);
         }
     }
     store_doc(cx, Some(&before), &mut doc);

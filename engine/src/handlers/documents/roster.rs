@@ -11,8 +11,8 @@ use crate::domain::access::writable;
 use crate::domain::auth::Principal;
 use crate::domain::document::{Document, store_doc};
 use crate::domain::recipient_states::{Move, may};
+use crate::domain::roster;
 use crate::domain::trail::{self, log};
-use crate::domain::{fields, links};
 
 fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
     http::ApiError::bad_request(code, text)
@@ -115,28 +115,8 @@ pub fn remove_recipient(
     let mut doc = writable(cx, pr, id)?;
     let i = position(&doc, rid)?;
     may(&doc, i, Move::Remove)?;
-    let r = doc.recipients[i].clone();
     let before = doc.clone();
-    doc.recipients.remove(i);
-    // Their fields go with them: nobody else may fill them, and a required one would
-    // stand unfilled on the final PDF.
-    let mut fields = fields::load(cx, &doc.id);
-    let count = fields.len();
-    fields.retain(|f| f.recipient_id != r.id);
-    if fields.len() != count {
-        fields::save(cx, &doc.id, &fields);
-    }
-    if let Some(key) = links::key_of(cx, &doc.id, &r) {
-        cx.p.delete(&key);
-    }
-    log(
-        cx,
-        &mut doc,
-        &trail::Actor::user(pr, Some(req)),
-        "recipient_removed",
-        format!("recipient {} ({})", r.id, r.fullname()),
-        None,
-    );
+    roster::remove(cx, &mut doc, i, &trail::Actor::user(pr, Some(req)));
     store_doc(cx, Some(&before), &mut doc);
     Ok(no_content())
 }

@@ -6,15 +6,15 @@ use crate::base::cx::Cx;
 use crate::base::http::{ApiError, ApiResult, Fields, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::{is_email, iso8601, parse_time};
+use crate::base::util::{is_email, parse_time};
 use crate::domain::access::writable;
 use crate::domain::auth::Principal;
-use crate::domain::document::{self, store_doc};
+use crate::domain::document::{self, Document, store_doc};
 use crate::domain::document_states::{self as states, Move, may};
 use crate::domain::rendering::request_render;
-use crate::domain::sending::schedule_expiry;
+use crate::domain::sending::change_expiration;
 use crate::domain::trail::{self, log};
-use crate::domain::{blobs, folders, notify, pricing, uploads};
+use crate::domain::{blobs, folders, pricing, uploads};
 use crate::handlers::documents::input;
 use serde_json::{Value, json};
 
@@ -39,33 +39,8 @@ pub fn expiration(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRe
     may(&doc, Move::ChangeExpiration)?;
     let notify_them = f.optional_bool("send_notification")?.unwrap_or(false);
     let before = doc.clone();
-    doc.expiration_ms = at;
-    if states::allowed(&doc, Move::Reopen) {
-        states::apply(&mut doc, Move::Reopen);
-    }
-    if states::allowed(&doc, Move::Expire) {
-        schedule_expiry(cx, &doc);
-    }
-    if notify_them {
-        for r in doc.recipients.clone() {
-            if matches!(
-                r.status,
-                document::RecipientStatus::Sent
-                    | document::RecipientStatus::Viewed
-                    | document::RecipientStatus::Reviewed
-            ) {
-                notify::expiration_changed(cx, &doc, &r);
-            }
-        }
-    }
-    log(
-        cx,
-        &mut doc,
-        &trail::Actor::user(pr, Some(req)),
-        "expiration_changed",
-        format!("expires {}", iso8601(at)),
-        None,
-    );
+    let actor = trail::Actor::user(pr, Some(req));
+    change_expiration(cx, &mut doc, &actor, at, notify_them);
     store_doc(cx, Some(&before), &mut doc);
     Ok(json(200, &json!({ "status": 1 })))
 }
@@ -86,100 +61,14 @@ fn opt_time(f: &Fields, name: &str) -> ApiResult<Option<Option<u64>>> {
 }
 
 /// `PUT /v1/documents/{id}`: the properties allowed for the status; 400 for any other.
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let mut doc = writable(cx, pr, id)?;
     let f = req.body_fields()?;
-    const DRAFT: &[&str] = &[
-        "external_id",
-        "external_client_id",
-        "is_private",
-        "value",
-        "comment_settings",
-        "sign_redirect",
-        "block_recipient_invite",
-        "sign_copy_emails",
-        "folder_id",
-        "language",
-    ];
-    const LATER: &[&str] = &[
-        "value",
-        "contract_start_date",
-        "contract_end_date",
-        "tags",
-        "is_private",
-        "comment_settings",
-        "sign_redirect",
-        "block_recipient_invite",
-        "sign_copy_emails",
-        "folder_id",
-        "language",
-    ];
-    let draft = states::allowed(&doc, Move::EditDraft);
-    let allowed = if draft { DRAFT } else { LATER };
-    if let Some(k) = f.map.keys().find(|k| !allowed.contains(&k.as_str())) {
-        return Err(bad(
-            "property_not_allowed",
-            format!(
-                "`{k}` cannot be updated while the document is {}; allowed: {}",
-                doc.status.as_str(),
-                allowed.join(", ")
-            ),
-        ));
-    }
+    check_keys(&doc, &f)?;
     let before = doc.clone();
-    if let Some(v) = f.optional_str("external_id")? {
-        doc.external_id = v;
-    }
-    if let Some(v) = f.optional_str("external_client_id")? {
-        doc.external_client_id = v;
-    }
-    if let Some(v) = f.optional_bool("is_private")? {
-        doc.flags.is_private = v;
-    }
-    if let Some(v) = f.optional_number("value")? {
-        doc.value = v;
-    }
-    match f.map.get("comment_settings") {
-        None => {}
-        Some(Value::String(s)) => doc.comment_settings = s.clone(),
-        Some(Value::Null) => doc.comment_settings.clear(),
-        Some(v) => doc.comment_settings = v.to_string(),
-    }
-    if let Some(v) = input::sign_redirect(&f)? {
-        doc.sign_redirect = v;
-    }
-    if let Some(v) = f.optional_bool("block_recipient_invite")? {
-        doc.block_recipient_invite = v;
-    }
+    set_properties(&f, &mut doc)?;
     if f.has("sign_copy_emails") {
-        let emails: Vec<String> = match &f.map["sign_copy_emails"] {
-            Value::Array(a) => a
-                .iter()
-                .map(|v| v.as_str().unwrap_or("").trim().to_string())
-                .collect(),
-            Value::String(s) => s
-                .split(',')
-                .map(|x| x.trim().to_string())
-                .filter(|x| !x.is_empty())
-                .collect(),
-            _ => {
-                return Err(bad(
-                    "invalid_field",
-                    "`sign_copy_emails` must be a list of emails",
-                ));
-            }
-        };
-        if let Some(e) = emails.iter().find(|e| !is_email(e)) {
-            return Err(bad(
-                "invalid_field",
-                format!("`sign_copy_emails`: {e:?} is not an email address"),
-            ));
-        }
-        doc.sign_copy_emails = emails;
+        doc.sign_copy_emails = sign_copy_emails(&f)?;
     }
     if let Some(v) = opt_time(&f, "contract_start_date")? {
         doc.contract_start_ms = v;
@@ -210,6 +99,107 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
     );
     store_doc(cx, Some(&before), &mut doc);
     Ok(no_content())
+}
+
+/// The members a `PUT` may name: a draft's ([`Move::EditDraft`]), or once sent the
+/// ones that may still change; 400 `property_not_allowed` for any other.
+fn check_keys(doc: &Document, f: &Fields) -> ApiResult<()> {
+    const DRAFT: &[&str] = &[
+        "external_id",
+        "external_client_id",
+        "is_private",
+        "value",
+        "comment_settings",
+        "sign_redirect",
+        "block_recipient_invite",
+        "sign_copy_emails",
+        "folder_id",
+        "language",
+    ];
+    const LATER: &[&str] = &[
+        "value",
+        "contract_start_date",
+        "contract_end_date",
+        "tags",
+        "is_private",
+        "comment_settings",
+        "sign_redirect",
+        "block_recipient_invite",
+        "sign_copy_emails",
+        "folder_id",
+        "language",
+    ];
+    let draft = states::allowed(doc, Move::EditDraft);
+    let allowed = if draft { DRAFT } else { LATER };
+    if let Some(k) = f.map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        return Err(bad(
+            "property_not_allowed",
+            format!(
+                "`{k}` cannot be updated while the document is {}; allowed: {}",
+                doc.status.as_str(),
+                allowed.join(", ")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The plain members of a `PUT`: ids, privacy, value, comment settings, redirect,
+/// `block_recipient_invite`.
+fn set_properties(f: &Fields, doc: &mut Document) -> ApiResult<()> {
+    if let Some(v) = f.optional_str("external_id")? {
+        doc.external_id = v;
+    }
+    if let Some(v) = f.optional_str("external_client_id")? {
+        doc.external_client_id = v;
+    }
+    if let Some(v) = f.optional_bool("is_private")? {
+        doc.flags.is_private = v;
+    }
+    if let Some(v) = f.optional_number("value")? {
+        doc.value = v;
+    }
+    match f.map.get("comment_settings") {
+        None => {}
+        Some(Value::String(s)) => doc.comment_settings = s.clone(),
+        Some(Value::Null) => doc.comment_settings.clear(),
+        Some(v) => doc.comment_settings = v.to_string(),
+    }
+    if let Some(v) = input::sign_redirect(f)? {
+        doc.sign_redirect = v;
+    }
+    if let Some(v) = f.optional_bool("block_recipient_invite")? {
+        doc.block_recipient_invite = v;
+    }
+    Ok(())
+}
+
+/// `sign_copy_emails`: a list (or a comma-separated text) of email addresses.
+fn sign_copy_emails(f: &Fields) -> ApiResult<Vec<String>> {
+    let emails: Vec<String> = match &f.map["sign_copy_emails"] {
+        Value::Array(a) => a
+            .iter()
+            .map(|v| v.as_str().unwrap_or("").trim().to_string())
+            .collect(),
+        Value::String(s) => s
+            .split(',')
+            .map(|x| x.trim().to_string())
+            .filter(|x| !x.is_empty())
+            .collect(),
+        _ => {
+            return Err(bad(
+                "invalid_field",
+                "`sign_copy_emails` must be a list of emails",
+            ));
+        }
+    };
+    if let Some(e) = emails.iter().find(|e| !is_email(e)) {
+        return Err(bad(
+            "invalid_field",
+            format!("`sign_copy_emails`: {e:?} is not an email address"),
+        ));
+    }
+    Ok(emails)
 }
 
 /// `PUT /v1/documents/{id}/pricing-tables`: replaces the tables; a sealed or sent
