@@ -13,8 +13,7 @@ use esign_tidy::status_refs;
 use std::collections::BTreeMap;
 
 /// Today's handlers that name statuses (under `engine/src/handlers/`), and how often.
-const STATUS_REFS_LEFT: &[(&str, usize)] = &[
-];
+const STATUS_REFS_LEFT: &[(&str, usize)] = &[];
 
 /// What this list counts and says.
 const LIST: Shrinking = Shrinking {

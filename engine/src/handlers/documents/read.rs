@@ -6,12 +6,11 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::records::decode;
 use crate::base::util::iso8601;
 use crate::domain::access::{access, readable};
 use crate::domain::auth::Principal;
-use crate::domain::document::{self, Comment, Document, comments_prefix};
-use crate::domain::{list, pricing, trail};
+use crate::domain::document::{self, Document};
+use crate::domain::{comments, list, pricing, trail};
 use crate::handlers::shapes::{
     self, DetailOptions, comment_json, detail_json, flag, pages_json, recipient_json,
 };
@@ -186,21 +185,18 @@ pub fn events(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
 /// `GET /v1/documents/{id}/comments`: a bare array, as GetAccept answers it.
 pub fn comments(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let doc = readable(cx, pr, id)?;
-    let (start, end) = comments_prefix(&doc.id);
-    let items: Vec<Value> =
-        cx.p.scan(&start, &end, u32::MAX, false)
-            .into_iter()
-            .map(|(_, v)| {
-                let c = decode::<Comment>(&v);
-                let mut out = comment_json(&c);
-                // GetAccept's members: who wrote it, and whether the caller did.
-                out["email"] = json!(c.author_email);
-                out["full_name"] = json!(c.author_name);
-                out["thumb_url"] = json!("");
-                out["self"] = json!(u8::from(c.author_id == pr.user.id));
-                out
-            })
-            .collect();
+    let items: Vec<Value> = comments::all(cx, &doc.id)
+        .into_iter()
+        .map(|c| {
+            let mut out = comment_json(&c);
+            // GetAccept's members: who wrote it, and whether the caller did.
+            out["email"] = json!(c.author_email);
+            out["full_name"] = json!(c.author_name);
+            out["thumb_url"] = json!("");
+            out["self"] = json!(u8::from(c.author_id == pr.user.id));
+            out
+        })
+        .collect();
     Ok(json(200, &Value::Array(items)))
 }
 
