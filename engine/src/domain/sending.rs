@@ -744,3 +744,53 @@ pub fn change_expiration(
         None,
     );
 }
+
+/// A new revision of `doc` (`POST .../revisions`, asked of the machine by the caller):
+/// 403 `signing_requirements` when the signing settings do not hold, 400 while another
+/// revision renders or once anyone has signed or approved; else it is rendered, and with
+/// `send` goes out to the recipients when done ([`send_revision`]).
+pub fn revise(
+    cx: &mut Cx,
+    doc: &mut Document,
+    actor: &Actor,
+    message: String,
+    send: bool,
+) -> ApiResult<()> {
+    if let Some(why) = signing_problem(doc) {
+        return Err(ApiError::forbidden("signing_requirements", why));
+    }
+    if matches!(
+        doc.pending,
+        Some(document::Pending {
+            purpose: document::RenderPurpose::Revision { .. },
+            ..
+        })
+    ) {
+        return Err(bad(
+            "revision_processing",
+            "another revision of this document is still processing",
+        ));
+    }
+    if doc
+        .recipients
+        .iter()
+        .any(|r| r.status.has_signed_or_approved())
+    {
+        return Err(bad(
+            "already_signed",
+            "a recipient has already signed or approved this document; it cannot be revised",
+        ));
+    }
+    let number = doc.revisions.len() as u32 + 1;
+    doc.revisions.push(document::Revision {
+        number,
+        message: message.clone(),
+        created_ms: cx.now(),
+        sealed_ms: None,
+        content_sha256: None,
+    });
+    request_render(cx, doc, document::RenderPurpose::Revision { send }, message);
+    let detail = format!("revision {number}");
+    log(cx, doc, actor, "revision_created", detail, None);
+    Ok(())
+}

@@ -3,19 +3,16 @@
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
-use crate::base::http::{self, ApiError, ApiResult, Fields, json, no_content};
+use crate::base::http::{ApiError, ApiResult, Fields, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, is_email};
 use crate::domain::access::writable;
 use crate::domain::auth::Principal;
-use crate::domain::document::{self, Document, Pending, Sender, store_doc};
+use crate::domain::document::{Document, Sender, store_doc};
 use crate::domain::document_states::{Move, may};
-use crate::domain::rendering::request_render;
-use crate::domain::sending::{
-    self, ForwardTo, Forwarded, assign_links, send_batch, signing_problem, start_send,
-};
-use crate::domain::trail::{self, log};
+use crate::domain::sending::{self, ForwardTo, Forwarded, assign_links, send_batch, start_send};
+use crate::domain::trail;
 use crate::handlers::documents::input::recipient_ids;
 use crate::handlers::shapes::{self, DetailOptions, detail_json, recipient_json};
 use serde_json::{Value, json};
@@ -175,55 +172,9 @@ pub fn revise(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
     };
     let send = f.optional_bool("send_document")?.unwrap_or(false);
     may(&doc, Move::Revise)?;
-    if let Some(why) = signing_problem(&doc) {
-        return Err(http::ApiError::forbidden("signing_requirements", why));
-    }
-    if matches!(
-        doc.pending,
-        Some(Pending {
-            purpose: document::RenderPurpose::Revision { .. },
-            ..
-        })
-    ) {
-        return Err(bad(
-            "revision_processing",
-            "another revision of this document is still processing",
-        ));
-    }
-    if doc
-        .recipients
-        .iter()
-        .any(|r| r.status.has_signed_or_approved())
-    {
-        return Err(bad(
-            "already_signed",
-            "a recipient has already signed or approved this document; it cannot be revised",
-        ));
-    }
     let before = doc.clone();
-    let now = cx.now();
-    let number = doc.revisions.len() as u32 + 1;
-    doc.revisions.push(document::Revision {
-        number,
-        message: message.clone(),
-        created_ms: now,
-        sealed_ms: None,
-        content_sha256: None,
-    });
-    request_render(
-        cx,
-        &mut doc,
-        document::RenderPurpose::Revision { send },
-        message,
-    );
-    log(
-        cx,
-        &mut doc,
-        &trail::Actor::user(pr, Some(req)),
-        "revision_created",
-        format!("revision {number}"),
-        None,
-    );
+    let actor = trail::Actor::user(pr, Some(req));
+    sending::revise(cx, &mut doc, &actor, message, send)?;
     store_doc(cx, Some(&before), &mut doc);
     Ok(no_content())
 }
