@@ -563,7 +563,9 @@ fn damaged_stores_fail_the_check(backup: &Path, backups: &Path, sealed_id: &str)
     let dir = backups.join("damaged-store");
     admin_ok(&dir, &["restore", "--from", backup.to_str().unwrap()]);
     {
-        let store = esign_host::store::Store::new(esign_host::store::sled::SledBackend::open(&dir).unwrap());
+        let store = esign_host::store::Store::new(
+            esign_host::store::sled::SledBackend::open(&dir).unwrap(),
+        );
         let mut txn = store.begin();
         let refs = txn.scan(b"d/bref/", b"d/bref0", usize::MAX, false).unwrap();
         let owner = format!("/doc:{sealed_id}");

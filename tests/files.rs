@@ -24,7 +24,8 @@ fn uploads_and_file_sources_import_in_the_background() {
     // Multipart upload.
     let form = reqwest::blocking::multipart::Form::new().part(
         "file",
-        reqwest::blocking::multipart::Part::bytes(esign_host::pdf::sample_pdf(3)).file_name("three.pdf"),
+        reqwest::blocking::multipart::Part::bytes(esign_host::pdf::sample_pdf(3))
+            .file_name("three.pdf"),
     );
     let (status, up) = call(s.post("/v1/upload").bearer_auth(&t).multipart(form));
     assert_eq!(status, 200, "{up}");
@@ -189,7 +190,10 @@ fn counting_proxy() -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) 
 
 #[test]
 fn proxy_variables_do_not_carry_downloads_past_the_address_check() {
-    let files = FileServer::start(vec![("/doc.pdf", Canned::ok(esign_host::pdf::sample_pdf(1)))]);
+    let files = FileServer::start(vec![(
+        "/doc.pdf",
+        Canned::ok(esign_host::pdf::sample_pdf(1)),
+    )]);
     let (proxy, connections) = counting_proxy();
     let ca = files.ca_file.display().to_string();
     let env: Vec<(&str, &str)> = ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]

@@ -7,12 +7,12 @@
 #[path = "common/formats_component.rs"]
 mod formats_component;
 
-use esign_host::bindings::{WorkOrder, WorkOutcome};
-use esign_host::runtime::EMBEDDED_FORMATS;
 use esign_formats::digest::sha256_hex;
 use esign_formats::seal::keys::{LocalKey, generate};
 use esign_formats::work as shared;
 use esign_formats::{office, pdf};
+use esign_host::bindings::{WorkOrder, WorkOutcome};
+use esign_host::runtime::EMBEDDED_FORMATS;
 use formats_component::{FormatsComponent, MemIo, NOW_MS, Tsa};
 use std::path::Path;
 use std::sync::OnceLock;
@@ -135,7 +135,9 @@ fn png() -> Vec<u8> {
 /// A render order over `sources`, with stamps of every kind, an appendix and a summary
 /// with signatures (one drawn from `sig`, one typed), sealed when `seal`.
 fn render_order(sources: &[&str], seal: bool) -> WorkOrder {
-    use esign_host::bindings::{Block, RenderOrder, SealOrder, SignatureBlock, Stamp, StampContent};
+    use esign_host::bindings::{
+        Block, RenderOrder, SealOrder, SignatureBlock, Stamp, StampContent,
+    };
     let stamp = |page, left, top, content| Stamp {
         page,
         left,

@@ -160,7 +160,10 @@ fn serve_runs_another_engine_build_given_with_engine() {
         .iter()
         .find(|l| l.starts_with("engine component: "))
         .expect("the start-up line naming the engine");
-    assert!(line.contains(&esign_host::ids::sha256_hex(&other)), "{line}");
+    assert!(
+        line.contains(&esign_host::ids::sha256_hex(&other)),
+        "{line}"
+    );
     assert!(!line.contains(&esign_host::ids::sha256_hex(&embedded)));
     let plain = Server::start(&[]);
     assert!(

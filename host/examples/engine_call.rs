@@ -4,12 +4,12 @@
 //! instantiation alone, calls that touch no store, and the full dispatcher path with
 //! commit. Prints one line per measure; `bench/run.sh` runs it.
 
+use esign_engine as native;
 use esign_host::bindings::{Origin, Request};
 use esign_host::calls::Dispatcher;
 use esign_host::passwords::Passwords;
 use esign_host::runtime::{EMBEDDED_ENGINE, Faults, Runtime, Shared, default_settings};
 use esign_host::store::{Store, Txn, sled::SledBackend};
-use esign_engine as native;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 

@@ -7,9 +7,9 @@
 //!
 //! Usage: `seal_bench` (env `SEAL_BENCH_ROUNDS` overrides the 50 rounds).
 
+use esign_formats::seal;
 use esign_host::evidence::{Sealer, keys};
 use esign_host::{pdf, raster};
-use esign_formats::seal;
 use std::time::{Duration, Instant};
 
 fn pct(sorted: &[Duration], p: f64) -> f64 {

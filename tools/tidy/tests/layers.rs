@@ -59,7 +59,10 @@ const HOST: Layers = Layers {
         ),
         ("runtime", &["runtime/"]),
         ("dispatcher", &["calls.rs"]),
-        ("workers", &["job_runner.rs", "mail/", "sms/", "webhooks.rs"]),
+        (
+            "workers",
+            &["job_runner.rs", "mail/", "sms/", "webhooks.rs"],
+        ),
         (
             "server and CLI",
             &[
