@@ -1,7 +1,8 @@
 //! The base layer: what every other module may use and which uses nothing above it.
 //! The engine's interface types and [`cx::Cx`], records and keys, the HTTP error shape
-//! and body decoding, HTML escaping, the work order types, job kinds, the key families
-//! (`keyspace`), the policy defaults (`policy`), small helpers.
+//! and body decoding, the query parameters of lists (`query`), HTML escaping, the work
+//! order types, job kinds, the key families (`keyspace`), the policy defaults
+//! (`policy`), small helpers.
 
 pub mod api;
 pub mod cx;
@@ -15,6 +16,7 @@ pub mod messages;
 pub mod policy;
 #[allow(unused_imports)]
 pub mod prelude;
+pub mod query;
 pub mod records;
 pub mod util;
 pub mod work;

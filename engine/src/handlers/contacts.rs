@@ -11,10 +11,10 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::query::{self, parse_int};
 use crate::base::util::{self, is_email, is_mobile, new_id};
 use crate::domain::auth::Principal;
 use crate::domain::contacts::{self, Contact, ListQuery, Owners};
-use crate::domain::list::{self, parse_int};
 use serde_json::{Value, json};
 
 pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
@@ -118,7 +118,7 @@ pub fn list_contacts(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Re
         .trim()
         .to_lowercase();
     let offset = parse_int(req, "offset")?.unwrap_or(0).max(0) as usize;
-    let limit = list::limit_param(req, "limit")? as usize;
+    let limit = query::limit_param(req, "limit")? as usize;
     let q = ListQuery {
         filter,
         sort,

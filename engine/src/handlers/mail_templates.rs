@@ -7,10 +7,10 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult, Fields, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::query;
 use crate::base::util::{self, new_id};
 use crate::domain::accounts;
 use crate::domain::auth::Principal;
-use crate::domain::list;
 use crate::domain::mail_templates::{
     self, CommunicationTemplate, ConversationTexts, EmailTemplate, MAX_TEMPLATES, MailTexts,
 };
@@ -311,8 +311,8 @@ pub fn list_communication(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResu
             format!("`statuses` must be published or draft, not {s:?}"),
         ));
     }
-    let offset = list::parse_int(req, "offset")?.unwrap_or(0).max(0) as usize;
-    let limit = match list::parse_int(req, "limit")? {
+    let offset = query::parse_int(req, "offset")?.unwrap_or(0).max(0) as usize;
+    let limit = match query::parse_int(req, "limit")? {
         Some(n) if n > 0 => (n as usize).min(MAX_TEMPLATES),
         _ => 20,
     };

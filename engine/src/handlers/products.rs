@@ -7,9 +7,9 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::query;
 use crate::base::util::{self, new_id};
 use crate::domain::auth::Principal;
-use crate::domain::list;
 use crate::domain::products::{self, Product};
 use serde_json::{Value, json};
 
@@ -23,7 +23,7 @@ fn product_json(p: &Product) -> Value {
 
 /// `GET /v1/products`: the entity's products, newest first.
 pub fn list(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response> {
-    let limit = list::limit_param(req, "limit")?;
+    let limit = query::limit_param(req, "limit")?;
     let items: Vec<Value> = products::list(cx, &pr.entity.id, limit)
         .iter()
         .map(product_json)

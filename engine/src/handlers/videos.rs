@@ -9,11 +9,12 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::query;
 use crate::base::util::{self, new_id};
 use crate::domain::auth::authenticate;
 use crate::domain::public_files;
+use crate::domain::uploads;
 use crate::domain::videos::{self, MAX_VIDEOS, Video};
-use crate::domain::{list, uploads};
 use serde_json::{Value, json};
 
 /// The picture `thumb_url` names: the signing page's video poster.
@@ -63,8 +64,8 @@ pub fn list_videos(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         flag(req, "include_video_url")?.unwrap_or(true),
         flag(req, "include_thumb_url")?.unwrap_or(true),
     );
-    let offset = list::parse_int(req, "offset")?.unwrap_or(0).max(0) as usize;
-    let limit = list::limit_param(req, "limit")? as usize;
+    let offset = query::parse_int(req, "offset")?.unwrap_or(0).max(0) as usize;
+    let limit = query::limit_param(req, "limit")? as usize;
     let mut all = videos::all(cx, &pr.entity.id);
     all.sort_by(|a, b| b.created_ms.cmp(&a.created_ms).then(b.id.cmp(&a.id)));
     let items: Vec<Value> = all

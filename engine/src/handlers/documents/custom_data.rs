@@ -6,6 +6,7 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult, Fields, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::query;
 use crate::base::util::iso8601;
 use crate::domain::access::{readable, writable};
 use crate::domain::auth::Principal;
@@ -13,7 +14,6 @@ use crate::domain::custom_data::{
     self, Property, Value, check_declared_type, check_key, check_label, check_type,
     may_change_properties, properties, typed, values,
 };
-use crate::domain::list;
 use serde_json::json;
 
 fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
@@ -61,8 +61,8 @@ pub fn add_property(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Res
 /// `GET .../custom-data` (`limit` 1–1000, default 100; `offset`).
 pub fn list(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
     let doc = readable(cx, pr, id)?;
-    let limit = list::limit_param(req, "limit")?;
-    let offset = list::parse_int(req, "offset")?.unwrap_or(0).max(0);
+    let limit = query::limit_param(req, "limit")?;
+    let offset = query::parse_int(req, "offset")?.unwrap_or(0).max(0);
     let all = values(cx, &doc.id);
     let items: Vec<_> = all
         .iter()

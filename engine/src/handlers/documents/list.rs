@@ -5,10 +5,11 @@ use crate::base::cx::Cx;
 use crate::base::http::{ApiResult, json_of};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::query::{limit_param, parse_int};
 use crate::base::util::{self, is_email};
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, scope_all};
-use crate::domain::list::{Query, limit_param, parse_int, run, team_scopes};
+use crate::domain::list::{Query, run, team_scopes};
 use crate::handlers::shapes::{ListItem, list_item};
 
 /// `GET /v1/documents`.

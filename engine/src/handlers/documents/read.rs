@@ -6,6 +6,7 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::base::query;
 use crate::base::util::iso8601;
 use crate::domain::access::{access, readable};
 use crate::domain::auth::Principal;
@@ -72,7 +73,7 @@ pub fn external(cx: &mut Cx, pr: &Principal, req: &Request, ext: &str) -> ApiRes
             "showall is not accepted by the external-id read",
         ));
     }
-    let ext = list::percent_decoded(ext);
+    let ext = query::percent_decoded(ext);
     let ids = list::lookup(cx, &pr.entity.id, "dext", &ext, 100);
     for id in ids {
         let Some(doc) = document::load_doc(cx, &id) else {
