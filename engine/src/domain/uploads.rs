@@ -5,7 +5,7 @@
 
 use crate::base::api::JobSpec;
 use crate::base::cx::Cx;
-use crate::base::http::{self, ApiResult, Fields};
+use crate::base::http::{self, ApiResult};
 use crate::base::job_kinds;
 use crate::base::keyspace::UPL;
 #[allow(unused_imports)]
@@ -14,7 +14,6 @@ use crate::base::util::{self, is_id};
 use crate::base::work;
 use crate::domain::auth::Principal;
 use crate::domain::blobs;
-use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -135,30 +134,6 @@ pub fn touch(cx: &mut Cx, upload: &mut Upload) {
     }
 }
 
-/// Decodes base64 (standard or URL-safe, padded or not).
-pub fn decode_base64(field: &str, text: &str) -> ApiResult<Vec<u8>> {
-    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-    let cleaned: String = text
-        .split(',')
-        .next_back()
-        .unwrap_or("")
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
-        if let Ok(bytes) = engine.decode(&cleaned) {
-            if bytes.is_empty() {
-                break;
-            }
-            return Ok(bytes);
-        }
-    }
-    Err(http::ApiError::bad_request(
-        "invalid_field",
-        format!("the field `{field}` must be non-empty base64"),
-    ))
-}
-
 /// Stores bytes as a blob; 503 (nothing done) when blob storage is unavailable.
 pub fn put_blob(cx: &mut Cx, data: &[u8]) -> ApiResult<work::BlobInfo> {
     cx.p.put_blob(data).map_err(|why| {
@@ -194,80 +169,42 @@ pub struct GivenFile {
     pub bytes: Vec<u8>,
 }
 
-/// The file a request carries inline, if any (multipart part or base64 content).
-pub fn given_file(f: &Fields) -> ApiResult<Option<GivenFile>> {
-    if f.files.len() > 1 {
-        return Err(http::ApiError::bad_request(
-            "too_many_files",
-            "only one file may be uploaded in one request",
-        ));
-    }
-    if let Some(part) = f.files.first() {
-        if part.name != "file" {
-            return Err(http::ApiError::bad_request(
-                "invalid_field",
-                format!("a file part must be named `file`, not `{}`", part.name),
-            ));
-        }
-        if part.data.is_empty() {
-            return Err(http::ApiError::bad_request(
-                "invalid_field",
-                "the uploaded file is empty",
-            ));
-        }
-        return Ok(Some(GivenFile {
-            name: part.filename.clone().unwrap_or_default(),
-            bytes: part.data.clone(),
-        }));
-    }
-    if let Some(content) = f.optional_str("file_content")? {
-        let bytes = decode_base64("file_content", &content)?;
-        let name = f.optional_str("file_name")?.unwrap_or_default();
-        return Ok(Some(GivenFile { name, bytes }));
-    }
-    Ok(None)
+/// Where the file of a library upload (video or attachment) comes from, as the request
+/// gave it (`handlers::inputs::file_source` reads it).
+pub enum FileSource {
+    /// Given in the request (a multipart part, or base64).
+    Given(GivenFile),
+    /// A finished upload's (`file_id`).
+    Upload(String),
 }
 
-/// The file of a library upload (video or attachment): inline, or a finished upload's
-/// (`file_id`). A `file_url` is fetched by `POST /v1/upload` first.
-pub fn file_of(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<(String, Vec<u8>)> {
-    // Every member is read (and type-checked) whichever source is used.
-    let file_id = f.optional_str("file_id")?.filter(|i| !i.is_empty());
-    let file_url = f.optional_str("file_url")?.filter(|u| !u.is_empty());
-    f.optional_str("file_name")?;
-    if let Some(file) = given_file(f)? {
-        let name = if file.name.is_empty() {
-            "file".to_string()
-        } else {
-            file.name
-        };
-        return Ok((name, file.bytes));
-    }
-    if let Some(id) = file_id {
-        let up = find(cx, pr, &id)
-            .filter(|u| u.status == UploadStatus::Ready)
-            .ok_or_else(|| {
-                http::ApiError::not_found("file_not_found", format!("no usable upload {id}"))
-            })?;
-        let bytes = up
-            .blob
-            .as_deref()
-            .and_then(|b| cx.p.get_blob(b))
-            .ok_or_else(|| {
-                http::ApiError::not_found("file_not_found", format!("no usable upload {id}"))
-            })?;
-        return Ok((up.name, bytes));
-    }
-    if file_url.is_some() {
-        return Err(http::ApiError::bad_request(
-            "invalid_field",
-            "a file_url is fetched by POST /v1/upload: send its file_id here once its file_status is ready",
-        ));
-    }
-    Err(http::ApiError::bad_request(
-        "missing_field",
-        "send the file as a multipart part `file`, as base64 `file_content` with `file_name`, or as the `file_id` of an upload",
-    ))
+/// The file of a library upload: its name (`file` when none was given) and bytes; an
+/// upload must be the caller's and ready.
+pub fn library_file(cx: &mut Cx, pr: &Principal, src: FileSource) -> ApiResult<(String, Vec<u8>)> {
+    let id = match src {
+        FileSource::Given(file) => {
+            let name = if file.name.is_empty() {
+                "file".to_string()
+            } else {
+                file.name
+            };
+            return Ok((name, file.bytes));
+        }
+        FileSource::Upload(id) => id,
+    };
+    let up = find(cx, pr, &id)
+        .filter(|u| u.status == UploadStatus::Ready)
+        .ok_or_else(|| {
+            http::ApiError::not_found("file_not_found", format!("no usable upload {id}"))
+        })?;
+    let bytes = up
+        .blob
+        .as_deref()
+        .and_then(|b| cx.p.get_blob(b))
+        .ok_or_else(|| {
+            http::ApiError::not_found("file_not_found", format!("no usable upload {id}"))
+        })?;
+    Ok((up.name, bytes))
 }
 
 /// Where a new upload's file comes from (`POST /v1/upload`).

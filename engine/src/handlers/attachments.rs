@@ -11,6 +11,7 @@ use crate::domain::attachments::{self, LibraryAttachment, MAX_ATTACHMENTS};
 use crate::domain::auth::authenticate;
 use crate::domain::public_files;
 use crate::domain::uploads;
+use crate::handlers::inputs;
 use serde_json::{Value, json};
 
 fn attachment_json(cx: &mut Cx, a: &LibraryAttachment) -> Value {
@@ -54,7 +55,7 @@ pub fn upload(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         "file_url",
         "title",
     ])?;
-    let (name, bytes) = uploads::file_of(cx, &pr, &f)?;
+    let (name, bytes) = uploads::library_file(cx, &pr, inputs::file_source(&f)?)?;
     if attachments::all(cx, &pr.entity.id).len() as u32 >= MAX_ATTACHMENTS {
         return Err(http::ApiError::new(
             409,

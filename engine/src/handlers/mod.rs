@@ -1,6 +1,7 @@
 //! The handler layer: one module or folder per family of routes (and the job handlers),
 //! each translating a request (or a job) into domain calls and the answer. A handler
-//! never imports another family's handler; the shapes they share are in [`shapes`].
+//! never imports another family's handler; the shapes they share are in [`shapes`], the
+//! body members several read in [`inputs`].
 
 pub mod admin;
 pub mod agents;
@@ -12,6 +13,7 @@ pub mod documents;
 pub mod entity;
 pub mod evidence;
 pub mod folders;
+pub mod inputs;
 pub mod jobs;
 pub mod mail_templates;
 pub mod notifications;

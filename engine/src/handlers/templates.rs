@@ -12,7 +12,8 @@ use crate::domain::templates::{
     self, FieldKind, NewAttachment, NewSource, NewTemplate, PageFields, Template, TemplateChange,
     TemplateExt, TemplateField, TemplateRole, find, page_fields,
 };
-use crate::domain::{document, fields, folders, previews, pricing, public_files, uploads};
+use crate::domain::{document, fields, folders, previews, pricing, public_files};
+use crate::handlers::inputs;
 use serde_json::{Value, json};
 
 /// `DELETE /v1/templates/{id}`: under the document delete rules (the owner or an admin;
@@ -292,7 +293,7 @@ pub fn create(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
     let ext = parse_ext(cx, pr, &f)?;
     let source = if let Some(file_id) = f.optional_str("file_id")? {
         NewSource::Upload(file_id)
-    } else if let Some(file) = uploads::given_file(&f)? {
+    } else if let Some(file) = inputs::given_file(&f)? {
         NewSource::Given(file)
     } else {
         return Err(http::ApiError::bad_request(

@@ -7,7 +7,8 @@ use crate::base::http::{self, ApiResult, json};
 use crate::base::prelude::*;
 use crate::base::util;
 use crate::domain::auth::authenticate;
-use crate::domain::uploads::{self, NewUpload, Upload, check_url, find, given_file};
+use crate::domain::uploads::{self, NewUpload, Upload, check_url, find};
+use crate::handlers::inputs::given_file;
 use serde_json::json;
 
 fn upload_json(u: &Upload) -> serde_json::Value {

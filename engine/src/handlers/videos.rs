@@ -15,6 +15,7 @@ use crate::domain::auth::authenticate;
 use crate::domain::public_files;
 use crate::domain::uploads;
 use crate::domain::videos::{self, MAX_VIDEOS, Video};
+use crate::handlers::inputs;
 use serde_json::{Value, json};
 
 /// The picture `thumb_url` names: the signing page's video poster.
@@ -108,7 +109,7 @@ pub fn upload(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
         "file_url",
         "title",
     ])?;
-    let (name, bytes) = uploads::file_of(cx, &pr, &f)?;
+    let (name, bytes) = uploads::library_file(cx, &pr, inputs::file_source(&f)?)?;
     let content_type = videos::media_type(&bytes).ok_or_else(|| {
         http::ApiError::bad_request(
             "unsupported_file",

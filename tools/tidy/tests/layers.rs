@@ -102,7 +102,11 @@ const FORMATS: Layers = Layers {
 };
 
 /// The engine's handler families may share only these.
-const SHARED_HANDLERS: &[&str] = &["handlers/shapes.rs", "handlers/mod.rs"];
+const SHARED_HANDLERS: &[&str] = &[
+    "handlers/shapes.rs",
+    "handlers/inputs.rs",
+    "handlers/mod.rs",
+];
 
 fn layer_of(layers: &Layers, file: &str) -> Option<usize> {
     layers.layers.iter().position(|(_, paths)| {

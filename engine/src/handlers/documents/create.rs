@@ -28,6 +28,7 @@ use crate::domain::templates::{self, Template};
 use crate::domain::uploads::{self, Upload};
 use crate::domain::{folders, identity, mail_templates, pricing, recipient_states, trail, videos};
 use crate::handlers::documents::input::{self, tags_text};
+use crate::handlers::inputs;
 use crate::handlers::shapes::{self, DetailOptions, detail_json};
 use serde_json::{Map, Value, json};
 
@@ -226,7 +227,7 @@ fn parse_sources(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Sources> 
         .filter(|s| !s.is_empty())
         .collect();
     let mut out = Sources::from_uploads(cx, pr, &ids)?;
-    if let Some(file) = uploads::given_file(f)? {
+    if let Some(file) = inputs::given_file(f)? {
         out.add_inline(file.name, file.bytes);
     }
     if let Some(url) = f.optional_str("file_url")?.filter(|u| !u.is_empty()) {

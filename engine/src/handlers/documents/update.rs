@@ -16,6 +16,7 @@ use crate::domain::sending::change_expiration;
 use crate::domain::trail::{self, log};
 use crate::domain::{blobs, folders, pricing, uploads};
 use crate::handlers::documents::input;
+use crate::handlers::inputs;
 use serde_json::{Value, json};
 
 /// `POST /v1/documents/{id}/expiration` (body `expiration_date`, `send_notification`).
@@ -267,7 +268,7 @@ pub fn upload_attachment(
             )
         })?;
     may(&doc, Move::EditDraft)?;
-    let (name, bytes) = uploads::file_of(cx, pr, &f)?;
+    let (name, bytes) = uploads::library_file(cx, pr, inputs::file_source(&f)?)?;
     let info = uploads::put_blob(cx, &bytes)?;
     let owner = blobs::owner_of(&doc.id);
     blobs::hold(cx, &info.id, &owner);
