@@ -23,7 +23,7 @@ use crate::base::util::{self, new_id};
 use crate::base::work::{self, Stamp, StampContent};
 use crate::domain::document::{self, Document, Recipient};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 /// Most fields one document may have.
 pub const MAX_FIELDS: usize = 500;
@@ -458,38 +458,6 @@ pub fn page_num_of(o: &Map<String, Value>, path: &str) -> ApiResult<u32> {
         ));
     }
     Ok(n as u32)
-}
-
-/// A field as the API shows it (GetAccept's `Field`, plus the position).
-pub fn field_json(doc: &Document, f: &Field) -> Value {
-    let r = doc.recipient(&f.recipient_id);
-    let page_id = doc
-        .files
-        .iter()
-        .flat_map(|file| (1..=file.pages.len()).map(move |i| format!("{}-{i}", file.id)))
-        .nth(f.page_num as usize - 1)
-        .unwrap_or_default();
-    json!({
-        "field_id": f.id,
-        "field_type": f.kind.as_str(),
-        "field_label": f.label,
-        "field_value": f.value,
-        "field_options": Vec::<Value>::new(),
-        "is_required": f.required,
-        "is_collectable": !f.recipient_id.is_empty(),
-        "is_editable": f.recipient_id.is_empty(),
-        "page_id": page_id,
-        "page_num": f.page_num,
-        "recipient_id": f.recipient_id,
-        "recipient_name": r.map(|r| r.fullname()).unwrap_or_default(),
-        "role_name": r.map(|r| r.role_name.clone()).unwrap_or_default(),
-        "company_name": r.map(|r| r.company_name.clone()).unwrap_or_default(),
-        "company_number": r.map(|r| r.company_number.clone()).unwrap_or_default(),
-        "field_left": f.left,
-        "field_top": f.top,
-        "field_width": f.width,
-        "field_height": f.height,
-    })
 }
 
 /// What is drawn where at render: every filled input field, and each signature or

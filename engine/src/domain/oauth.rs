@@ -1,8 +1,8 @@
 //! OAuth 2.1 for agents (spec §5.2): the clients (registered, or Client ID Metadata
 //! Documents), consented grants and their tokens, authorization codes, the audience and
-//! scope rules, the error body of RFC 6749 §5.2 / RFC 7591, and the scheduling of
-//! expired records' removal. The routes are `handlers::agents` (`clients`, `authorize`,
-//! `tokens`, `mcp`).
+//! scope rules, the refusals of RFC 6749 §5.2 / RFC 7591 (answered by
+//! `handlers::agents::errors`), and the scheduling of expired records' removal. The
+//! routes are `handlers::agents` (`clients`, `authorize`, `tokens`, `mcp`).
 //!
 //! Records (all values `base::records`-encoded):
 //!
@@ -14,9 +14,9 @@
 //! | `oaf/{family}`, `oafu/{user}/{family}` | [`Family`] and its index |
 //! | `oat/{sha256}`, `oart/{sha256}` | [`Grant`]: access and refresh tokens |
 
-use crate::base::api::{JobSpec, Response};
+use crate::base::api::JobSpec;
 use crate::base::cx::Cx;
-use crate::base::http::{ApiResult, json};
+use crate::base::http::ApiResult;
 use crate::base::keyspace::{OAC, OACODE, OAF, OAFU, OAREQ, OART, OAT};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
@@ -25,7 +25,7 @@ use crate::base::{job_kinds, util};
 use crate::domain::{accounts, auth};
 use base64::Engine as _;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 /// How long a pending authorization and an unused code live: 10 minutes.
@@ -46,17 +46,6 @@ pub struct Code {
 
 pub fn code_key(hash: &str) -> Vec<u8> {
     util::key(&[OACODE, hash])
-}
-
-/// An RFC 6749 §5.2 / RFC 7591 §3.2.2 error: `{"error", "error_description"}`.
-pub fn oauth_error(status: u16, error: &str, description: impl Into<String>) -> Response {
-    let mut resp = json(
-        status,
-        &json!({ "error": error, "error_description": description.into() }),
-    );
-    resp.headers
-        .push(("cache-control".into(), "no-store".into()));
-    resp
 }
 
 pub fn constant_eq(a: &[u8], b: &[u8]) -> bool {
@@ -279,7 +268,7 @@ pub fn client_from_metadata(url: &str, text: &str, now: u64) -> Result<Client, S
 /// How long a refresh token lives unused: 30 days.
 const REFRESH_TTL_MS: u64 = 30 * 24 * 3600 * 1000;
 
-/// A refusal of `/token`, answered in RFC 6749's shape ([`oauth_error`]).
+/// A refusal of `/token`, answered in RFC 6749's shape (`handlers::agents::errors`).
 #[derive(Debug)]
 pub struct Refusal {
     pub status: u16,

@@ -7,9 +7,8 @@ use crate::base::cx::Cx;
 use crate::base::http::{ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::domain::oauth::{
-    self, MAX_REDIRECT_URIS, SCOPE, oauth_error, redirect_uri_ok, scope_ok,
-};
+use crate::domain::oauth::{self, MAX_REDIRECT_URIS, SCOPE, redirect_uri_ok, scope_ok};
+use crate::handlers::agents::errors::oauth_error;
 use serde_json::{Map, Value, json};
 
 /// `POST /register` (RFC 7591): registers a public client.

@@ -15,6 +15,7 @@
 
 mod authorize;
 mod clients;
+mod errors;
 mod forms;
 mod mcp;
 mod tokens;

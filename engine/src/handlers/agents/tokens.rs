@@ -9,7 +9,8 @@ use crate::base::http::{self, ApiResult, json, no_content};
 use crate::base::prelude::*;
 use crate::base::util;
 use crate::domain::auth;
-use crate::domain::oauth::{self, Issued, Refusal, SCOPE, is_our_resource, oauth_error, scope_ok};
+use crate::domain::oauth::{self, Issued, Refusal, SCOPE, is_our_resource, scope_ok};
+use crate::handlers::agents::errors::oauth_error;
 use serde_json::{Value, json};
 
 /// The parameters of a form body, each at most once.

@@ -10,9 +10,7 @@ use crate::domain::access::{readable, writable};
 use crate::domain::auth::Principal;
 use crate::domain::document::Document;
 use crate::domain::document_states::{self as states, Move};
-use crate::domain::fields::{
-    Field, MAX_FIELDS, checked_value, field_json, invalid, load, parse_field, save,
-};
+use crate::domain::fields::{Field, MAX_FIELDS, checked_value, invalid, load, parse_field, save};
 use serde_json::{Value, json};
 
 /// `editor_fields: [{id, value}]`: sets the values of existing fields.
@@ -119,4 +117,36 @@ pub fn replace(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
     set_values(&f, &mut fields)?;
     save(cx, id, &fields);
     Ok(no_content())
+}
+
+/// A field as the API shows it (GetAccept's `Field`, plus the position).
+pub fn field_json(doc: &Document, f: &Field) -> Value {
+    let r = doc.recipient(&f.recipient_id);
+    let page_id = doc
+        .files
+        .iter()
+        .flat_map(|file| (1..=file.pages.len()).map(move |i| format!("{}-{i}", file.id)))
+        .nth(f.page_num as usize - 1)
+        .unwrap_or_default();
+    json!({
+        "field_id": f.id,
+        "field_type": f.kind.as_str(),
+        "field_label": f.label,
+        "field_value": f.value,
+        "field_options": Vec::<Value>::new(),
+        "is_required": f.required,
+        "is_collectable": !f.recipient_id.is_empty(),
+        "is_editable": f.recipient_id.is_empty(),
+        "page_id": page_id,
+        "page_num": f.page_num,
+        "recipient_id": f.recipient_id,
+        "recipient_name": r.map(|r| r.fullname()).unwrap_or_default(),
+        "role_name": r.map(|r| r.role_name.clone()).unwrap_or_default(),
+        "company_name": r.map(|r| r.company_name.clone()).unwrap_or_default(),
+        "company_number": r.map(|r| r.company_number.clone()).unwrap_or_default(),
+        "field_left": f.left,
+        "field_top": f.top,
+        "field_width": f.width,
+        "field_height": f.height,
+    })
 }
