@@ -1,5 +1,6 @@
 //! Request parsing and response building: the error shape of DESIGN.md §4, body
-//! decoding (JSON and form-urlencoded) and typed field access.
+//! decoding (JSON and form-urlencoded), typed field access, and the client a request
+//! came from.
 
 use crate::base::api::{FormPart, Request, Response};
 use crate::base::cx::Cx;
@@ -93,7 +94,47 @@ pub fn no_content() -> Response {
     }
 }
 
+/// The client a request came from, as the audit trail records it.
+#[derive(Debug, Clone, Default)]
+pub struct Client {
+    /// `User-Agent`.
+    pub user_agent: String,
+    /// The peer's address as the host gives it.
+    pub ip: String,
+    /// The address the client asserts itself ([`asserted_ip`]), or empty.
+    pub asserted_ip: String,
+}
+
+/// The client's device and address: (`User-Agent`, the peer's address as the host
+/// gives it). A client's own claim of its address is [`asserted_ip`], never this.
+pub fn client_of(req: &Request) -> (String, String) {
+    (
+        req.header("user-agent").unwrap_or("").to_string(),
+        req.remote_addr.clone(),
+    )
+}
+
+/// The address a client asserts itself in GetAccept's `CLIENT_IP` header (as
+/// `client_ip` or `client-ip`), or empty: recorded beside the peer's, never trusted.
+pub fn asserted_ip(req: &Request) -> String {
+    req.header("client_ip")
+        .or(req.header("client-ip"))
+        .unwrap_or("")
+        .trim()
+        .to_string()
+}
+
 impl Request {
+    /// The client this request came from ([`client_of`], [`asserted_ip`]).
+    pub fn client(&self) -> Client {
+        let (user_agent, ip) = client_of(self);
+        Client {
+            user_agent,
+            ip,
+            asserted_ip: asserted_ip(self),
+        }
+    }
+
     /// The first value of a header (names are lower case).
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers

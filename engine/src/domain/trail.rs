@@ -6,8 +6,8 @@
 //! entry is written in the transaction of the change it records and never rewritten,
 //! so changing, removing or reordering any stored entry breaks the chain from there on.
 
-use crate::base::api::Request;
 use crate::base::cx::Cx;
+use crate::base::http::Client;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records;
@@ -229,35 +229,19 @@ pub struct Actor {
     pub user_agent: String,
 }
 
-/// The client's device and address: (`User-Agent`, the peer's address as the host
-/// gives it). A client's own claim of its address is [`asserted_ip`], never this.
-pub fn client_of(req: &Request) -> (String, String) {
-    (
-        req.header("user-agent").unwrap_or("").to_string(),
-        req.remote_addr.clone(),
-    )
-}
-
-/// The address a client asserts itself in GetAccept's `CLIENT_IP` header (as
-/// `client_ip` or `client-ip`), or empty: recorded beside the peer's, never trusted.
-pub fn asserted_ip(req: &Request) -> String {
-    req.header("client_ip")
-        .or(req.header("client-ip"))
-        .unwrap_or("")
-        .trim()
-        .to_string()
-}
+/// Read from the request now (`base::http`); kept here for the recipients' handlers.
+pub use crate::base::http::client_of;
 
 impl Actor {
-    pub fn user(pr: &Principal, req: Option<&Request>) -> Actor {
-        let (user_agent, ip) = req.map(client_of).unwrap_or_default();
+    /// A user acting from `client` (`Request::client`; empty when not from a request).
+    pub fn user(pr: &Principal, client: Client) -> Actor {
         Actor {
             kind: "user",
             id: pr.user.id.clone(),
             name: accounts::user_name(&pr.user),
-            ip,
-            client_asserted_ip: req.map(asserted_ip).unwrap_or_default(),
-            user_agent,
+            ip: client.ip,
+            client_asserted_ip: client.asserted_ip,
+            user_agent: client.user_agent,
         }
     }
 

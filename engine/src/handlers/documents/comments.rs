@@ -28,7 +28,7 @@ pub fn comment(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
         ));
     }
     let before = doc.clone();
-    let actor = trail::Actor::user(pr, Some(req));
+    let actor = trail::Actor::user(pr, req.client());
     let c = comments::add_by_user(cx, &mut doc, pr, (text, internal, suggestion), &actor);
     store_doc(cx, Some(&before), &mut doc);
     // GetAccept answers `{comment_id}`; the comment itself comes with it.

@@ -396,7 +396,7 @@ pub fn archive(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
 fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiResult<Response> {
     let f = req.body_fields()?;
     let new = parse_new(cx, pr, &f, archive)?;
-    let actor = trail::Actor::user(pr, Some(req));
+    let actor = trail::Actor::user(pr, req.client());
     Ok(match creation::create(cx, new, &actor)? {
         Created::PageLess(err, id) => with_document(err, &id),
         Created::Importing(id) => json(200, &json!({"id": id, "status": "importing"})),

@@ -65,7 +65,7 @@ fn end_with(
     emit_and_log(
         cx,
         &mut doc,
-        &trail::Actor::user(pr, None),
+        &trail::Actor::user(pr, http::Client::default()),
         kind,
         action,
         detail,

@@ -49,7 +49,7 @@ pub fn reminders(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRes
     };
     let who = sending::to_remind(&doc, sms, only_unopened, chosen.as_deref())?;
     let before = doc.clone();
-    let actor = trail::Actor::user(pr, Some(req));
+    let actor = trail::Actor::user(pr, req.client());
     let ids: Vec<String> = who.iter().map(|r| r.id.clone()).collect();
     let mut send_at = None;
     match f.optional_str("send_at")?.filter(|s| !s.is_empty()) {

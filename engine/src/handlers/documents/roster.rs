@@ -80,7 +80,7 @@ pub fn update_recipient(
     log(
         cx,
         &mut doc,
-        &trail::Actor::user(pr, Some(req)),
+        &trail::Actor::user(pr, req.client()),
         "recipient_updated",
         format!("recipient {rid}"),
         None,
@@ -116,7 +116,7 @@ pub fn remove_recipient(
     let i = position(&doc, rid)?;
     may(&doc, i, Move::Remove)?;
     let before = doc.clone();
-    roster::remove(cx, &mut doc, i, &trail::Actor::user(pr, Some(req)));
+    roster::remove(cx, &mut doc, i, &trail::Actor::user(pr, req.client()));
     store_doc(cx, Some(&before), &mut doc);
     Ok(no_content())
 }

@@ -3,7 +3,7 @@
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
-use crate::base::http::{ApiError, ApiResult, Fields, json, no_content};
+use crate::base::http::{self, ApiError, ApiResult, Fields, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, is_email};
@@ -29,7 +29,7 @@ fn resolve_sender(
 ) -> ApiResult<Sender> {
     let by_id = f.optional_str("sender_id")?.filter(|s| !s.is_empty());
     let by_email = f.optional_str("sender_email")?.filter(|s| !s.is_empty());
-    sending::sender(cx, pr, doc, (by_id, by_email), trail::client_of(req))
+    sending::sender(cx, pr, doc, (by_id, by_email), http::client_of(req))
 }
 
 /// `POST /v1/documents/{id}/send`.
@@ -39,7 +39,7 @@ pub fn send(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<R
     let f = req.body_fields()?;
     let sender = resolve_sender(cx, pr, &doc, req, &f)?;
     let before = doc.clone();
-    let actor = trail::Actor::user(pr, Some(req));
+    let actor = trail::Actor::user(pr, req.client());
     start_send(cx, &mut doc, &actor, sender)?;
     store_doc(cx, Some(&before), &mut doc);
     let o = DetailOptions {
@@ -56,7 +56,7 @@ pub fn seal(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<R
     let f = req.body_fields()?;
     let sender = resolve_sender(cx, pr, &doc, req, &f)?;
     let before = doc.clone();
-    let actor = trail::Actor::user(pr, Some(req));
+    let actor = trail::Actor::user(pr, req.client());
     sending::seal(cx, &mut doc, &actor, sender)?;
     store_doc(cx, Some(&before), &mut doc);
     let recipients: Vec<Value> = doc
@@ -91,7 +91,7 @@ pub fn send_to_recipients(
         cx,
         &mut doc,
         &ids,
-        &trail::Actor::user(pr, Some(req)),
+        &trail::Actor::user(pr, req.client()),
         "recipients_sent",
     );
     store_doc(cx, Some(&before), &mut doc);
@@ -120,7 +120,7 @@ pub fn forward(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
         message: f.optional_str("message")?.unwrap_or_default(),
     };
     let before = doc.clone();
-    let actor = trail::Actor::user(pr, Some(req));
+    let actor = trail::Actor::user(pr, req.client());
     sending::forward(cx, &mut doc, &actor, new, from);
     store_doc(cx, Some(&before), &mut doc);
     Ok(no_content())
@@ -173,7 +173,7 @@ pub fn revise(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
     let send = f.optional_bool("send_document")?.unwrap_or(false);
     may(&doc, Move::Revise)?;
     let before = doc.clone();
-    let actor = trail::Actor::user(pr, Some(req));
+    let actor = trail::Actor::user(pr, req.client());
     sending::revise(cx, &mut doc, &actor, message, send)?;
     store_doc(cx, Some(&before), &mut doc);
     Ok(no_content())

@@ -55,7 +55,7 @@ pub fn manually_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> Ap
         signed_at,
     };
     let before = doc.clone();
-    let actor = trail::Actor::user(pr, Some(req));
+    let actor = trail::Actor::user(pr, req.client());
     manual_signing::manually_sign(cx, &mut doc, &actor, &sig);
     store_doc(cx, Some(&before), &mut doc);
     Ok(Response {

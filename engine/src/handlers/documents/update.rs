@@ -40,7 +40,7 @@ pub fn expiration(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiRe
     may(&doc, Move::ChangeExpiration)?;
     let notify_them = f.optional_bool("send_notification")?.unwrap_or(false);
     let before = doc.clone();
-    let actor = trail::Actor::user(pr, Some(req));
+    let actor = trail::Actor::user(pr, req.client());
     change_expiration(cx, &mut doc, &actor, at, notify_them);
     store_doc(cx, Some(&before), &mut doc);
     Ok(json(200, &json!({ "status": 1 })))
@@ -93,7 +93,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
     log(
         cx,
         &mut doc,
-        &trail::Actor::user(pr, Some(req)),
+        &trail::Actor::user(pr, req.client()),
         "updated",
         changed.join(", "),
         None,
@@ -220,7 +220,7 @@ pub fn put_pricing_tables(
     may(&doc, Move::ChangePricing)?;
     let before = doc.clone();
     doc.pricing_tables = tables;
-    let actor = trail::Actor::user(pr, Some(req));
+    let actor = trail::Actor::user(pr, req.client());
     match doc.pending.clone() {
         // A render is under way: render again with the new tables, for the same purpose.
         Some(p) => request_render(cx, &mut doc, p.purpose, p.message),
@@ -286,7 +286,7 @@ pub fn upload_attachment(
     log(
         cx,
         &mut doc,
-        &trail::Actor::user(pr, Some(req)),
+        &trail::Actor::user(pr, req.client()),
         "attachment_replaced",
         format!("attachment {attachment_id}: {name}"),
         None,
