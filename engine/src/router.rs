@@ -9,7 +9,6 @@ use crate::base::http::{self, ApiResult, method_not_allowed};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::domain::auth::{Principal, authenticate};
-use crate::domain::public_files;
 use crate::handlers::documents::{
     self, comments, create, custom_data, delete, download, fields, read, reminders, roster, send,
     signing, update,
@@ -17,7 +16,7 @@ use crate::handlers::documents::{
 use crate::handlers::recipients::{self, Gate, LinkAct, link, page};
 use crate::handlers::{
     admin, agents, app, attachments, auth, contacts, entity, evidence, folders, mail_templates,
-    notifications, products, subscriptions, templates, uploads, users, videos,
+    notifications, products, public_files, subscriptions, templates, uploads, users, videos,
 };
 
 /// What a route runs once the table matched it. The values of the template's `{…}`
@@ -155,7 +154,7 @@ pub const ROUTES: &[Route] = &[
     Route::open("GET", "/v1/videos", |cx, req, _| videos::list_videos(cx, req)),
     Route::open("GET", "/v1/videos/{video_id}", |cx, req, p| videos::get(cx, req, p[0])),
     Route::open("GET", "/v1/video/job/{video_id}", |cx, req, p| videos::job(cx, req, p[0])),
-    Route::open("GET", "/v1/files/{secret}", |cx, _, p| public_file(cx, p[0])),
+    Route::open("GET", "/v1/files/{secret}", |cx, _, p| public_files::serve(cx, p[0])),
     Route::open("GET", "/v1/teams", |cx, req, _| users::teams(cx, req)),
     Route::open("GET", "/v1/users/me/connections", |cx, req, _| agents::connections(cx, req)),
     Route::open("DELETE", "/v1/users/me/connections/{client_id}", |cx, req, p| agents::disconnect(cx, req, p[0])),
@@ -302,13 +301,6 @@ pub fn templates() -> Vec<(&'static str, Vec<&'static str>)> {
         }
     }
     out
-}
-
-/// `GET /v1/files/{secret}`: a published file.
-fn public_file(cx: &mut Cx, secret: &str) -> ApiResult<Response> {
-    public_files::serve(cx, secret).ok_or_else(|| {
-        http::ApiError::not_found("file_not_found", "nothing is published here (any more)")
-    })
 }
 
 /// An asset of a page, or 404.

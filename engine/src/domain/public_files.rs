@@ -7,7 +7,6 @@
 //! |---|---|
 //! | `pubf/{sha256 hex of secret}` | [`PublicFile`] |
 
-use crate::base::api::Response;
 use crate::base::cx::Cx;
 use crate::base::http::ApiResult;
 use crate::base::keyspace::PUBF;
@@ -69,37 +68,10 @@ pub fn url(cx: &mut Cx, secret: &str) -> String {
     format!("{base}/v1/files/{secret}")
 }
 
-/// The answer of `GET /v1/files/{secret}`: the file, or `None` when nothing is
-/// published there (any more).
-pub fn serve(cx: &mut Cx, secret: &str) -> Option<Response> {
+/// What `GET /v1/files/{secret}` serves: the published file and its bytes, or `None`
+/// when nothing is published there (any more).
+pub fn published(cx: &mut Cx, secret: &str) -> Option<(PublicFile, Vec<u8>)> {
     let file: PublicFile = cx.load(&key(secret))?;
     let body = cx.p.get_blob(&file.blob)?;
-    let name: String = file
-        .file_name
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || "-_. ".contains(c) {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    Some(Response {
-        status: 200,
-        headers: vec![
-            ("content-type".into(), file.content_type),
-            (
-                "content-disposition".into(),
-                format!("inline; filename=\"{name}\""),
-            ),
-            ("cache-control".into(), "private, max-age=3600".into()),
-            // Served from the API's origin: never as a page that could run script.
-            (
-                "content-security-policy".into(),
-                "default-src 'none'; sandbox".into(),
-            ),
-        ],
-        body,
-    })
+    Some((file, body))
 }

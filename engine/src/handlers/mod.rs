@@ -18,6 +18,7 @@ pub mod jobs;
 pub mod mail_templates;
 pub mod notifications;
 pub mod products;
+pub mod public_files;
 pub mod recipients;
 pub mod shapes;
 pub mod subscriptions;
