@@ -17,8 +17,8 @@ use crate::domain::trail::Actor;
 use crate::domain::{evidence, notify, signatures};
 use serde_json::{Value, json};
 
-/// What an act carries beyond its move: a signer's signature (read and checked from
-/// their request, `signatures::read_sign_body`), a rejection's reason.
+/// What an act carries beyond its move: a signer's signature (read from their request
+/// and checked, `signatures::given`), a rejection's reason.
 #[derive(Default)]
 pub struct Given {
     pub signature: Option<signatures::Given>,

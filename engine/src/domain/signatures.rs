@@ -3,19 +3,13 @@
 //! document. Images are PNG blobs held by the document (`bref`), drawn at the signer's
 //! signature fields or, without any, on the summary page.
 //!
-//! The `sign` body:
-//!
-//! ```json
-//! {"signature": {"type": "typed" | "drawn", "name": "Ada Lovelace", "image": "data:image/png;base64,..."},
-//!  "initials":  {"text": "AL", "image": "data:image/png;base64,..."},
-//!  "fields":    {"<field id>": "value", ...}}
-//! ```
-//!
-//! A typed signature needs `name` (the page also sends the name drawn in a handwriting
-//! font as `image`); a drawn one needs `image`.
+//! The `sign` body is read in `handlers/recipients/sign_body.rs` into a [`SignInput`];
+//! [`given`] decides with it which fields the signer fills, whether every required field,
+//! the signature and the initials are there, and stores the images. The image rules
+//! ([`png_of`], also the entity's logo) and the longest name ([`MAX_NAME`]) are here.
 
 use crate::base::cx::Cx;
-use crate::base::http::{self, ApiError, ApiResult, Fields};
+use crate::base::http::{self, ApiError, ApiResult};
 use crate::base::keyspace::DSIG;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
@@ -32,7 +26,7 @@ use serde_json::Value;
 /// Largest signature or initials image accepted (decoded bytes).
 pub const MAX_IMAGE_BYTES: usize = 256 * 1024;
 /// Longest typed name or initials.
-const MAX_NAME: usize = 100;
+pub const MAX_NAME: usize = 100;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Mark {
@@ -90,7 +84,6 @@ fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
     http::ApiError::bad_request(code, text)
 }
 
-/// A `data:image/png;base64,...` URL (or bare base64) holding a PNG.
 /// The most pixels a drawn mark may have: what `formats` draws into the sealed PDF
 /// (`formats::stamp::MAX_PIXELS`), so nothing accepted here is missing from it.
 const MAX_IMAGE_PIXELS: u64 = 4_000_000;
@@ -148,76 +141,31 @@ pub fn png_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
     Ok(Some(bytes))
 }
 
-/// A mark as the request gives it, its image not stored yet.
-struct MarkIn {
-    kind: String,
-    text: String,
-    image: Option<Vec<u8>>,
+/// A mark as the signer gives it (`{type?, name|text, image?}`, read by the `sign`
+/// body's reader in `handlers/recipients/sign_body.rs`), its image not stored yet.
+pub struct MarkIn {
+    /// `typed` or `drawn`.
+    pub kind: String,
+    /// The typed name or initials; empty for a drawn mark given without one.
+    pub text: String,
+    /// The PNG's bytes.
+    pub image: Option<Vec<u8>>,
 }
 
-/// A mark given as `{type?, name|text, image?}`; `None` when the member is absent.
-fn mark_of(
-    f: &Fields,
-    member: &str,
-    text_member: &str,
-    default_text: &str,
-) -> ApiResult<Option<MarkIn>> {
-    let Some(v) = f.optional_json(member)? else {
-        return Ok(None);
-    };
-    let o = v
-        .as_object()
-        .ok_or_else(|| bad("invalid_field", format!("`{member}` must be an object")))?;
-    let image = png_of(
-        o.get("image").unwrap_or(&Value::Null),
-        &format!("{member}.image"),
-    )?;
-    let text = o
-        .get(text_member)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .trim()
-        .to_string();
-    if text.chars().count() > MAX_NAME {
-        return Err(bad(
-            "invalid_field",
-            format!("`{member}.{text_member}` must be at most {MAX_NAME} characters"),
-        ));
-    }
-    let kind = match o.get("type") {
-        None | Some(Value::Null) if text.is_empty() => "drawn",
-        None | Some(Value::Null) => "typed",
-        Some(Value::String(s)) if s == "typed" => "typed",
-        Some(Value::String(s)) if s == "drawn" => "drawn",
-        Some(_) => {
-            return Err(bad(
-                "invalid_field",
-                format!("`{member}.type` must be typed or drawn"),
-            ));
-        }
-    };
-    if kind == "typed" && text.is_empty() {
-        return Err(bad(
-            "missing_field",
-            format!("a typed `{member}` needs `{member}.{text_member}`"),
-        ));
-    }
-    if kind == "drawn" && image.is_none() {
-        return Err(bad(
-            "missing_field",
-            format!("a drawn `{member}` needs `{member}.image`"),
-        ));
-    }
-    let text = if text.is_empty() {
-        default_text.to_string()
-    } else {
-        text
-    };
-    Ok(Some(MarkIn {
-        kind: kind.to_string(),
-        text,
-        image,
-    }))
+/// What a signer's `sign` request gives, as read from its body. Each member keeps the
+/// result of its own reading, so that [`given`] answers a request with several faults
+/// with the first of them in one fixed order: `fields` not an object, a field the signer
+/// does not fill or a bad value (in field id order); a required field left empty; a bad
+/// `signature`; no signature where one is asked; bad `initials`; no initials where they
+/// are asked.
+pub struct SignInput {
+    /// The `fields` member: each field id with its value as text, in field id order
+    /// (empty when the member is absent); `Err` when it is not an object.
+    pub values: ApiResult<Vec<(String, ApiResult<String>)>>,
+    /// The `signature` member; `None` when absent.
+    pub signature: ApiResult<Option<MarkIn>>,
+    /// The `initials` member; `None` when absent.
+    pub initials: ApiResult<Option<MarkIn>>,
 }
 
 /// What a signer's `sign` request gives, checked against their fields, ready to store.
@@ -229,56 +177,31 @@ pub struct Given {
     pub new_blobs: Vec<String>,
 }
 
-/// Reads the `sign` body of recipient `r`: their signature, initials and field values.
-/// Fails with 400 when a required field, the signature or the initials are missing.
-/// `verified` are the identity checks the signer passed.
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
-pub fn read_sign_body(
-    cx: &mut Cx,
-    doc: &Document,
+/// Fills in the values recipient `r` gave for their own input fields: 400
+/// `unknown_field` for a field that is not one of them.
+fn fill(
+    all: &mut [Field],
     r: &Recipient,
-    f: &Fields,
-    verified: &[identity::Pass],
-) -> ApiResult<Given> {
-    let mut all = fields::load(cx, &doc.id);
-    // Values for this signer's own input fields.
-    if let Some(v) = f.optional_json("fields")? {
-        let o = v.as_object().ok_or_else(|| {
-            bad(
-                "invalid_field",
-                "`fields` must be an object of field id to value",
-            )
-        })?;
-        for (id, value) in o {
-            let field = all
-                .iter_mut()
-                .find(|x| x.id == *id && x.recipient_id == r.id && x.kind.is_input())
-                .ok_or_else(|| {
-                    bad(
-                        "unknown_field",
-                        format!("`fields.{id}` is not a field you fill"),
-                    )
-                })?;
-            let text = match value {
-                Value::String(s) => s.clone(),
-                Value::Bool(b) => (if *b { "1" } else { "" }).into(),
-                Value::Number(n) => n.to_string(),
-                Value::Null => String::new(),
-                _ => return Err(bad("invalid_field", format!("`fields.{id}` must be text"))),
-            };
-            field.value = fields::checked_value(field.kind, text, &format!("fields.{id}"))?;
-        }
+    values: Vec<(String, ApiResult<String>)>,
+) -> ApiResult<()> {
+    for (id, text) in values {
+        let field = all
+            .iter_mut()
+            .find(|x| x.id == id && x.recipient_id == r.id && x.kind.is_input())
+            .ok_or_else(|| {
+                bad(
+                    "unknown_field",
+                    format!("`fields.{id}` is not a field you fill"),
+                )
+            })?;
+        field.value = fields::checked_value(field.kind, text?, &format!("fields.{id}"))?;
     }
-    // Merge fields (name, email, company, title) take the signer's data as it is now.
-    for x in all.iter_mut().filter(|x| x.recipient_id == r.id) {
-        if let Some(v) = x.kind.merged(r) {
-            x.value = v;
-        }
-    }
-    let mine: Vec<&Field> = all.iter().filter(|x| x.recipient_id == r.id).collect();
+    Ok(())
+}
+
+/// 400 `required_fields_missing` when one of `mine`, a signer's fields, is a required
+/// input field left empty.
+fn required_filled(mine: &[&Field]) -> ApiResult<()> {
     let missing: Vec<String> = mine
         .iter()
         .filter(|x| x.kind.is_input() && x.required && !x.is_filled())
@@ -290,22 +213,70 @@ pub fn read_sign_body(
             }
         })
         .collect();
-    if !missing.is_empty() {
-        return Err(bad(
-            "required_fields_missing",
-            format!("fill in every required field first: {}", missing.join(", ")),
-        ));
+    if missing.is_empty() {
+        return Ok(());
     }
+    Err(bad(
+        "required_fields_missing",
+        format!("fill in every required field first: {}", missing.join(", ")),
+    ))
+}
+
+/// Stores a mark's image as a blob (added to `new_blobs`).
+fn store_mark(
+    cx: &mut Cx,
+    MarkIn { kind, text, image }: MarkIn,
+    new_blobs: &mut Vec<String>,
+) -> ApiResult<Mark> {
+    let image = match image {
+        Some(bytes) => {
+            let info = cx.p.put_blob(&bytes).map_err(|e| {
+                http::ApiError::new(
+                    503,
+                    "storage_unavailable",
+                    format!("the signature could not be stored: {e}"),
+                )
+            })?;
+            new_blobs.push(info.id.clone());
+            Some(info.id)
+        }
+        None => None,
+    };
+    Ok(Mark { kind, text, image })
+}
+
+/// What recipient `r` gives when they sign with `input`: their field values (and the
+/// merge fields' values), their signature and their initials, the images stored. Fails
+/// with 400 when a required field, the signature or the initials are missing, with the
+/// first fault in [`SignInput`]'s order. `verified` are the identity checks the signer
+/// passed.
+pub fn given(
+    cx: &mut Cx,
+    doc: &Document,
+    r: &Recipient,
+    input: SignInput,
+    verified: &[identity::Pass],
+) -> ApiResult<Given> {
+    let mut all = fields::load(cx, &doc.id);
+    fill(&mut all, r, input.values?)?;
+    // Merge fields (name, email, company, title) take the signer's data as it is now.
+    for x in all.iter_mut().filter(|x| x.recipient_id == r.id) {
+        if let Some(v) = x.kind.merged(r) {
+            x.value = v;
+        }
+    }
+    let mine: Vec<&Field> = all.iter().filter(|x| x.recipient_id == r.id).collect();
+    required_filled(&mine)?;
     let has = |k: FieldType| mine.iter().any(|x| x.kind == k);
     let fullname = r.fullname();
-    let signature = mark_of(f, "signature", "name", &fullname)?;
+    let signature = input.signature?;
     if signature.is_none() && has(fields::FieldType::Signature) {
         return Err(bad(
             "signature_required",
             "sign with a typed name or a drawn signature (`signature`)",
         ));
     }
-    let initials = mark_of(f, "initials", "text", "")?;
+    let initials = input.initials?;
     if initials.is_none() && (doc.flags.is_signing_initials || has(fields::FieldType::Initials)) {
         return Err(bad(
             "initials_required",
@@ -313,25 +284,13 @@ pub fn read_sign_body(
         ));
     }
     let mut new_blobs = Vec::new();
-    let mut store = |cx: &mut Cx, MarkIn { kind, text, image }: MarkIn| -> ApiResult<Mark> {
-        let image = match image {
-            Some(bytes) => {
-                let info = cx.p.put_blob(&bytes).map_err(|e| {
-                    http::ApiError::new(
-                        503,
-                        "storage_unavailable",
-                        format!("the signature could not be stored: {e}"),
-                    )
-                })?;
-                new_blobs.push(info.id.clone());
-                Some(info.id)
-            }
-            None => None,
-        };
-        Ok(Mark { kind, text, image })
-    };
     let signature = match signature {
-        Some(m) => store(cx, m)?,
+        Some(mut m) => {
+            if m.text.is_empty() {
+                m.text.clone_from(&fullname);
+            }
+            store_mark(cx, m, &mut new_blobs)?
+        }
         None => Mark {
             kind: "typed".into(),
             text: fullname,
@@ -339,16 +298,15 @@ pub fn read_sign_body(
         },
     };
     let initials = match initials {
-        Some(m) => Some(store(cx, m)?),
+        Some(m) => Some(store_mark(cx, m, &mut new_blobs)?),
         None => None,
     };
-    let now = cx.now();
     Ok(Given {
         signature: Signature {
             recipient_id: r.id.clone(),
             signature,
             initials,
-            signed_ms: now,
+            signed_ms: cx.now(),
             verified: verified.to_vec(),
         },
         fields: all,
@@ -356,7 +314,7 @@ pub fn read_sign_body(
     })
 }
 
-/// Stores what [`read_sign_body`] read.
+/// Stores what [`given`] checked.
 pub fn store(cx: &mut Cx, doc: &Document, given: &Given) {
     for b in &given.new_blobs {
         blobs::hold(cx, b, &blobs::owner_of(&doc.id));

@@ -11,6 +11,7 @@ use crate::domain::document::{Document, store_doc};
 use crate::domain::recipient_states::{self as states, Move};
 use crate::domain::trail::{Actor, client_of};
 use crate::domain::{identity, recipient_acts, signatures};
+use crate::handlers::recipients::sign_body;
 use crate::handlers::shapes::comment_json;
 use serde_json::json;
 
@@ -62,7 +63,8 @@ pub(super) fn act_verified(
     let mut given = recipient_acts::Given::default();
     if what == Move::Sign {
         let r = &doc.recipients[i];
-        given.signature = Some(signatures::read_sign_body(cx, &doc, r, &f, passes)?);
+        let input = sign_body::read(&f);
+        given.signature = Some(signatures::given(cx, &doc, r, input, passes)?);
     }
     if what == Move::Reject {
         given.reason = f.optional_str("reason")?.filter(|s| !s.trim().is_empty());

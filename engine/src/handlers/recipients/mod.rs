@@ -8,7 +8,7 @@
 //! | `POST .../view` | first time: recipient and document `viewed`, `document.viewed` |
 //! | `POST .../review` | read every page: `reviewed`, `document.reviewed` |
 //! | `POST .../comment` (`text`) | `comment.created` and `document.commented` |
-//! | `POST .../sign` (`signature`, `initials`, `fields`; see `domain::signatures`) | a signer signs: `document.partially_signed`, or `document.signed` when it completes the document |
+//! | `POST .../sign` (`signature`, `initials`, `fields`; see `sign_body.rs` and `domain::signatures`) | a signer signs: `document.partially_signed`, or `document.signed` when it completes the document |
 //! | `POST .../verify/start`, `POST .../verify`, `GET /v1/eid/return/{session}` | identity checks (see `verify.rs` and `domain::identity`) |
 //! | `POST .../approve` | an approver approves: `document.approved` (and `document.signed` when it completes the document) |
 //! | `POST .../reject` (`reason`?) | recipient and document `rejected`, `document.rejected` |
@@ -21,12 +21,13 @@
 //! state does not allow is 400.
 //!
 //! Files: this one routes and guards (the link, availability, Origin, rate limit);
-//! `view.rs` is what the recipient reads, `acts.rs` what they do, `verify.rs` their
-//! identity checks, `page.rs` the HTML page and its assets. The link itself (lookup,
-//! availability, rate limit) is `domain::links`.
+//! `view.rs` is what the recipient reads, `acts.rs` what they do (`sign_body.rs` reads
+//! the `sign` body), `verify.rs` their identity checks, `page.rs` the HTML page and its
+//! assets. The link itself (lookup, availability, rate limit) is `domain::links`.
 
 mod acts;
 pub mod page;
+mod sign_body;
 pub mod verify;
 mod view;
 
