@@ -15,7 +15,7 @@ use crate::base::keyspace::DSEAL;
 use crate::base::prelude::*;
 use crate::base::util::{self, iso8601};
 use crate::base::work::{self, Block, RenderOrder, SealInfo, SealOrder, SignatureBlock};
-use crate::domain::document::{self, Document};
+use crate::domain::document::{self, Document, Recipient};
 use crate::domain::{fields, pricing, rendering, signatures, trail};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -126,10 +126,6 @@ pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>
 /// browser they came from, the identity checks they passed, their signature, and the
 /// hashes that tie the file to its content and to its audit trail. The host ends it with
 /// the line `Content SHA-256: ...` (the content as signed).
-#[expect(
-    clippy::too_many_lines,
-    reason = "older than the 70-line rule (issue 49)"
-)]
 fn certificate(
     doc: &Document,
     entries: &[trail::Chained],
@@ -160,74 +156,85 @@ fn certificate(
         .filter(|r| r.role != document::Role::Approver)
     {
         b.push(work::Block::Rule);
-        let contact = if r.email.is_empty() {
-            &r.mobile
-        } else {
-            &r.email
-        };
-        b.push(work::Block::HeaderRow(vec![
-            format!("{} ({contact})", r.fullname()),
-            r.role.as_str().into(),
-            r.status.as_str().into(),
-        ]));
-        if let Some(t) = r.sent_ms {
-            b.push(work::Block::Row(vec![
-                iso8601(t),
-                "sent".into(),
-                String::new(),
-            ]));
-        }
-        for e in entries
-            .iter()
-            .filter(|e| e.entry.actor_type == "recipient" && e.entry.actor_id == r.id)
-        {
-            let act = match e.entry.action.as_str() {
-                "partially_signed" | "signed" => "signed",
-                a
-                @ ("viewed" | "reviewed" | "approved" | "rejected" | "downloaded" | "printed") => a,
-                _ => continue,
-            };
-            b.push(work::Block::Row(vec![
-                iso8601(e.entry.at_ms),
-                act.into(),
-                format!("IP {}", e.entry.ip),
-            ]));
-            if !e.entry.user_agent.is_empty() {
-                b.push(work::Block::Text(format!(
-                    "User agent: {}",
-                    e.entry.user_agent
-                )));
-            }
-        }
-        if let Some(s) = sigs.iter().find(|s| s.recipient_id == r.id) {
-            for m in signatures::methods(s) {
-                let kind = m["type"].as_str().unwrap_or_default();
-                let name = m["verified_name"].as_str().unwrap_or_default();
-                let line = if name.is_empty() {
-                    format!("Identity: {kind}")
-                } else {
-                    format!("Identity: {kind}, verified name {name}")
-                };
-                if !matches!(kind, "signature" | "initials") {
-                    b.push(work::Block::Text(line));
-                }
-            }
-            b.push(work::Block::Signature(SignatureBlock {
-                image: s.signature.image.clone(),
-                text: s.signature.text.clone(),
-                caption: format!("{}, signed {}", r.fullname(), iso8601(s.signed_ms)),
-            }));
-        } else if r.role == document::Role::Signer && r.status.has_signed_or_approved() {
-            b.push(work::Block::Text(format!(
-                "Marked as signed by the sender{}",
-                r.signed_ms
-                    .map(|t| format!(", signed {}", iso8601(t)))
-                    .unwrap_or_default()
-            )));
-        }
+        acts_rows(&mut b, r, entries);
+        signature_rows(&mut b, r, sigs);
     }
     b.push(work::Block::Rule);
     b
+}
+
+/// A recipient in the certificate: who they are, their role and status, when they were
+/// sent the document, and their acts with the address and browser they came from.
+fn acts_rows(b: &mut Vec<Block>, r: &Recipient, entries: &[trail::Chained]) {
+    let contact = if r.email.is_empty() {
+        &r.mobile
+    } else {
+        &r.email
+    };
+    b.push(work::Block::HeaderRow(vec![
+        format!("{} ({contact})", r.fullname()),
+        r.role.as_str().into(),
+        r.status.as_str().into(),
+    ]));
+    if let Some(t) = r.sent_ms {
+        b.push(work::Block::Row(vec![
+            iso8601(t),
+            "sent".into(),
+            String::new(),
+        ]));
+    }
+    for e in entries
+        .iter()
+        .filter(|e| e.entry.actor_type == "recipient" && e.entry.actor_id == r.id)
+    {
+        let act = match e.entry.action.as_str() {
+            "partially_signed" | "signed" => "signed",
+            a @ ("viewed" | "reviewed" | "approved" | "rejected" | "downloaded" | "printed") => a,
+            _ => continue,
+        };
+        b.push(work::Block::Row(vec![
+            iso8601(e.entry.at_ms),
+            act.into(),
+            format!("IP {}", e.entry.ip),
+        ]));
+        if !e.entry.user_agent.is_empty() {
+            b.push(work::Block::Text(format!(
+                "User agent: {}",
+                e.entry.user_agent
+            )));
+        }
+    }
+}
+
+/// How a recipient signed, in the certificate: the identity checks they passed and
+/// their signature, or that the sender marked them signed.
+fn signature_rows(b: &mut Vec<Block>, r: &Recipient, sigs: &[signatures::Signature]) {
+    if let Some(s) = sigs.iter().find(|s| s.recipient_id == r.id) {
+        for m in signatures::methods(s) {
+            let kind = m["type"].as_str().unwrap_or_default();
+            let name = m["verified_name"].as_str().unwrap_or_default();
+            let line = if name.is_empty() {
+                format!("Identity: {kind}")
+            } else {
+                format!("Identity: {kind}, verified name {name}")
+            };
+            if !matches!(kind, "signature" | "initials") {
+                b.push(work::Block::Text(line));
+            }
+        }
+        b.push(work::Block::Signature(SignatureBlock {
+            image: s.signature.image.clone(),
+            text: s.signature.text.clone(),
+            caption: format!("{}, signed {}", r.fullname(), iso8601(s.signed_ms)),
+        }));
+    } else if r.role == document::Role::Signer && r.status.has_signed_or_approved() {
+        b.push(work::Block::Text(format!(
+            "Marked as signed by the sender{}",
+            r.signed_ms
+                .map(|t| format!(", signed {}", iso8601(t)))
+                .unwrap_or_default()
+        )));
+    }
 }
 
 /// Records the sealed file of a completed document.

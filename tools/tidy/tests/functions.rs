@@ -4,15 +4,15 @@
 //! its warnings. The functions older than the rule carried
 //! `#[expect(clippy::too_many_lines, reason = …)]`, which fails as soon as one is short
 //! enough; this test holds their number to [`LONG_FUNCTIONS_LEFT`], which may only come
-//! down.
+//! down, and is now 0: a function over 70 lines is split, not let through.
 //!
 //! `ESIGN_TIDY_ROOT=/path/to/checkout cargo test -p esign-tidy` checks another checkout.
 
 use esign_tidy::shrinking::root;
 use std::path::Path;
 
-/// Functions of the engine over 70 lines, each marked: 35 when the rule came, 33 once the route table replaced the families' routers, 32 once the document state machine took the revision's status check, 31 once `/token`'s code exchange became a domain verb (`oauth::exchange_code`), 28 once the recipient state machine (`domain/recipient_states.rs`) took `act_verified`'s moves and the roster's checks, 26 once creating a template and an upload became domain verbs (`templates::create`, `uploads::create`), 21 once the agents' handlers called domain verbs (`/authorize`'s GET and POST, `/register`, and `/mcp`'s two revisions split), 16 once the list queries, pricing tables, contact list and agent tools were split, 13 once the document jobs became domain verbs (`imports::imported`, `rendered::rendered` and its seal), 8 once creating a document, forwarding it and signing it manually became domain verbs (`creation::create`, `sending::forward`, `manual_signing::manually_sign`) and the create's parsing was split, 5 once the recipients' handlers called domain verbs (`verify::start`, `verify::verify` and the recipient's view split), 3 once the reminders and the expiration became domain verbs (`sending::to_remind`, `schedule_reminder`, `change_expiration`) and `PUT /v1/documents/{id}` was split, 2 once the `sign` body's reading moved to the handlers (`handlers/recipients/sign_body.rs`; the signer's checks are `signatures::given`).
-const LONG_FUNCTIONS_LEFT: usize = 2;
+/// Functions of the engine over 70 lines, each marked: 35 when the rule came, 33 once the route table replaced the families' routers, 32 once the document state machine took the revision's status check, 31 once `/token`'s code exchange became a domain verb (`oauth::exchange_code`), 28 once the recipient state machine (`domain/recipient_states.rs`) took `act_verified`'s moves and the roster's checks, 26 once creating a template and an upload became domain verbs (`templates::create`, `uploads::create`), 21 once the agents' handlers called domain verbs (`/authorize`'s GET and POST, `/register`, and `/mcp`'s two revisions split), 16 once the list queries, pricing tables, contact list and agent tools were split, 13 once the document jobs became domain verbs (`imports::imported`, `rendered::rendered` and its seal), 8 once creating a document, forwarding it and signing it manually became domain verbs (`creation::create`, `sending::forward`, `manual_signing::manually_sign`) and the create's parsing was split, 5 once the recipients' handlers called domain verbs (`verify::start`, `verify::verify` and the recipient's view split), 3 once the reminders and the expiration became domain verbs (`sending::to_remind`, `schedule_reminder`, `change_expiration`) and `PUT /v1/documents/{id}` was split, 2 once the `sign` body's reading moved to the handlers (`handlers/recipients/sign_body.rs`; the signer's checks are `signatures::given`), 0 once the audit certificate (`evidence::certificate`) and the document's detail (`shapes::detail_json`) were split into named parts.
+const LONG_FUNCTIONS_LEFT: usize = 0;
 
 /// The marks under `dir`, and the ones without a reason (file paths).
 fn marks(dir: &Path) -> (usize, Vec<String>) {
