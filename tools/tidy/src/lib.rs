@@ -763,6 +763,27 @@ pub fn status_refs(src: &str) -> usize {
         .count()
 }
 
+/// The HTTP names in Rust source `src` (comments, strings and items under
+/// `#[cfg(test)]` skipped): each `Request` (a request), `Fields` (its decoded body),
+/// `Response` (an answer) and `query_param` (a query's reader) named, counted once.
+pub fn http_names(src: &str) -> usize {
+    const NAMES: &[&str] = &["Request", "Fields", "Response", "query_param"];
+    let toks = lex(src);
+    let mut n = 0;
+    let mut i = 0;
+    while i < toks.len() {
+        if is_cfg_test(&toks, i) {
+            i = item_end(&toks, i + 7);
+            continue;
+        }
+        if matches!(&toks[i], Tok::Ident(x) if NAMES.contains(&x.as_str())) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
 /// A string literal of Rust source, outside test code.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Literal {
@@ -860,6 +881,17 @@ mod tests {
                    cx.p.get(&k); cx\n    .p\n    .scan(a, b, 1, false); cx.p.now_ms();\n\
                    // cx.p.put(&k, b\"\");\n  let s = \"cx.load(x)\"; other.load(); cx.now();\n}";
         assert_eq!(store_calls(src), 4);
+    }
+
+    #[test]
+    fn counts_http_names_outside_tests_comments_and_strings() {
+        let src = "use crate::base::api::{Request, Response};\n\
+                   fn f(req: &Request, f: &Fields) -> Option<Response> { req.query_param(\"x\"); None }\n\
+                   // Request, Fields\n\
+                   struct AuthRequest; type PageFields = (); let s = \"Response\";\n\
+                   #[cfg(test)]\nmod tests { fn t(r: Request) -> Response { todo!() } }\n\
+                   #[cfg(test)]\nfn helper(f: Fields) {}";
+        assert_eq!(http_names(src), 6);
     }
 
     fn paths(src: &str, module: &[&str]) -> Vec<Vec<String>> {
