@@ -13,10 +13,10 @@
 //! ```
 //!
 //! `page_num` is a content page (1 to the document's `page_count`), `seconds` more
-//! than 0 and at most [`MAX_REPORT_SECONDS`]; at most one entry per page.
+//! than 0 and at most [`MAX_REPORT_SECONDS`]; at most one entry per page. The handler
+//! (`handlers/recipients/mod.rs`) reads and checks it; [`record`] adds it.
 
 use crate::base::cx::Cx;
-use crate::base::http::{ApiError, ApiResult, Fields};
 use crate::base::keyspace::DPV;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
@@ -67,13 +67,11 @@ pub fn load(cx: &mut Cx, doc_id: &str) -> PageViews {
     cx.load(&key(doc_id)).unwrap_or_default()
 }
 
-/// Checks a report (see the module documentation) against `doc` and adds it to the
-/// totals.
-pub fn record(cx: &mut Cx, doc: &Document, f: &Fields) -> ApiResult<()> {
-    f.only(&["pages"])?;
-    let report = parse(f, doc.page_count())?;
+/// Adds a report's (page number, milliseconds) pairs to `doc`'s totals: each page a
+/// content page of `doc`, named once (read and checked in `handlers/recipients/mod.rs`).
+pub fn record(cx: &mut Cx, doc: &Document, report: &[(usize, u64)]) {
     let mut views = load(cx, &doc.id);
-    for (num, millis) in report {
+    for &(num, millis) in report {
         if views.pages.len() < num {
             views.pages.resize(num, PageTotal::default());
         }
@@ -82,62 +80,6 @@ pub fn record(cx: &mut Cx, doc: &Document, f: &Fields) -> ApiResult<()> {
         p.views = p.views.saturating_add(1);
     }
     cx.save(&key(&doc.id), &views);
-    Ok(())
-}
-
-/// The report's (page number, milliseconds) pairs.
-fn parse(f: &Fields, page_count: usize) -> ApiResult<Vec<(usize, u64)>> {
-    let bad = |path: &str, what: String| {
-        ApiError::bad_request("invalid_field", format!("`{path}` must be {what}"))
-    };
-    let entries = f.objects("pages")?;
-    if entries.is_empty() {
-        return Err(ApiError::bad_request(
-            "missing_field",
-            "the field `pages` is required: one entry per page seen",
-        ));
-    }
-    let mut out: Vec<(usize, u64)> = Vec::with_capacity(entries.len());
-    for (path, o) in entries {
-        if let Some(k) = o
-            .keys()
-            .find(|k| !matches!(k.as_str(), "page_num" | "seconds"))
-        {
-            return Err(bad(
-                &format!("{path}.{k}"),
-                "absent (not accepted here)".into(),
-            ));
-        }
-        let num = o
-            .get("page_num")
-            .and_then(Value::as_u64)
-            .filter(|n| (1..=page_count as u64).contains(n))
-            .ok_or_else(|| {
-                bad(
-                    &format!("{path}.page_num"),
-                    format!("a page of the document, 1 to {page_count}"),
-                )
-            })? as usize;
-        if out.iter().any(|(n, _)| *n == num) {
-            return Err(bad(
-                &format!("{path}.page_num"),
-                format!("named once per report (page {num} is named twice)"),
-            ));
-        }
-        let seconds = o
-            .get("seconds")
-            .and_then(Value::as_f64)
-            .filter(|s| *s > 0.0 && *s <= MAX_REPORT_SECONDS)
-            .ok_or_else(|| {
-                bad(
-                    &format!("{path}.seconds"),
-                    format!("a number of seconds above 0 and at most {MAX_REPORT_SECONDS}"),
-                )
-            })?;
-        // Rounded to the millisecond (`as` truncates; the engine has no `f64::round`).
-        out.push((num, (seconds * 1000.0 + 0.5) as u64));
-    }
-    Ok(out)
 }
 
 /// Seconds on page `num` over all recipients: GetAccept's `page_time` and

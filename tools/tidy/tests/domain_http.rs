@@ -18,10 +18,6 @@ use std::collections::BTreeMap;
 const HTTP_NAMES_LEFT: &[(&str, usize)] = &[
     // `authenticate(cx, req)`: the bearer check reads the request's headers.
     ("auth.rs", 2),
-    // `record(cx, doc, &Fields)`: a recipient's page-view report is read from the body
-    // here; its one caller is `handlers/recipients/mod.rs`, which should read `pages`
-    // into the (page, milliseconds) pairs and hand those in.
-    ("page_views.rs", 3),
 ];
 
 /// What this list counts and says.

@@ -34,17 +34,19 @@ mod view;
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
 use crate::base::http;
-use crate::base::http::{ApiResult, json};
+use crate::base::http::{ApiError, ApiResult, Fields, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::domain::document::Document;
 use crate::domain::links::by_secret;
 use crate::domain::links::check_available;
 use crate::domain::links::rate_limit;
+use crate::domain::page_views::MAX_REPORT_SECONDS;
 use crate::domain::recipient_states::Move;
 use crate::domain::{identity, page_views};
 use crate::handlers::recipients::acts::{act, act_verified};
 use crate::handlers::recipients::view::recipient_view;
+use serde_json::Value;
 
 /// `/s/{secret}`: the signing page for browsers, the recipient view (JSON) for others.
 pub fn page_route(cx: &mut Cx, req: &Request, secret: &str) -> Response {
@@ -219,8 +221,66 @@ pub fn print(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Resp
 
 /// `POST .../page-views`: time on each page.
 pub fn page_views(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
-    page_views::record(cx, &v.doc, &req.body_fields()?)?;
+    let f = req.body_fields()?;
+    f.only(&["pages"])?;
+    let report = page_report(&f, v.doc.page_count())?;
+    page_views::record(cx, &v.doc, &report);
     Ok(http::no_content())
+}
+
+/// The page-view report's (page number, milliseconds) pairs (`domain::page_views`).
+fn page_report(f: &Fields, page_count: usize) -> ApiResult<Vec<(usize, u64)>> {
+    let bad = |path: &str, what: String| {
+        ApiError::bad_request("invalid_field", format!("`{path}` must be {what}"))
+    };
+    let entries = f.objects("pages")?;
+    if entries.is_empty() {
+        return Err(ApiError::bad_request(
+            "missing_field",
+            "the field `pages` is required: one entry per page seen",
+        ));
+    }
+    let mut out: Vec<(usize, u64)> = Vec::with_capacity(entries.len());
+    for (path, o) in entries {
+        if let Some(k) = o
+            .keys()
+            .find(|k| !matches!(k.as_str(), "page_num" | "seconds"))
+        {
+            return Err(bad(
+                &format!("{path}.{k}"),
+                "absent (not accepted here)".into(),
+            ));
+        }
+        let num = o
+            .get("page_num")
+            .and_then(Value::as_u64)
+            .filter(|n| (1..=page_count as u64).contains(n))
+            .ok_or_else(|| {
+                bad(
+                    &format!("{path}.page_num"),
+                    format!("a page of the document, 1 to {page_count}"),
+                )
+            })? as usize;
+        if out.iter().any(|(n, _)| *n == num) {
+            return Err(bad(
+                &format!("{path}.page_num"),
+                format!("named once per report (page {num} is named twice)"),
+            ));
+        }
+        let seconds = o
+            .get("seconds")
+            .and_then(Value::as_f64)
+            .filter(|s| *s > 0.0 && *s <= MAX_REPORT_SECONDS)
+            .ok_or_else(|| {
+                bad(
+                    &format!("{path}.seconds"),
+                    format!("a number of seconds above 0 and at most {MAX_REPORT_SECONDS}"),
+                )
+            })?;
+        // Rounded to the millisecond (`as` truncates; the engine has no `f64::round`).
+        out.push((num, (seconds * 1000.0 + 0.5) as u64));
+    }
+    Ok(out)
 }
 
 /// `GET .../download`.
