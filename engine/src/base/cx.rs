@@ -68,6 +68,18 @@ impl<'a> Cx<'a> {
 }
 
 impl Cx<'_> {
+    /// Schedules a job of `kind` with `payload` at `at_ms`, with no host work and no
+    /// scope: the engine's own timers (expiry, reminders, purges, erasure).
+    pub fn schedule_at(&mut self, kind: &str, payload: Vec<u8>, at_ms: u64) {
+        self.p.schedule_job(crate::base::api::JobSpec {
+            kind: kind.into(),
+            payload,
+            run_at_ms: at_ms,
+            work: None,
+            scope: String::new(),
+        });
+    }
+
     /// Reads and decodes a record.
     pub fn load<T: DeserializeOwned>(&mut self, key: &[u8]) -> Option<T> {
         self.p.get(key).map(|bytes| decode(&bytes))

@@ -2,7 +2,7 @@
 //! check with `domain::logins`' throttling, the spacing of tokens) and the principal a
 //! token or an agent's grant acts as.
 
-use crate::base::api::{self, JobSpec, Mail, Request};
+use crate::base::api::{self, Mail, Request};
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
 #[allow(unused_imports)]
@@ -340,13 +340,11 @@ pub(crate) fn issue_token(cx: &mut Cx, user: &mut User, entity_id: &str) -> ApiR
         expires_ms: now + settings.token_ttl_secs * 1000,
     };
     cx.save(&token_key(&hash), &token);
-    cx.p.schedule_job(JobSpec {
-        kind: job_kinds::TOKEN_PURGE.into(),
-        payload: hash.into_bytes(),
-        run_at_ms: token.expires_ms + PURGE_GRACE_MS,
-        work: None,
-        scope: String::new(),
-    });
+    cx.schedule_at(
+        job_kinds::TOKEN_PURGE,
+        hash.into_bytes(),
+        token.expires_ms + PURGE_GRACE_MS,
+    );
     Ok(IssuedToken {
         secret,
         expires_in: settings.token_ttl_secs,

@@ -1,7 +1,6 @@
 //! Permanent deletion: the record and its links go at once, the rest (trail, comments,
 //! fields, signatures, files) in an erase job.
 
-use crate::base::api::JobSpec;
 use crate::base::cx::Cx;
 use crate::base::job_kinds;
 #[allow(unused_imports)]
@@ -49,13 +48,11 @@ pub fn permanently_delete(cx: &mut Cx, doc: &Document) {
         cx.p.delete(&link_key(l)); // the links stop working at once
     }
     let now = cx.now();
-    cx.p.schedule_job(JobSpec {
-        kind: job_kinds::DOC_ERASE.into(),
-        payload: serde_json::to_vec(&erase).unwrap_or_default(),
-        run_at_ms: now,
-        work: None,
-        scope: String::new(),
-    });
+    cx.schedule_at(
+        job_kinds::DOC_ERASE,
+        serde_json::to_vec(&erase).unwrap_or_default(),
+        now,
+    );
 }
 
 /// Job `doc.erase`: what a permanent delete left goes: the document's fields, pictures,

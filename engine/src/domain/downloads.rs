@@ -1,7 +1,6 @@
 //! Download links (`/v1/download/{secret}`): ten minutes to fetch a document's PDF
 //! without a token; and which PDF a download hands out.
 
-use crate::base::api::JobSpec;
 use crate::base::cx::Cx;
 use crate::base::http::{ApiError, ApiResult};
 use crate::base::job_kinds;
@@ -74,13 +73,11 @@ pub fn new_link(
         content_type: content_type.to_string(),
     };
     cx.p.put(&link_key(&hash), &records::encode_ext(&link, &ext));
-    cx.p.schedule_job(JobSpec {
-        kind: job_kinds::DOWNLOAD_LINK_FORGET.into(),
-        payload: hash.into_bytes(),
-        run_at_ms: expires_ms,
-        work: None,
-        scope: String::new(),
-    });
+    cx.schedule_at(
+        job_kinds::DOWNLOAD_LINK_FORGET,
+        hash.into_bytes(),
+        expires_ms,
+    );
     let base = cx.settings().base_url.trim_end_matches('/').to_string();
     format!("{base}/v1/download/{secret}")
 }

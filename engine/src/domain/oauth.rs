@@ -14,7 +14,6 @@
 //! | `oaf/{family}`, `oafu/{user}/{family}` | [`Family`] and its index |
 //! | `oat/{sha256}`, `oart/{sha256}` | [`Grant`]: access and refresh tokens |
 
-use crate::base::api::JobSpec;
 use crate::base::cx::Cx;
 use crate::base::http::ApiResult;
 use crate::base::keyspace::{OAC, OACODE, OAF, OAFU, OAREQ, OART, OAT};
@@ -53,13 +52,7 @@ pub fn constant_eq(a: &[u8], b: &[u8]) -> bool {
 }
 
 pub fn forget_at(cx: &mut Cx, key: Vec<u8>, at_ms: u64) {
-    cx.p.schedule_job(JobSpec {
-        kind: job_kinds::OAUTH_FORGET.into(),
-        payload: key,
-        run_at_ms: at_ms,
-        work: None,
-        scope: String::new(),
-    });
+    cx.schedule_at(job_kinds::OAUTH_FORGET, key, at_ms);
 }
 
 /// The only scope: everything the person may do in the chosen entity.

@@ -1,7 +1,6 @@
 //! Sending (spec §3.3, §4.2): the checks a send makes, links for recipients, the first
 //! wave of invitations, scheduled sending, expiry and reminders.
 
-use crate::base::api::JobSpec;
 use crate::base::cx::Cx;
 use crate::base::http::{ApiError, ApiResult};
 use crate::base::job_kinds;
@@ -142,13 +141,11 @@ pub fn start_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, sender: Sender
     match doc.scheduled_sending_ms {
         Some(at) if doc.flags.is_scheduled_sending && at > now => {
             doc.status = document::Status::Scheduled;
-            cx.p.schedule_job(JobSpec {
-                kind: job_kinds::DOC_SCHEDULED_SEND.into(),
-                payload: doc.id.clone().into_bytes(),
-                run_at_ms: at,
-                work: None,
-                scope: String::new(),
-            });
+            cx.schedule_at(
+                job_kinds::DOC_SCHEDULED_SEND,
+                doc.id.clone().into_bytes(),
+                at,
+            );
             log(
                 cx,
                 doc,
@@ -203,13 +200,11 @@ pub fn send_batch(cx: &mut Cx, doc: &mut Document, ids: &[String], actor: &Actor
 
 /// Schedules the expiry check of a sent document.
 pub fn schedule_expiry(cx: &mut Cx, doc: &Document) {
-    cx.p.schedule_job(JobSpec {
-        kind: job_kinds::DOC_EXPIRE.into(),
-        payload: doc.id.clone().into_bytes(),
-        run_at_ms: doc.expiration_ms,
-        work: None,
-        scope: String::new(),
-    });
+    cx.schedule_at(
+        job_kinds::DOC_EXPIRE,
+        doc.id.clone().into_bytes(),
+        doc.expiration_ms,
+    );
 }
 
 /// The signers and approvers the document is waiting on (sent, viewed or reviewed).
@@ -290,13 +285,11 @@ pub fn finish_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, hash: &str) {
     }
     schedule_expiry(cx, doc);
     if doc.flags.is_reminder_sending {
-        cx.p.schedule_job(JobSpec {
-            kind: job_kinds::DOC_REMIND.into(),
-            payload: serde_json::to_vec(&json!({"doc": doc.id, "auto": true})).unwrap_or_default(),
-            run_at_ms: now + AUTO_REMINDER_DAYS * 24 * 3600 * 1000,
-            work: None,
-            scope: String::new(),
-        });
+        cx.schedule_at(
+            job_kinds::DOC_REMIND,
+            serde_json::to_vec(&json!({"doc": doc.id, "auto": true})).unwrap_or_default(),
+            now + AUTO_REMINDER_DAYS * 24 * 3600 * 1000,
+        );
     }
     let extra = json!({"document": {
         "id": doc.id, "name": doc.name, "status": doc.status.as_str(), "value": util::money(doc.value),
@@ -685,16 +678,12 @@ pub fn schedule_reminder(
     at: u64,
     (message, sms): (&str, bool),
 ) {
-    cx.p.schedule_job(JobSpec {
-        kind: job_kinds::DOC_REMIND.into(),
-        payload: serde_json::to_vec(
-            &json!({"doc": doc.id, "ids": ids, "message": message, "sms": sms}),
-        )
-        .unwrap_or_default(),
-        run_at_ms: at,
-        work: None,
-        scope: String::new(),
-    });
+    cx.schedule_at(
+        job_kinds::DOC_REMIND,
+        serde_json::to_vec(&json!({"doc": doc.id, "ids": ids, "message": message, "sms": sms}))
+            .unwrap_or_default(),
+        at,
+    );
     log(
         cx,
         doc,

@@ -286,13 +286,11 @@ pub fn create(cx: &mut Cx, mut upload: Upload, source: NewUpload) -> ApiResult<U
         }
     }
     cx.save(&upload_key(&upload.id), &upload);
-    cx.p.schedule_job(JobSpec {
-        kind: job_kinds::UPLOAD_EXPIRE.into(),
-        payload: upload.id.clone().into_bytes(),
-        run_at_ms: upload.expires_ms,
-        work: None,
-        scope: String::new(),
-    });
+    cx.schedule_at(
+        job_kinds::UPLOAD_EXPIRE,
+        upload.id.clone().into_bytes(),
+        upload.expires_ms,
+    );
     Ok(upload)
 }
 
