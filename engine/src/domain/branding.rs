@@ -14,7 +14,6 @@ use crate::base::prelude::*;
 use crate::base::util;
 use crate::domain::{blobs, public_files};
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Branding {
@@ -80,9 +79,4 @@ pub fn logo_path(b: &Branding) -> String {
     } else {
         format!("/v1/files/{}", b.logo_secret)
     }
-}
-
-/// The branding as answers show it: `color` and `logo_url` ([`logo_path`]).
-pub fn json(b: &Branding) -> Value {
-    json!({"color": b.color, "logo_url": logo_path(b)})
 }

@@ -222,23 +222,6 @@ pub fn parse(cx: &mut Cx, o: &Map<String, Value>, path: &str) -> ApiResult<Optio
     Ok((c.code.is_some() || c.qna.is_some() || c.eid.is_some()).then_some(c))
 }
 
-/// The settings as the API shows them on a recipient (the answer never).
-pub fn settings_json(c: &Checks) -> Value {
-    let w = |w: Option<When>| w.unwrap_or_default();
-    let (code, qna, eid) = (
-        w(c.code),
-        w(c.qna.as_ref().map(|q| q.0)),
-        w(c.eid.as_ref().map(|e| e.0)),
-    );
-    json!({
-        "verify_sms": c.code.is_some(), "verify_sms_open": code.open, "verify_sms_sign": code.sign,
-        "verify_qna": c.qna.is_some(), "verify_qna_open": qna.open, "verify_qna_sign": qna.sign,
-        "verify_qna_question": c.qna.as_ref().map(|q| q.1.clone()).unwrap_or_default(),
-        "verify_eid": c.eid.is_some(), "verify_eid_open": eid.open, "verify_eid_sign": eid.sign,
-        "verify_eid_type": c.eid.as_ref().map(|e| e.1.clone()).unwrap_or_default(),
-    })
-}
-
 pub fn eid_key(session_hash: &str) -> Vec<u8> {
     util::key(&[REID, session_hash])
 }

@@ -130,6 +130,12 @@ pub fn lookup(cx: &mut Cx, entity: &str, table: &str, value: &str, limit: u32) -
         .collect()
 }
 
+/// The ids of `entity`'s documents indexed under the external id `ext` (`GET
+/// /v1/documents/external/{externalId}`): the first 100 entries of the index.
+pub fn by_external_id(cx: &mut Cx, entity: &str, ext: &str) -> Vec<String> {
+    lookup(cx, entity, DEXT, ext, 100)
+}
+
 pub fn team_scopes(cx: &mut Cx, pr: &Principal) -> Vec<String> {
     let mut scopes = vec![scope_user(&pr.user.id)];
     if let Some(team) = &pr.membership.team_id {

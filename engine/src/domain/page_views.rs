@@ -23,7 +23,6 @@ use crate::base::prelude::*;
 use crate::base::util;
 use crate::domain::document::Document;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
 
 /// The longest time one report may give a page: the signing page reports when it is
 /// hidden, so an hour on one page in one sitting is already generous.
@@ -86,21 +85,6 @@ pub fn record(cx: &mut Cx, doc: &Document, report: &[(usize, u64)]) {
 /// `view_duration_seconds` of a page.
 pub fn page_seconds(views: &PageViews, num: usize) -> f64 {
     views.page(num).millis as f64 / 1000.0
-}
-
-/// What `with_stats` adds: seconds on all pages together, and per page seen the
-/// seconds and the reports that named it.
-pub fn stats_json(views: &PageViews) -> (Value, Value) {
-    let pages = views
-        .pages
-        .iter()
-        .enumerate()
-        .filter(|(_, p)| p.views > 0)
-        .map(|(i, p)| {
-            json!({"page_num": i + 1, "page_time": p.millis as f64 / 1000.0, "views": p.views})
-        })
-        .collect();
-    (json!(views.total_seconds()), Value::Array(pages))
 }
 
 /// Forgets a deleted document's view times.

@@ -6,7 +6,7 @@ use crate::base::http::{self, ApiError, ApiResult};
 use crate::base::prelude::*;
 use crate::base::work::{self, Block};
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PricingTable {
@@ -218,42 +218,6 @@ fn qty(v: f64) -> String {
     }
 }
 
-pub fn tables_json(tables: &[PricingTable]) -> Value {
-    Value::Array(
-        tables
-            .iter()
-            .map(|t| {
-                let (subtotal, _, total) = totals(t);
-                let summary: Map<String, Value> = t
-                    .summary_values
-                    .iter()
-                    .map(|(k, v)| {
-                        (
-                            k.clone(),
-                            json!({"value": v.value, "flat_fee": v.flat_fee,
-                                   "enabled": v.enabled, "display_name": v.display_name}),
-                        )
-                    })
-                    .collect();
-                json!({
-                    "currency_settings": {"currency": t.currency, "locale": t.locale},
-                    "sections": t.sections.iter().map(|s| json!({
-                        "display_name": s.display_name,
-                        "rows": s.rows.iter().map(|r| json!({
-                            "name": r.name, "quantity": r.quantity, "price": r.price,
-                            "total": r.quantity * r.price,
-                        })).collect::<Vec<_>>(),
-                    })).collect::<Vec<_>>(),
-                    "locked": t.locked,
-                    "summary_values": summary,
-                    "subtotal": subtotal,
-                    "total": total,
-                })
-            })
-            .collect(),
-    )
-}
-
 /// The pricing pages of the rendered PDF.
 pub fn blocks(tables: &[PricingTable]) -> Vec<Block> {
     let mut out = Vec::new();
@@ -310,6 +274,7 @@ pub fn blocks(tables: &[PricingTable]) -> Vec<Block> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn totals_apply_discount_then_tax() {

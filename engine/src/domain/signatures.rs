@@ -5,8 +5,9 @@
 //!
 //! The `sign` body is read in `handlers/recipients/sign_body.rs` into a [`SignInput`];
 //! [`given`] decides with it which fields the signer fills, whether every required field,
-//! the signature and the initials are there, and stores the images. The image rules
-//! ([`png_of`], also the entity's logo) and the longest name ([`MAX_NAME`]) are here.
+//! the signature and the initials are there, and stores the images. The longest name
+//! ([`MAX_NAME`]) and the largest image ([`MAX_IMAGE_BYTES`]) are here; a given image is
+//! decoded and checked by `handlers/inputs.rs` (`png_of`, also the entity's logo).
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
@@ -19,7 +20,6 @@ use crate::base::work::{self, Block, SignatureBlock, StampContent};
 use crate::domain::document::{Document, Recipient};
 use crate::domain::fields::{self, Field, FieldType};
 use crate::domain::{blobs, identity};
-use base64::Engine as _;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -82,63 +82,6 @@ pub fn erase(cx: &mut Cx, doc_id: &str) {
 
 fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
     http::ApiError::bad_request(code, text)
-}
-
-/// The most pixels a drawn mark may have: what `formats` draws into the sealed PDF
-/// (`formats::stamp::MAX_PIXELS`), so nothing accepted here is missing from it.
-const MAX_IMAGE_PIXELS: u64 = 4_000_000;
-
-/// A PNG's width and height, from its signature and its first chunk, which the PNG
-/// specification fixes as `IHDR` (§5.2, §11.2.2: width and height as big-endian u32 at
-/// offsets 16 and 20); `None` for anything else.
-fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
-    let header = bytes.get(..24)?;
-    if &header[..8] != b"\x89PNG\r\n\x1a\n" || &header[12..16] != b"IHDR" {
-        return None;
-    }
-    let be = |at: usize| {
-        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
-    };
-    Some((be(16), be(20)))
-}
-
-/// A PNG given as a base64 `data:image/png;base64,...` URL (or bare base64) in `v`:
-/// `None` for null or empty; 400 `invalid_image` for anything but a PNG within the
-/// size limits (signatures here, logos in `PUT /v1/entity`).
-pub fn png_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
-    let s = match v {
-        Value::Null => return Ok(None),
-        Value::String(s) if s.is_empty() => return Ok(None),
-        Value::String(s) => s,
-        _ => return Err(bad("invalid_field", format!("`{name}` must be a string"))),
-    };
-    let data = s.strip_prefix("data:image/png;base64,").unwrap_or(s);
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(data.trim())
-        .map_err(|_| {
-            bad(
-                "invalid_image",
-                format!("`{name}` must be a PNG as a base64 data URL"),
-            )
-        })?;
-    if bytes.len() > MAX_IMAGE_BYTES {
-        return Err(bad(
-            "invalid_image",
-            format!("`{name}` is larger than {} KiB", MAX_IMAGE_BYTES / 1024),
-        ));
-    }
-    let Some((w, h)) = png_size(&bytes) else {
-        return Err(bad("invalid_image", format!("`{name}` is not a PNG image")));
-    };
-    if w == 0 || h == 0 || u64::from(w) * u64::from(h) > MAX_IMAGE_PIXELS {
-        return Err(bad(
-            "invalid_image",
-            format!(
-                "`{name}` is {w}×{h} pixels; an image here may have at most {MAX_IMAGE_PIXELS} pixels"
-            ),
-        ));
-    }
-    Ok(Some(bytes))
 }
 
 /// A mark as the signer gives it (`{type?, name|text, image?}`, read by the `sign`

@@ -13,7 +13,8 @@ use crate::domain::accounts::{self, Entity};
 use crate::domain::auth::Principal;
 use crate::domain::branding;
 use crate::domain::mail_templates::{self, EntityTexts};
-use crate::domain::signatures;
+use crate::handlers::inputs;
+use crate::handlers::shapes;
 use serde_json::{Value, json};
 
 /// The built-in subject and message of an invitation, as placeholders.
@@ -22,7 +23,7 @@ const DEFAULT_MESSAGE: &str = "";
 
 fn entity_json(cx: &mut Cx, pr: &Principal, e: &Entity) -> Value {
     let texts = mail_templates::entity_texts(cx, &e.id);
-    let brand = branding::json(&branding::load(cx, &e.id));
+    let brand = shapes::branding_json(&branding::load(cx, &e.id));
     json!({"entity": {
         "id": e.id,
         "name": e.name,
@@ -90,7 +91,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
         ));
     }
     let logo = match f.map.get("logo") {
-        Some(v) => Some(signatures::png_of(v, "logo")?),
+        Some(v) => Some(inputs::png_of(v, "logo")?),
         None => None,
     };
     if color.is_some() || logo.is_some() {

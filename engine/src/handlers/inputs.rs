@@ -1,12 +1,15 @@
 //! What handlers of several families read from a request body the same way: a file
 //! given inline (a multipart `file`, or base64 `file_content` with `file_name`), and the
-//! file of a library upload (inline, or an upload's `file_id`). The domain gets the
-//! typed value ([`GivenFile`], [`FileSource`]).
+//! file of a library upload (inline, or an upload's `file_id`), and a PNG image given as
+//! a base64 data URL (a signature's, the entity's logo). The domain gets the typed value
+//! ([`GivenFile`], [`FileSource`], the PNG's bytes).
 
 use crate::base::http::{self, ApiResult, Fields};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::domain::signatures::MAX_IMAGE_BYTES;
 use crate::domain::uploads::{FileSource, GivenFile};
+use serde_json::Value;
 
 /// The file a request carries inline, if any (multipart part or base64 content).
 pub fn given_file(f: &Fields) -> ApiResult<Option<GivenFile>> {
@@ -91,4 +94,64 @@ pub fn decode_base64(field: &str, text: &str) -> ApiResult<Vec<u8>> {
         "invalid_field",
         format!("the field `{field}` must be non-empty base64"),
     ))
+}
+
+/// The most pixels a drawn mark or a logo may have: what `formats` draws into the sealed
+/// PDF (`formats::stamp::MAX_PIXELS`), so nothing accepted here is missing from it.
+const MAX_IMAGE_PIXELS: u64 = 4_000_000;
+
+/// A PNG's width and height, from its signature and its first chunk, which the PNG
+/// specification fixes as `IHDR` (§5.2, §11.2.2: width and height as big-endian u32 at
+/// offsets 16 and 20); `None` for anything else.
+fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    let header = bytes.get(..24)?;
+    if &header[..8] != b"\x89PNG\r\n\x1a\n" || &header[12..16] != b"IHDR" {
+        return None;
+    }
+    let be = |at: usize| {
+        u32::from_be_bytes([header[at], header[at + 1], header[at + 2], header[at + 3]])
+    };
+    Some((be(16), be(20)))
+}
+
+/// A PNG given as a base64 `data:image/png;base64,...` URL (or bare base64) in `v`:
+/// `None` for null or empty; 400 `invalid_image` for anything but a PNG within the
+/// size limits ([`MAX_IMAGE_BYTES`], [`MAX_IMAGE_PIXELS`]): a signature's or initials'
+/// image in the `sign` body, the logo in `PUT /v1/entity`.
+pub fn png_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
+    use base64::Engine as _;
+    let bad = http::ApiError::bad_request;
+    let s = match v {
+        Value::Null => return Ok(None),
+        Value::String(s) if s.is_empty() => return Ok(None),
+        Value::String(s) => s,
+        _ => return Err(bad("invalid_field", format!("`{name}` must be a string"))),
+    };
+    let data = s.strip_prefix("data:image/png;base64,").unwrap_or(s);
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(data.trim())
+        .map_err(|_| {
+            bad(
+                "invalid_image",
+                format!("`{name}` must be a PNG as a base64 data URL"),
+            )
+        })?;
+    if bytes.len() > MAX_IMAGE_BYTES {
+        return Err(bad(
+            "invalid_image",
+            format!("`{name}` is larger than {} KiB", MAX_IMAGE_BYTES / 1024),
+        ));
+    }
+    let Some((w, h)) = png_size(&bytes) else {
+        return Err(bad("invalid_image", format!("`{name}` is not a PNG image")));
+    };
+    if w == 0 || h == 0 || u64::from(w) * u64::from(h) > MAX_IMAGE_PIXELS {
+        return Err(bad(
+            "invalid_image",
+            format!(
+                "`{name}` is {w}×{h} pixels; an image here may have at most {MAX_IMAGE_PIXELS} pixels"
+            ),
+        ));
+    }
+    Ok(Some(bytes))
 }

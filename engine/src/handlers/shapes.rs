@@ -7,8 +7,12 @@ use crate::base::cx::Cx;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, iso8601};
+use crate::domain::branding::{self, Branding};
 use crate::domain::document::{Comment, Document, Recipient};
 use crate::domain::downloads::current_pdf;
+use crate::domain::identity::{Checks, When};
+use crate::domain::page_views::PageViews;
+use crate::domain::pricing::{self, PricingTable};
 use crate::domain::{
     accounts, blobs, comments, evidence, fields, identity, notify, page_views, previews,
     public_files, signatures,
@@ -184,7 +188,7 @@ fn detail_recipients(cx: &mut Cx, doc: &Document, with_links: bool) -> Vec<Value
             .into();
         if with_links
             && let Some(c) = identity::load(cx, id, &r.id)
-            && let (Value::Object(m), Value::Object(set)) = (v, identity::settings_json(&c))
+            && let (Value::Object(m), Value::Object(set)) = (v, verify_settings_json(&c))
         {
             m.extend(set);
         }
@@ -317,7 +321,7 @@ fn stats_json(cx: &mut Cx, doc: &Document) -> Value {
         "reminders_sent": doc.reminders_sent,
         "revisions": doc.revisions.len(),
     });
-    let (seconds, pages) = page_views::stats_json(&page_views::load(cx, &doc.id));
+    let (seconds, pages) = page_view_stats(&page_views::load(cx, &doc.id));
     stats["view_seconds"] = seconds;
     stats["pages"] = pages;
     stats
@@ -467,4 +471,80 @@ pub fn trail_events(cx: &mut Cx, doc: &Document, since_ms: u64) -> Vec<Value> {
         }));
     }
     out
+}
+
+/// A document's or template's pricing tables as answers show them (spec §2.1), with
+/// their subtotal and total ([`pricing::totals`]).
+pub fn pricing_tables_json(tables: &[PricingTable]) -> Value {
+    Value::Array(
+        tables
+            .iter()
+            .map(|t| {
+                let (subtotal, _, total) = pricing::totals(t);
+                let summary: Map<String, Value> = t
+                    .summary_values
+                    .iter()
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            json!({"value": v.value, "flat_fee": v.flat_fee,
+                                   "enabled": v.enabled, "display_name": v.display_name}),
+                        )
+                    })
+                    .collect();
+                json!({
+                    "currency_settings": {"currency": t.currency, "locale": t.locale},
+                    "sections": t.sections.iter().map(|s| json!({
+                        "display_name": s.display_name,
+                        "rows": s.rows.iter().map(|r| json!({
+                            "name": r.name, "quantity": r.quantity, "price": r.price,
+                            "total": r.quantity * r.price,
+                        })).collect::<Vec<_>>(),
+                    })).collect::<Vec<_>>(),
+                    "locked": t.locked,
+                    "summary_values": summary,
+                    "subtotal": subtotal,
+                    "total": total,
+                })
+            })
+            .collect(),
+    )
+}
+
+/// An entity's branding as answers show it: `color` and `logo_url`
+/// ([`branding::logo_path`]).
+pub fn branding_json(b: &Branding) -> Value {
+    json!({"color": b.color, "logo_url": branding::logo_path(b)})
+}
+
+/// What `with_stats` adds of the page view times: seconds on all pages together, and
+/// per page seen the seconds and the reports that named it.
+fn page_view_stats(views: &PageViews) -> (Value, Value) {
+    let pages = views
+        .pages
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| p.views > 0)
+        .map(|(i, p)| {
+            json!({"page_num": i + 1, "page_time": p.millis as f64 / 1000.0, "views": p.views})
+        })
+        .collect();
+    (json!(views.total_seconds()), Value::Array(pages))
+}
+
+/// A recipient's identity-check settings as the API shows them (the answer never).
+fn verify_settings_json(c: &Checks) -> Value {
+    let w = |w: Option<When>| w.unwrap_or_default();
+    let (code, qna, eid) = (
+        w(c.code),
+        w(c.qna.as_ref().map(|q| q.0)),
+        w(c.eid.as_ref().map(|e| e.0)),
+    );
+    json!({
+        "verify_sms": c.code.is_some(), "verify_sms_open": code.open, "verify_sms_sign": code.sign,
+        "verify_qna": c.qna.is_some(), "verify_qna_open": qna.open, "verify_qna_sign": qna.sign,
+        "verify_qna_question": c.qna.as_ref().map(|q| q.1.clone()).unwrap_or_default(),
+        "verify_eid": c.eid.is_some(), "verify_eid_open": eid.open, "verify_eid_sign": eid.sign,
+        "verify_eid_type": c.eid.as_ref().map(|e| e.1.clone()).unwrap_or_default(),
+    })
 }

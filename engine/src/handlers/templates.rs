@@ -14,6 +14,7 @@ use crate::domain::templates::{
 };
 use crate::domain::{document, fields, folders, previews, pricing, public_files};
 use crate::handlers::inputs;
+use crate::handlers::shapes;
 use serde_json::{Value, json};
 
 /// `DELETE /v1/templates/{id}`: under the document delete rules (the owner or an admin;
@@ -468,7 +469,7 @@ pub fn fields_roles(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response
 /// `GET /v1/templates/{id}/pricing-tables`.
 pub fn pricing_tables(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let t = find(cx, pr, id)?;
-    let tables = pricing::tables_json(&t.ext.pricing_tables);
+    let tables = shapes::pricing_tables_json(&t.ext.pricing_tables);
     Ok(json(200, &json!({ "pricing_tables": tables })))
 }
 

@@ -11,7 +11,7 @@ use crate::base::util::iso8601;
 use crate::domain::access::{access, readable};
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, Document};
-use crate::domain::{comments, list, pricing, trail};
+use crate::domain::{comments, list, trail};
 use crate::handlers::shapes::{
     self, DetailOptions, comment_json, detail_json, flag, pages_json, recipient_json,
 };
@@ -74,7 +74,7 @@ pub fn external(cx: &mut Cx, pr: &Principal, req: &Request, ext: &str) -> ApiRes
         ));
     }
     let ext = query::percent_decoded(ext);
-    let ids = list::lookup(cx, &pr.entity.id, "dext", &ext, 100);
+    let ids = list::by_external_id(cx, &pr.entity.id, &ext);
     for id in ids {
         let Some(doc) = document::load_doc(cx, &id) else {
             continue;
@@ -206,7 +206,7 @@ pub fn pricing_tables(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Respon
     let doc = readable(cx, pr, id)?;
     Ok(json(
         200,
-        &json!({"pricing_tables": pricing::tables_json(&doc.pricing_tables)}),
+        &json!({"pricing_tables": shapes::pricing_tables_json(&doc.pricing_tables)}),
     ))
 }
 

@@ -17,7 +17,8 @@
 use crate::base::http::{ApiError, ApiResult, Fields};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::domain::signatures::{self, MAX_NAME, MarkIn, SignInput};
+use crate::domain::signatures::{MAX_NAME, MarkIn, SignInput};
+use crate::handlers::inputs;
 use serde_json::Value;
 
 fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
@@ -68,7 +69,7 @@ fn mark_of(f: &Fields, member: &str, text_member: &str) -> ApiResult<Option<Mark
     let o = v
         .as_object()
         .ok_or_else(|| bad("invalid_field", format!("`{member}` must be an object")))?;
-    let image = signatures::png_of(
+    let image = inputs::png_of(
         o.get("image").unwrap_or(&Value::Null),
         &format!("{member}.image"),
     )?;
@@ -121,6 +122,7 @@ mod tests {
     use crate::base::cx::Cx;
     use crate::domain::document::{Document, Recipient};
     use crate::domain::fields::{self, Field, FieldType};
+    use crate::domain::signatures;
     use crate::memory::MemoryPlatform;
     use serde_json::json;
 

@@ -9,9 +9,7 @@ use crate::base::prelude::*;
 use crate::base::util::{self, iso8601};
 use crate::domain::document::{self, Document, Recipient};
 use crate::domain::downloads::current_pdf;
-use crate::domain::{
-    branding, comments, fields, pages, pricing, recipient_states, signatures, videos,
-};
+use crate::domain::{branding, comments, fields, pages, recipient_states, signatures, videos};
 use crate::handlers::recipients::verify;
 use crate::handlers::shapes;
 use serde_json::{Value, json};
@@ -58,7 +56,7 @@ pub(super) fn recipient_view(
     let (checks, st) = verify::status(cx, doc, i, req);
     let verification = checks.as_ref().map(|c| verify::view_json(c, &st, r));
     // The sender's colour and logo (before the checks too: they say who asks).
-    let brand = branding::json(&branding::load(cx, &doc.entity_id));
+    let brand = shapes::branding_json(&branding::load(cx, &doc.entity_id));
     if !st.open_pending.is_empty() || st.locked {
         // Nothing of the document's content before the checks for opening pass.
         return closed_view(doc, r, secret, verification, brand);
@@ -87,7 +85,7 @@ pub(super) fn recipient_view(
             "is_signing_initials": doc.flags.is_signing_initials,
             "rejection_reason": doc.rejection_reason,
             "language": doc.language(),
-            "pricing_tables": pricing::tables_json(&doc.pricing_tables),
+            "pricing_tables": shapes::pricing_tables_json(&doc.pricing_tables),
             "attachments": doc.attachments.iter()
                 .filter(|a| a.restricted_to.as_ref().is_none_or(|to| *to == me))
                 .map(|a| json!({"id": a.id, "name": a.name, "size": a.size}))
