@@ -229,9 +229,6 @@ pub struct Actor {
     pub user_agent: String,
 }
 
-/// Read from the request now (`base::http`); kept here for the recipients' handlers.
-pub use crate::base::http::client_of;
-
 impl Actor {
     /// A user acting from `client` (`Request::client`; empty when not from a request).
     pub fn user(pr: &Principal, client: Client) -> Actor {

@@ -4,12 +4,12 @@
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
-use crate::base::http::{self, ApiResult, json};
+use crate::base::http::{self, ApiResult, client_of, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::domain::document::{Document, store_doc};
 use crate::domain::recipient_states::{self as states, Move};
-use crate::domain::trail::{Actor, client_of};
+use crate::domain::trail::Actor;
 use crate::domain::{identity, recipient_acts, signatures};
 use crate::handlers::recipients::sign_body;
 use crate::handlers::shapes::comment_json;
@@ -17,7 +17,7 @@ use serde_json::json;
 
 /// The actor behind a link.
 /// The recorded address is the peer's; a recipient's `CLIENT_IP` is not recorded at
-/// all (a member's is, beside the peer's: `trail::asserted_ip`).
+/// all (a member's is, beside the peer's: `http::asserted_ip`).
 fn recipient_actor(doc: &Document, i: usize, req: &Request) -> Actor {
     let r = &doc.recipients[i];
     let (user_agent, ip) = client_of(req);
