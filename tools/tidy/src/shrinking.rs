@@ -42,6 +42,42 @@ pub struct Shrinking<'a> {
 }
 
 impl Shrinking<'_> {
+    /// Fails with every problem when `count` over the `.rs` files under `dir` (relative
+    /// to the checkout) does not match `allowed`.
+    pub fn assert_holds(
+        &self,
+        dir: &str,
+        count: impl Fn(&str) -> usize,
+        allowed: &[(&str, usize)],
+    ) {
+        let wrong = self.problems(&per_file(&root().join(dir), count), allowed);
+        assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    }
+
+    /// Fails unless the check reports each kind of problem, in this list's words: a
+    /// number that went down, a file not listed, a listed file that is gone.
+    pub fn assert_can_fail(&self) {
+        let found: BTreeMap<String, usize> = [("a.rs".to_string(), 2), ("new.rs".to_string(), 1)]
+            .into_iter()
+            .collect();
+        let wrong = self.problems(&found, &[("a.rs", 3), ("gone.rs", 1)]);
+        assert_eq!(wrong.len(), 3, "{wrong:#?}");
+        let counts = self.counts;
+        assert!(
+            wrong[0].contains(&format!("a.rs: 2 {counts}, the list says 3")),
+            "{}",
+            wrong[0]
+        );
+        assert!(wrong[0].contains(self.list_in), "{}", wrong[0]);
+        assert!(
+            wrong[1].contains(&format!("new.rs: 1 {counts}, 0 allowed")),
+            "{}",
+            wrong[1]
+        );
+        assert!(wrong[1].contains(self.instead), "{}", wrong[1]);
+        assert!(wrong[2].contains("gone.rs is gone"), "{}", wrong[2]);
+    }
+
     /// What is wrong with `found` against `allowed`.
     pub fn problems(
         &self,

@@ -10,8 +10,7 @@
 //! `ESIGN_TIDY_ROOT=/path/to/checkout cargo test -p esign-tidy` checks another checkout.
 
 use esign_tidy::http_names;
-use esign_tidy::shrinking::{Shrinking, per_file, root};
-use std::collections::BTreeMap;
+use esign_tidy::shrinking::Shrinking;
 
 /// Today's domain files (under `engine/src/domain/`) that name the request or the
 /// answer, and how often, each with its reason.
@@ -31,23 +30,12 @@ const LIST: Shrinking = Shrinking {
 
 #[test]
 fn the_domain_names_requests_and_answers_no_more_than_listed() {
-    let found = per_file(&root().join("engine/src/domain"), http_names);
-    let wrong = LIST.problems(&found, HTTP_NAMES_LEFT);
-    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    LIST.assert_holds("engine/src/domain", http_names, HTTP_NAMES_LEFT);
 }
 
 #[test]
 fn the_check_can_fail() {
-    let found: BTreeMap<String, usize> = [("a.rs".to_string(), 2), ("new.rs".to_string(), 1)]
-        .into_iter()
-        .collect();
-    let wrong = LIST.problems(&found, &[("a.rs", 3), ("gone.rs", 1)]);
-    assert_eq!(wrong.len(), 3, "{wrong:#?}");
-    assert!(wrong[0].contains("a.rs: 2 HTTP names"), "{}", wrong[0]);
-    assert!(wrong[0].contains("the list says 3"), "{}", wrong[0]);
-    assert!(wrong[1].contains("new.rs: 1 HTTP names"), "{}", wrong[1]);
-    assert!(wrong[1].contains("0 allowed"), "{}", wrong[1]);
-    assert!(wrong[2].contains("gone.rs is gone"));
+    LIST.assert_can_fail();
     let src = "fn f(req: &Request) -> Response { req.query_param(\"x\") } // Fields\n\
                #[cfg(test)]\nmod tests { fn t(f: &Fields) {} }";
     assert_eq!(http_names(src), 3);
