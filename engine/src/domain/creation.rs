@@ -15,14 +15,14 @@ use crate::base::util::{self, new_id};
 use crate::base::work::{self, ImportSource};
 use crate::domain::auth::Principal;
 use crate::domain::document::{
-    Attachment, CustomField, DocFile, Document, PendingSource, Recipient, Status, store_doc,
+    Attachment, CustomField, DocFile, Document, PendingSource, Recipient, store_doc,
 };
 use crate::domain::events::emit_and_log;
 use crate::domain::identity::{self, Checks};
 use crate::domain::templates::{self, Template, TemplateStatus};
 use crate::domain::trail::Actor;
 use crate::domain::uploads::{self, FileKind, Upload, UploadStatus};
-use crate::domain::{blobs, fields, previews, sending};
+use crate::domain::{blobs, document_states, fields, previews, sending};
 use serde_json::json;
 
 /// The files a request names, as sources to import, and the first `file_ids` entry
@@ -194,7 +194,7 @@ pub fn create(cx: &mut Cx, new: NewDocument, actor: &Actor) -> ApiResult<Created
         used,
         archive,
     } = new;
-    doc.status = Status::Draft;
+    document_states::created(&mut doc, false);
     doc.unique_id = new_unique_id(cx);
     for (rid, c) in &checks {
         identity::save(cx, &doc.id, rid, c);
@@ -324,7 +324,7 @@ fn start_import(
     archive: bool,
     actor: &Actor,
 ) {
-    doc.status = Status::Importing;
+    document_states::created(doc, true);
     let order = import
         .iter()
         .map(|s| ImportSource {

@@ -5,12 +5,21 @@
 //! match on a document's status themselves (issue 49). Recipient statuses (spec §3.2)
 //! are not in this table: their moves are `domain::recipient_states`' table.
 //!
+//! The table also holds the moves the engine makes itself, which no handler asks (their
+//! answer when refused is never given): an import back (`Imported`, `ImportedArchive`,
+//! `ImportFailed`), a send started (`Schedule`, `Process`), a render back
+//! (`SendRendered`, `SealRendered`, `RenderFailed`) and invitations that reach a sealed
+//! or bounced document's recipients (`MarkSent`, `Resend`). A new document's first
+//! status is not a move: [`created`].
+//!
 //! The sets of statuses a move starts from:
 //!
 //! | set | statuses |
 //! |---|---|
 //! | `DRAFT` | draft |
 //! | `UNSENT` | draft, importing |
+//! | `IMPORTING` | importing |
+//! | `RENDERING_SEND` | draft, processing, scheduled (a send's render under way) |
 //! | `ACTIVE` | sealed, sent, viewed, reviewed, hardbounced ([`Status::is_active`]) |
 //! | `OUT` | `ACTIVE`, signed, signedwithoutverification |
 //! | `OPEN` | all but signed, signedwithoutverification, recalled, lost, rejected, archived |
@@ -66,6 +75,31 @@ pub enum Move {
     /// `PUT`/`POST .../fields`: a draft's fields, placed on its pages (not while its
     /// seal or send renders: they are drawn already).
     EditFields,
+    /// Job `doc.import`: every file imported; the document is a draft (and is sent on
+    /// when it asks for automatic sending).
+    Imported,
+    /// Job `doc.import-archive`: every file of an archive upload imported.
+    ImportedArchive,
+    /// Job `doc.import` or `doc.import-archive`: a file failed; the document is a draft
+    /// with the files before it (the owner is told).
+    ImportFailed,
+    /// A send whose time is still to come (`is_scheduled_sending`): the job
+    /// `doc.scheduled-send` asks for its render then.
+    Schedule,
+    /// A send by someone other than the document's owner: `processing` while its
+    /// render is made (an owner's draft stays a draft meanwhile).
+    Process,
+    /// A send's render is back ([`Move::Send`]'s second half): out with its recipients.
+    SendRendered,
+    /// A seal's render is back ([`Move::Seal`]'s second half).
+    SealRendered,
+    /// A send's or a scheduled send's render failed: a draft again (the owner is told).
+    RenderFailed,
+    /// A sealed document's recipients are sent it for the first time (a batch of
+    /// recipients, or a revision sent); no `document.sent` event (spec §3.3).
+    MarkSent,
+    /// A bounced document whose every bounced recipient was sent it again.
+    Resend,
 }
 
 /// Where a move leads.
@@ -91,6 +125,8 @@ pub enum When {
     Always,
     /// No render under way (400 `document_processing`).
     NoRender,
+    /// No recipient's invitation bounced.
+    NoneBounced,
 }
 
 /// The answer to a move refused for its status: HTTP status, error code, text (`{}`
@@ -107,8 +143,13 @@ pub struct Row {
     pub refused: Refusal,
 }
 
-use Status::{Expired, Importing, Lost, Recalled, Sealed, Sent};
-use sets::{ACTIVE, ANY, BEGUN, DRAFT, NOT_RECALLED, OPEN, OUT, PRICED, UNSENT};
+use Status::{
+    Archived, Draft, Expired, Hardbounced, Importing, Lost, Processing, Recalled, Scheduled,
+    Sealed, Sent,
+};
+use sets::{
+    ACTIVE, ANY, BEGUN, DRAFT, IMPORTING, NOT_RECALLED, OPEN, OUT, PRICED, RENDERING_SEND, UNSENT,
+};
 
 /// The sets of statuses a move starts from (see the module's table).
 #[rustfmt::skip]
@@ -116,6 +157,8 @@ mod sets {
     use super::Status::{self, *};
     pub const DRAFT: &[Status] = &[Draft];
     pub const UNSENT: &[Status] = &[Draft, Importing];
+    pub const IMPORTING: &[Status] = &[Importing];
+    pub const RENDERING_SEND: &[Status] = &[Draft, Processing, Scheduled];
     pub const ACTIVE: &[Status] = &[Sealed, Sent, Viewed, Reviewed, Hardbounced];
     pub const OUT: &[Status] = &[Sealed, Sent, Viewed, Reviewed, Hardbounced, Signed, SignedWithoutVerification];
     pub const OPEN: &[Status] = &[Draft, Importing, Processing, Scheduled, Sealed, Sent, Viewed, Reviewed, Hardbounced, Expired];
@@ -143,6 +186,10 @@ const fn row(
     }
 }
 
+/// The answer of a move the engine makes itself (a job, a render back): no handler asks
+/// it, so it is never given.
+const NOT_ASKED: Refusal = (409, "invalid_status", "a {} document cannot make this move");
+
 /// The machine. Read across: move, from, condition, to, event, answer when refused (the
 /// texts are those the handlers have always answered, `sended` included).
 #[rustfmt::skip]
@@ -165,6 +212,16 @@ pub const MOVES: &[Row] = &[
     row(Move::ChangePricing,    PRICED,       When::Always,   To::Same,                None,                       (400, "invalid_status", "the pricing of a {} document cannot change")),
     row(Move::EditDraft,        UNSENT,       When::Always,   To::Same,                None,                       (409, "invalid_status", "a {} document's attachments are what its recipients were given; only a draft's change")),
     row(Move::EditFields,       DRAFT,        When::NoRender, To::Same,                None,                       (400, "invalid_status", "fields can only be changed while the document is a draft; it is {}")),
+    row(Move::Imported,         IMPORTING,    When::Always,   To::Now(Draft),          Some("document.imported"),  NOT_ASKED),
+    row(Move::ImportedArchive,  IMPORTING,    When::Always,   To::Now(Archived),       Some("document.imported"),  NOT_ASKED),
+    row(Move::ImportFailed,     IMPORTING,    When::Always,   To::Now(Draft),          None,                       NOT_ASKED),
+    row(Move::Schedule,         DRAFT,        When::Always,   To::Now(Scheduled),      None,                       NOT_ASKED),
+    row(Move::Process,          DRAFT,        When::Always,   To::Now(Processing),     None,                       NOT_ASKED),
+    row(Move::SendRendered,     RENDERING_SEND, When::Always, To::Now(Sent),           Some("document.sent"),      NOT_ASKED),
+    row(Move::SealRendered,     DRAFT,        When::Always,   To::Now(Sealed),         Some("document.sealed"),    NOT_ASKED),
+    row(Move::RenderFailed,     &[Processing, Scheduled], When::Always, To::Now(Draft), None,                      NOT_ASKED),
+    row(Move::MarkSent,         &[Sealed],    When::Always,   To::Now(Sent),           None,                       NOT_ASKED),
+    row(Move::Resend,           &[Hardbounced], When::NoneBounced, To::Now(Sent),      None,                       NOT_ASKED),
 ];
 
 /// The row of `m`.
@@ -184,7 +241,19 @@ pub fn allowed(doc: &Document, m: Move) -> bool {
 /// condition holds (no render under way for [`When::NoRender`]). [`may`] says why not.
 pub fn possible(doc: &Document, m: Move) -> bool {
     let row = row_of(m);
-    row.from.contains(&doc.status) && (row.when != When::NoRender || doc.pending.is_none())
+    row.from.contains(&doc.status) && holds(doc, row.when)
+}
+
+/// Whether `doc` meets the condition `when`.
+fn holds(doc: &Document, when: When) -> bool {
+    match when {
+        When::Always => true,
+        When::NoRender => doc.pending.is_none(),
+        When::NoneBounced => !doc
+            .recipients
+            .iter()
+            .any(|r| r.status == RecipientStatus::Hardbounced),
+    }
 }
 
 /// `Ok` when `m` may happen to `doc` now; else the answer the handler gives. A move
@@ -214,6 +283,14 @@ pub fn may(doc: &Document, m: Move) -> ApiResult<()> {
             "document_processing",
             "the document is already being sealed or sent",
         )),
+        When::NoneBounced if !holds(doc, row.when) => {
+            let (status, code, text) = row.refused;
+            Err(ApiError::new(
+                status,
+                code,
+                text.replace("{}", doc.status.as_str()),
+            ))
+        }
         _ => Ok(()),
     }
 }
@@ -233,7 +310,9 @@ pub fn already(doc: &Document, m: Move) -> bool {
     next(m) == To::Now(doc.status)
 }
 
-/// Sets `doc`'s status where `m` leads now (moves that lead on later, or stay, leave it).
+/// Sets `doc`'s status where `m` leads now (moves that lead on later, or stay, leave it),
+/// whatever its status is: the caller has asked [`may`], [`allowed`] or [`possible`]
+/// first where the move depends on it.
 pub fn apply(doc: &mut Document, m: Move) {
     match next(m) {
         To::Now(s) => doc.status = s,
@@ -241,6 +320,13 @@ pub fn apply(doc: &mut Document, m: Move) {
         To::BeforeExpiry => doc.status = doc.status_before_expiry.take().unwrap_or(Sent),
         _ => {}
     }
+}
+
+/// A new document's first status: `importing` when it is created with files to import
+/// (job `doc.import` or `doc.import-archive` brings them), else `draft`. Not a move: the
+/// document did not exist before.
+pub fn created(doc: &mut Document, importing: bool) {
+    doc.status = if importing { Importing } else { Draft };
 }
 
 /// Sealed and not yet sent: its recipients have their links from the sender, and no
@@ -321,5 +407,115 @@ mod tests {
             assert_eq!(BEGUN.contains(&s), unsigned_begun, "{s:?}");
             assert_eq!(NOT_RECALLED.contains(&s), s != Recalled, "{s:?}");
         }
+    }
+
+    fn doc_in(s: Status) -> Document {
+        Document {
+            status: s,
+            ..Document::default()
+        }
+    }
+
+    /// `m` is allowed from exactly `from`, and leads from each of them to `to`.
+    fn moves_from(m: Move, from: &[Status], to: Status) {
+        for s in Status::ALL {
+            assert_eq!(
+                allowed(&doc_in(s), m),
+                from.contains(&s),
+                "{m:?} from {s:?}"
+            );
+        }
+        for &s in from {
+            let mut d = doc_in(s);
+            apply(&mut d, m);
+            assert_eq!(d.status, to, "{m:?} from {s:?}");
+        }
+    }
+
+    #[test]
+    fn a_new_document_is_a_draft_or_importing() {
+        let mut d = doc_in(Status::Sent);
+        created(&mut d, false);
+        assert_eq!(d.status, Draft);
+        created(&mut d, true);
+        assert_eq!(d.status, Importing);
+    }
+
+    #[test]
+    fn imported_files_make_a_draft() {
+        moves_from(Move::Imported, &[Importing], Draft);
+        assert_eq!(event(Move::Imported), Some("document.imported"));
+    }
+
+    #[test]
+    fn an_imported_archive_upload_is_archived() {
+        moves_from(Move::ImportedArchive, &[Importing], Archived);
+        assert_eq!(event(Move::ImportedArchive), Some("document.imported"));
+    }
+
+    #[test]
+    fn a_failed_import_leaves_a_draft_and_no_event() {
+        moves_from(Move::ImportFailed, &[Importing], Draft);
+        assert_eq!(event(Move::ImportFailed), None);
+    }
+
+    #[test]
+    fn a_send_to_come_is_scheduled() {
+        moves_from(Move::Schedule, &[Draft], Scheduled);
+        assert_eq!(event(Move::Schedule), None);
+    }
+
+    #[test]
+    fn a_send_by_another_is_processing() {
+        moves_from(Move::Process, &[Draft], Processing);
+        assert_eq!(event(Move::Process), None);
+    }
+
+    #[test]
+    fn a_send_rendered_is_sent() {
+        moves_from(Move::SendRendered, &[Draft, Processing, Scheduled], Sent);
+        assert_eq!(event(Move::SendRendered), Some("document.sent"));
+    }
+
+    #[test]
+    fn a_seal_rendered_is_sealed() {
+        moves_from(Move::SealRendered, &[Draft], Sealed);
+        assert_eq!(event(Move::SealRendered), Some("document.sealed"));
+    }
+
+    #[test]
+    fn a_failed_render_makes_a_send_a_draft_again() {
+        moves_from(Move::RenderFailed, &[Processing, Scheduled], Draft);
+        assert_eq!(event(Move::RenderFailed), None);
+        assert!(
+            !allowed(&doc_in(Draft), Move::RenderFailed),
+            "a seal's draft stays"
+        );
+    }
+
+    #[test]
+    fn a_sealed_document_sent_its_recipients_is_sent() {
+        moves_from(Move::MarkSent, &[Sealed], Sent);
+        assert_eq!(event(Move::MarkSent), None, "no document.sent (spec §3.3)");
+    }
+
+    #[test]
+    fn a_bounced_document_reaching_everyone_again_is_sent() {
+        use crate::domain::document::Role;
+        use crate::domain::recipient_states::created as recipient;
+        moves_from(Move::Resend, &[Hardbounced], Sent);
+        assert_eq!(event(Move::Resend), None);
+        let mut d = doc_in(Hardbounced);
+        d.recipients = vec![
+            recipient("a".into(), Role::Signer, 1),
+            recipient("b".into(), Role::Signer, 1),
+        ];
+        d.recipients[0].status = RecipientStatus::Sent;
+        d.recipients[1].status = RecipientStatus::Hardbounced;
+        assert!(!possible(&d, Move::Resend), "one still bounced");
+        assert!(may(&d, Move::Resend).is_err());
+        d.recipients[1].status = RecipientStatus::Sent;
+        assert!(possible(&d, Move::Resend));
+        assert!(may(&d, Move::Resend).is_ok());
     }
 }

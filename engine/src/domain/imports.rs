@@ -12,6 +12,7 @@ use crate::base::util::new_id;
 use crate::base::work::{ImportedFile, WorkFailure};
 use crate::domain::blobs::{self, owner_of};
 use crate::domain::document::{self, DocFile, Document, load_doc, store_doc};
+use crate::domain::document_states::{self, Move};
 use crate::domain::events::emit_and_log;
 use crate::domain::trail::{self, log};
 use crate::domain::{notify, previews, sending};
@@ -35,7 +36,12 @@ pub fn imported(
     };
     let before = doc.clone();
     let failure = take_results(cx, &mut doc, results);
-    doc.status = document::Status::Draft;
+    let m = match (&failure, archive) {
+        (Some(_), _) => Move::ImportFailed,
+        (None, true) => Move::ImportedArchive,
+        (None, false) => Move::Imported,
+    };
+    document_states::apply(&mut doc, m);
     match failure {
         None => finish(cx, &mut doc, archive),
         Some(f) => failed(cx, &mut doc, &f),
@@ -98,9 +104,6 @@ fn take_results(
 /// automatic send when the document asks for one (a refusal logged, the owner told).
 fn finish(cx: &mut Cx, doc: &mut Document, archive: bool) {
     let actor = trail::Actor::system();
-    if archive {
-        doc.status = document::Status::Archived;
-    }
     let pages = doc.page_count();
     let detail = format!(
         "{} file(s), {pages} page(s){}",

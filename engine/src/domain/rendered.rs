@@ -11,9 +11,8 @@ use crate::base::prelude::*;
 use crate::base::util;
 use crate::base::work::{RenderedFile, WorkFailure};
 use crate::domain::blobs::{self, owner_of};
-use crate::domain::document::{
-    self, Document, FinalPdf, Pending, RenderPurpose, load_doc, store_doc,
-};
+use crate::domain::document::{Document, FinalPdf, Pending, RenderPurpose, load_doc, store_doc};
+use crate::domain::document_states::{self, Move};
 use crate::domain::events::emit_and_log;
 use crate::domain::sending::{finish_send, schedule_expiry, send_revision};
 use crate::domain::trail::{self, log};
@@ -53,11 +52,8 @@ pub fn rendered(
 /// The render failed: a document that was being sent or was scheduled is a draft
 /// again; logged, the owner told.
 fn render_failed(cx: &mut Cx, doc: &mut Document, f: &WorkFailure) {
-    if matches!(
-        doc.status,
-        document::Status::Processing | document::Status::Scheduled
-    ) {
-        doc.status = document::Status::Draft;
+    if document_states::allowed(doc, Move::RenderFailed) {
+        document_states::apply(doc, Move::RenderFailed);
     }
     log(
         cx,
@@ -83,7 +79,7 @@ fn finish(cx: &mut Cx, doc: &mut Document, pending: &Pending, file: &RenderedFil
     let hash = file.content_sha256.clone();
     match pending.purpose {
         RenderPurpose::Seal => {
-            doc.status = document::Status::Sealed;
+            document_states::apply(doc, Move::SealRendered);
             schedule_expiry(cx, doc); // a sealed document is out: it expires too
             emit_and_log(
                 cx,

@@ -140,7 +140,7 @@ pub fn start_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, sender: Sender
     let now = cx.now();
     match doc.scheduled_sending_ms {
         Some(at) if doc.flags.is_scheduled_sending && at > now => {
-            doc.status = document::Status::Scheduled;
+            document_states::apply(doc, DocMove::Schedule);
             cx.schedule_at(
                 job_kinds::DOC_SCHEDULED_SEND,
                 doc.id.clone().into_bytes(),
@@ -157,7 +157,7 @@ pub fn start_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, sender: Sender
         }
         _ => {
             if other_sender {
-                doc.status = document::Status::Processing;
+                document_states::apply(doc, DocMove::Process);
             }
             request_render(cx, doc, document::RenderPurpose::Send, String::new());
             let detail = format!("sender {}", doc.sender.email);
@@ -179,14 +179,13 @@ pub fn send_batch(cx: &mut Cx, doc: &mut Document, ids: &[String], actor: &Actor
             notify::invitation(cx, doc, &r);
         }
     }
-    if doc.status == document::Status::Sealed {
-        doc.status = document::Status::Sent;
+    if document_states::allowed(doc, DocMove::MarkSent) {
+        document_states::apply(doc, DocMove::MarkSent);
         doc.send_ms = Some(now);
         schedule_expiry(cx, doc);
     }
-    let bounced = |r: &Recipient| r.status == document::RecipientStatus::Hardbounced;
-    if doc.status == document::Status::Hardbounced && !doc.recipients.iter().any(bounced) {
-        doc.status = document::Status::Sent; // every bounced recipient was reached again
+    if document_states::possible(doc, DocMove::Resend) {
+        document_states::apply(doc, DocMove::Resend); // every bounced recipient reached again
     }
     log(
         cx,
@@ -272,7 +271,7 @@ pub fn first_wave(doc: &Document) -> Vec<String> {
 /// A send's render is done: `sent`, invitations, `document.sent`, expiry.
 pub fn finish_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, hash: &str) {
     let now = cx.now();
-    doc.status = document::Status::Sent;
+    document_states::apply(doc, DocMove::SendRendered);
     doc.send_ms = Some(now);
     for rid in first_wave(doc) {
         let Some(i) = doc.recipients.iter().position(|r| r.id == rid) else {
@@ -326,8 +325,8 @@ pub fn send_revision(cx: &mut Cx, doc: &mut Document, actor: &Actor, message: &s
         notify::revision(cx, doc, &r, message);
         count += 1;
     }
-    if doc.status == document::Status::Sealed {
-        doc.status = document::Status::Sent;
+    if document_states::allowed(doc, DocMove::MarkSent) {
+        document_states::apply(doc, DocMove::MarkSent);
         doc.send_ms = Some(now);
         schedule_expiry(cx, doc);
     }
