@@ -173,7 +173,7 @@ pub fn send_batch(cx: &mut Cx, doc: &mut Document, ids: &[String], actor: &Actor
     let now = cx.now();
     for i in 0..doc.recipients.len() {
         if ids.contains(&doc.recipients[i].id) {
-            doc.recipients[i].status = document::RecipientStatus::Sent;
+            recipient_states::apply(doc, i, RMove::Invite);
             doc.recipients[i].sent_ms = Some(now);
             let r = doc.recipients[i].clone();
             notify::invitation(cx, doc, &r);
@@ -277,7 +277,7 @@ pub fn finish_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, hash: &str) {
         let Some(i) = doc.recipients.iter().position(|r| r.id == rid) else {
             continue;
         };
-        doc.recipients[i].status = document::RecipientStatus::Sent;
+        recipient_states::apply(doc, i, RMove::Invite);
         doc.recipients[i].sent_ms = Some(now);
         let r = doc.recipients[i].clone();
         notify::invitation(cx, doc, &r);
@@ -317,8 +317,10 @@ pub fn send_revision(cx: &mut Cx, doc: &mut Document, actor: &Actor, message: &s
         {
             continue; // done, out of the running, or (signing order) not their turn yet
         }
-        if r.status == document::RecipientStatus::Added {
-            doc.recipients[i].status = document::RecipientStatus::Sent;
+        // Added → sent; a recipient further on keeps their status and send time.
+        let before = r.status;
+        recipient_states::apply(doc, i, RMove::SendRevision);
+        if doc.recipients[i].status != before {
             doc.recipients[i].sent_ms = Some(now);
         }
         let r = doc.recipients[i].clone();
