@@ -49,8 +49,8 @@ pub use base::limits::max_chars;
 pub use base::policy;
 /// RFC 3339 formatting and parsing of milliseconds since the epoch, as the API uses them.
 pub use base::util::{iso8601, parse_time, sha256_hex};
-pub use base::work;
-pub use base::work::*;
+pub use base::work_orders;
+pub use base::work_orders::*;
 /// The audit trail's hash chain (RFC 8785 canonical JSON, entry encoding), for tests and tools.
 pub use domain::trail;
 

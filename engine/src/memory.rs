@@ -8,7 +8,7 @@ use crate::base::api::{
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
-use crate::base::work::{self, BlobInfo, PdfCheck};
+use crate::base::work_orders::{self, BlobInfo, PdfCheck};
 use alloc::collections::BTreeMap;
 
 /// See the module documentation. Not for production: passwords are stored as
@@ -214,10 +214,10 @@ impl Platform for MemoryPlatform {
                     signer: "CN=test".into(),
                     document_id: parts.next().unwrap_or_default().into(),
                     log_head: parts.next().unwrap_or_default().trim().into(),
-                    ..work::PdfCheck::default()
+                    ..work_orders::PdfCheck::default()
                 }
             }
-            None => work::PdfCheck::default(),
+            None => work_orders::PdfCheck::default(),
         }
     }
 

@@ -3,7 +3,7 @@
 
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::work::{BlobInfo, PdfCheck, WorkOrder, WorkOutcome};
+use crate::base::work_orders::{BlobInfo, PdfCheck, WorkOrder, WorkOutcome};
 
 /// Who sent a request (mirrors `types.origin` in the WIT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

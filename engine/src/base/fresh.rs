@@ -18,7 +18,7 @@ use crate::base::api::{
 };
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::work::{BlobInfo, PdfCheck};
+use crate::base::work_orders::{BlobInfo, PdfCheck};
 use alloc::collections::BTreeSet;
 
 /// What separates the segments of a key: `/`, and `:` as in `prev/doc:{id}`.

@@ -1,7 +1,7 @@
 //! The base layer: what every other module may use and which uses nothing above it.
 //! The engine's interface types and [`cx::Cx`], records and keys, the HTTP error shape
 //! and body decoding, the query parameters of lists (`query`), HTML escaping, the work
-//! order types, job kinds, the key families (`keyspace`), the policy defaults
+//! order types (`work_orders`), job kinds, the key families (`keyspace`), the policy defaults
 //! (`policy`), small helpers.
 
 pub mod api;
@@ -19,4 +19,4 @@ pub mod prelude;
 pub mod query;
 pub mod records;
 pub mod util;
-pub mod work;
+pub mod work_orders;

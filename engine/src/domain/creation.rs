@@ -12,7 +12,7 @@ use crate::base::job_kinds;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, new_id};
-use crate::base::work::{self, ImportSource};
+use crate::base::work_orders::{self, ImportSource};
 use crate::domain::auth::Principal;
 use crate::domain::document::{
     Attachment, CustomField, DocFile, Document, PendingSource, Recipient, store_doc,
@@ -345,7 +345,7 @@ fn start_import(
         .into(),
         payload: doc.id.clone().into_bytes(),
         run_at_ms: now,
-        work: Some(work::WorkOrder::Import(order)),
+        work: Some(work_orders::WorkOrder::Import(order)),
         scope: doc.entity_id.clone(),
     });
     let detail = if archive {

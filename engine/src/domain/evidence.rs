@@ -14,7 +14,7 @@ use crate::base::keyspace::DSEAL;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, iso8601};
-use crate::base::work::{self, Block, RenderOrder, SealInfo, SealOrder, SignatureBlock};
+use crate::base::work_orders::{self, Block, RenderOrder, SealInfo, SealOrder, SignatureBlock};
 use crate::domain::document::{self, Document, Recipient};
 use crate::domain::{fields, pricing, rendering, signatures, trail};
 use serde::{Deserialize, Serialize};
@@ -92,8 +92,8 @@ pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>
             let mut appendix = pricing::blocks(&doc.pricing_tables);
             if doc.files.is_empty() && appendix.is_empty() {
                 appendix = vec![
-                    work::Block::Heading(doc.name.clone()),
-                    work::Block::Text("This document has no pages of its own.".into()),
+                    work_orders::Block::Heading(doc.name.clone()),
+                    work_orders::Block::Text("This document has no pages of its own.".into()),
                 ];
             }
             (
@@ -108,7 +108,7 @@ pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>
         kind: job_kinds::DOC_RENDER.into(),
         payload: format!("{}:{}", doc.id, doc.render_seq).into_bytes(),
         run_at_ms: now,
-        work: Some(work::WorkOrder::Render(RenderOrder {
+        work: Some(work_orders::WorkOrder::Render(RenderOrder {
             sources,
             stamps,
             appendix,
@@ -136,17 +136,17 @@ fn certificate(
 ) -> Vec<Block> {
     let mut b = rendering::document_rows(doc, "Audit certificate");
     b.extend([
-        work::Block::Row(vec![
+        work_orders::Block::Row(vec![
             "Sent".into(),
             doc.send_ms.map(iso8601).unwrap_or_else(|| "-".into()),
         ]),
-        work::Block::Row(vec![
+        work_orders::Block::Row(vec![
             "Completed".into(),
             doc.sign_ms.map(iso8601).unwrap_or_else(|| iso8601(now)),
         ]),
-        work::Block::Row(vec!["Status".into(), doc.status.as_str().into()]),
-        work::Block::Text(format!("Original content SHA-256: {original_sha256}")),
-        work::Block::Text(format!("Audit trail head SHA-256: {head}")),
+        work_orders::Block::Row(vec!["Status".into(), doc.status.as_str().into()]),
+        work_orders::Block::Text(format!("Original content SHA-256: {original_sha256}")),
+        work_orders::Block::Text(format!("Audit trail head SHA-256: {head}")),
     ]);
     // Internal approvers are not in the certificate (GetAccept's rule); their acts stay
     // in the audit trail.
@@ -155,11 +155,11 @@ fn certificate(
         .iter()
         .filter(|r| r.role != document::Role::Approver)
     {
-        b.push(work::Block::Rule);
+        b.push(work_orders::Block::Rule);
         acts_rows(&mut b, r, entries);
         signature_rows(&mut b, r, sigs);
     }
-    b.push(work::Block::Rule);
+    b.push(work_orders::Block::Rule);
     b
 }
 
@@ -171,13 +171,13 @@ fn acts_rows(b: &mut Vec<Block>, r: &Recipient, entries: &[trail::Chained]) {
     } else {
         &r.email
     };
-    b.push(work::Block::HeaderRow(vec![
+    b.push(work_orders::Block::HeaderRow(vec![
         format!("{} ({contact})", r.fullname()),
         r.role.as_str().into(),
         r.status.as_str().into(),
     ]));
     if let Some(t) = r.sent_ms {
-        b.push(work::Block::Row(vec![
+        b.push(work_orders::Block::Row(vec![
             iso8601(t),
             "sent".into(),
             String::new(),
@@ -192,13 +192,13 @@ fn acts_rows(b: &mut Vec<Block>, r: &Recipient, entries: &[trail::Chained]) {
             a @ ("viewed" | "reviewed" | "approved" | "rejected" | "downloaded" | "printed") => a,
             _ => continue,
         };
-        b.push(work::Block::Row(vec![
+        b.push(work_orders::Block::Row(vec![
             iso8601(e.entry.at_ms),
             act.into(),
             format!("IP {}", e.entry.ip),
         ]));
         if !e.entry.user_agent.is_empty() {
-            b.push(work::Block::Text(format!(
+            b.push(work_orders::Block::Text(format!(
                 "User agent: {}",
                 e.entry.user_agent
             )));
@@ -219,16 +219,16 @@ fn signature_rows(b: &mut Vec<Block>, r: &Recipient, sigs: &[signatures::Signatu
                 format!("Identity: {kind}, verified name {name}")
             };
             if !matches!(kind, "signature" | "initials") {
-                b.push(work::Block::Text(line));
+                b.push(work_orders::Block::Text(line));
             }
         }
-        b.push(work::Block::Signature(SignatureBlock {
+        b.push(work_orders::Block::Signature(SignatureBlock {
             image: s.signature.image.clone(),
             text: s.signature.text.clone(),
             caption: format!("{}, signed {}", r.fullname(), iso8601(s.signed_ms)),
         }));
     } else if r.role == document::Role::Signer && r.status.has_signed_or_approved() {
-        b.push(work::Block::Text(format!(
+        b.push(work_orders::Block::Text(format!(
             "Marked as signed by the sender{}",
             r.signed_ms
                 .map(|t| format!(", signed {}", iso8601(t)))

@@ -20,7 +20,7 @@ use crate::base::keyspace::DFLD;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, new_id};
-use crate::base::work::{self, Stamp, StampContent};
+use crate::base::work_orders::{self, Stamp, StampContent};
 use crate::domain::document::{self, Document, Recipient};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -471,11 +471,13 @@ pub fn stamps(
         .iter()
         .filter_map(|f| {
             let content = match f.kind {
-                FieldType::Check if f.is_filled() => work::StampContent::Check,
+                FieldType::Check if f.is_filled() => work_orders::StampContent::Check,
                 FieldType::Text | FieldType::Date if f.is_filled() => {
-                    work::StampContent::Text(f.value.clone())
+                    work_orders::StampContent::Text(f.value.clone())
                 }
-                k if k.is_merge() && f.is_filled() => work::StampContent::Text(f.value.clone()),
+                k if k.is_merge() && f.is_filled() => {
+                    work_orders::StampContent::Text(f.value.clone())
+                }
                 FieldType::Signature | FieldType::Initials => signed(&f.recipient_id, f.kind)?,
                 _ => return None,
             };

@@ -9,7 +9,7 @@ use crate::base::cx::Cx;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::new_id;
-use crate::base::work::{ImportedFile, WorkFailure};
+use crate::base::work_orders::{ImportedFile, WorkFailure};
 use crate::domain::blobs::{self, owner_of};
 use crate::domain::document::{self, DocFile, Document, load_doc, store_doc};
 use crate::domain::document_states::{self, Move};

@@ -7,7 +7,7 @@ use crate::base::keyspace::DPIMG;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
-use crate::base::work::PageImage;
+use crate::base::work_orders::PageImage;
 use crate::domain::blobs::{self, owner_of};
 use serde::{Deserialize, Serialize};
 

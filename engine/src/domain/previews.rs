@@ -20,7 +20,7 @@ use crate::base::keyspace::PREV;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
-use crate::base::work::{RenderOrder, RenderedFile, WorkOrder};
+use crate::base::work_orders::{RenderOrder, RenderedFile, WorkOrder};
 use crate::domain::blobs;
 use crate::domain::public_files::{self, PublicFile};
 use serde::{Deserialize, Serialize};

@@ -4,7 +4,7 @@
 use crate::base::http::{self, ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::work::{self, Block};
+use crate::base::work_orders::{self, Block};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -223,29 +223,29 @@ pub fn blocks(tables: &[PricingTable]) -> Vec<Block> {
     let mut out = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {
-            out.push(work::Block::Rule);
+            out.push(work_orders::Block::Rule);
         }
         let cur = if t.currency.is_empty() {
             String::new()
         } else {
             format!(" {}", t.currency)
         };
-        out.push(work::Block::Heading(if tables.len() > 1 {
+        out.push(work_orders::Block::Heading(if tables.len() > 1 {
             format!("Pricing table {}", i + 1)
         } else {
             "Pricing".into()
         }));
         for s in &t.sections {
             if !s.display_name.is_empty() {
-                out.push(work::Block::Text(s.display_name.clone()));
+                out.push(work_orders::Block::Text(s.display_name.clone()));
             }
-            out.push(work::Block::HeaderRow(vec![
+            out.push(work_orders::Block::HeaderRow(vec![
                 "Item".into(),
                 "Quantity x price".into(),
                 format!("Amount{cur}"),
             ]));
             for r in &s.rows {
-                out.push(work::Block::Row(vec![
+                out.push(work_orders::Block::Row(vec![
                     r.name.clone(),
                     format!("{} x {}", qty(r.quantity), money(r.price)),
                     money(r.quantity * r.price),
@@ -253,16 +253,20 @@ pub fn blocks(tables: &[PricingTable]) -> Vec<Block> {
             }
         }
         let (subtotal, lines, total) = totals(t);
-        out.push(work::Block::Rule);
-        out.push(work::Block::Row(vec![
+        out.push(work_orders::Block::Rule);
+        out.push(work_orders::Block::Row(vec![
             "Subtotal".into(),
             String::new(),
             money(subtotal),
         ]));
         for (label, amount) in lines {
-            out.push(work::Block::Row(vec![label, String::new(), money(amount)]));
+            out.push(work_orders::Block::Row(vec![
+                label,
+                String::new(),
+                money(amount),
+            ]));
         }
-        out.push(work::Block::HeaderRow(vec![
+        out.push(work_orders::Block::HeaderRow(vec![
             format!("Total{cur}"),
             String::new(),
             money(total),

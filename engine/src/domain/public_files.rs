@@ -13,7 +13,7 @@ use crate::base::keyspace::PUBF;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, new_secret, sha256_hex};
-use crate::base::work::BlobInfo;
+use crate::base::work_orders::BlobInfo;
 use crate::domain::{blobs, uploads};
 use serde::{Deserialize, Serialize};
 

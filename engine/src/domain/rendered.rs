@@ -9,7 +9,7 @@ use crate::base::cx::Cx;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util;
-use crate::base::work::{RenderedFile, WorkFailure};
+use crate::base::work_orders::{RenderedFile, WorkFailure};
 use crate::domain::blobs::{self, owner_of};
 use crate::domain::document::{Document, FinalPdf, Pending, RenderPurpose, load_doc, store_doc};
 use crate::domain::document_states::{self, Move};

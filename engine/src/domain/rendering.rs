@@ -7,7 +7,7 @@ use crate::base::job_kinds;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::iso8601;
-use crate::base::work::{self, Block, RenderOrder};
+use crate::base::work_orders::{self, Block, RenderOrder};
 use crate::domain::document::{Document, Pending, RenderPurpose};
 use crate::domain::{fields, pricing, signatures};
 
@@ -15,15 +15,18 @@ use crate::domain::{fields, pricing, signatures};
 /// content's SHA-256.
 fn summary_blocks(doc: &Document, now: u64) -> Vec<Block> {
     let mut b = document_rows(doc, "Document summary");
-    b.push(work::Block::Row(vec!["Rendered".into(), iso8601(now)]));
+    b.push(work_orders::Block::Row(vec![
+        "Rendered".into(),
+        iso8601(now),
+    ]));
     if !doc.revisions.is_empty() {
-        b.push(work::Block::Row(vec![
+        b.push(work_orders::Block::Row(vec![
             "Revision".into(),
             doc.revisions.len().to_string(),
         ]));
     }
-    b.push(work::Block::Rule);
-    b.push(work::Block::HeaderRow(vec![
+    b.push(work_orders::Block::Rule);
+    b.push(work_orders::Block::HeaderRow(vec![
         "Recipient".into(),
         "Role".into(),
         "Status".into(),
@@ -34,7 +37,7 @@ fn summary_blocks(doc: &Document, now: u64) -> Vec<Block> {
         } else {
             &r.email
         };
-        b.push(work::Block::Row(vec![
+        b.push(work_orders::Block::Row(vec![
             format!("{} ({contact})", r.fullname()),
             r.role.as_str().into(),
             r.status.as_str().into(),
@@ -47,14 +50,14 @@ fn summary_blocks(doc: &Document, now: u64) -> Vec<Block> {
 /// start of the summary page and of the audit certificate).
 pub fn document_rows(doc: &Document, heading: &str) -> Vec<Block> {
     vec![
-        work::Block::Heading(heading.into()),
-        work::Block::Row(vec!["Document".into(), doc.name.clone()]),
-        work::Block::Row(vec!["Document id".into(), doc.id.clone()]),
-        work::Block::Row(vec![
+        work_orders::Block::Heading(heading.into()),
+        work_orders::Block::Row(vec!["Document".into(), doc.name.clone()]),
+        work_orders::Block::Row(vec!["Document id".into(), doc.id.clone()]),
+        work_orders::Block::Row(vec![
             "Sender".into(),
             format!("{} <{}>", doc.sender.name, doc.sender.email),
         ]),
-        work::Block::Row(vec!["Created".into(), iso8601(doc.created_ms)]),
+        work_orders::Block::Row(vec!["Created".into(), iso8601(doc.created_ms)]),
     ]
 }
 
@@ -72,8 +75,8 @@ pub fn request_render(cx: &mut Cx, doc: &mut Document, purpose: RenderPurpose, m
     if doc.files.is_empty() && appendix.is_empty() {
         // Nothing of its own to show: a cover page is the content.
         appendix = vec![
-            work::Block::Heading(doc.name.clone()),
-            work::Block::Text("This document has no pages of its own.".into()),
+            work_orders::Block::Heading(doc.name.clone()),
+            work_orders::Block::Text("This document has no pages of its own.".into()),
         ];
     }
     let fields = fields::load(cx, &doc.id);
@@ -94,7 +97,7 @@ pub fn request_render(cx: &mut Cx, doc: &mut Document, purpose: RenderPurpose, m
         kind: job_kinds::DOC_RENDER.into(),
         payload: format!("{}:{}", doc.id, doc.render_seq).into_bytes(),
         run_at_ms: now,
-        work: Some(work::WorkOrder::Render(order)),
+        work: Some(work_orders::WorkOrder::Render(order)),
         scope: doc.entity_id.clone(),
     });
 }

@@ -16,7 +16,7 @@ use crate::base::keyspace::DSIG;
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
 use crate::base::util::{self, iso8601};
-use crate::base::work::{self, Block, SignatureBlock, StampContent};
+use crate::base::work_orders::{self, Block, SignatureBlock, StampContent};
 use crate::domain::document::{Document, Recipient};
 use crate::domain::fields::{self, Field, FieldType};
 use crate::domain::{blobs, identity};
@@ -277,8 +277,8 @@ pub fn stamp_content(sigs: &[Signature], rid: &str, kind: FieldType) -> Option<S
         _ => &s.signature,
     };
     Some(match &mark.image {
-        Some(blob) => work::StampContent::Image(blob.clone()),
-        None => work::StampContent::Text(mark.text.clone()),
+        Some(blob) => work_orders::StampContent::Image(blob.clone()),
+        None => work_orders::StampContent::Text(mark.text.clone()),
     })
 }
 
@@ -296,15 +296,15 @@ pub fn summary_blocks(doc: &Document, fields: &[Field], sigs: &[Signature]) -> V
             continue;
         }
         if out.is_empty() {
-            out.push(work::Block::Rule);
-            out.push(work::Block::Heading("Signatures".into()));
+            out.push(work_orders::Block::Rule);
+            out.push(work_orders::Block::Heading("Signatures".into()));
         }
         let contact = if r.email.is_empty() {
             &r.mobile
         } else {
             &r.email
         };
-        out.push(work::Block::Signature(SignatureBlock {
+        out.push(work_orders::Block::Signature(SignatureBlock {
             image: s.signature.image.clone(),
             text: s.signature.text.clone(),
             caption: format!(

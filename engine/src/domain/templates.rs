@@ -20,7 +20,7 @@ use crate::base::keyspace::{TFLD, TPL, TPL_ENT};
 use crate::base::prelude::*;
 use crate::base::records;
 use crate::base::util::{self, is_id, new_id};
-use crate::base::work::{self, ImportSource};
+use crate::base::work_orders::{self, ImportSource};
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, CustomField, DocFile, Role, hex};
 use crate::domain::uploads::{self, FileKind, GivenFile, Upload};
@@ -492,7 +492,7 @@ pub fn create(cx: &mut Cx, pr: &Principal, new: NewTemplate) -> ApiResult<Templa
         kind: job_kinds::TEMPLATE_IMPORT.into(),
         payload: id.into_bytes(),
         run_at_ms: now,
-        work: Some(work::WorkOrder::Import(vec![ImportSource {
+        work: Some(work_orders::WorkOrder::Import(vec![ImportSource {
             blob: Some(blob),
             url: None,
             name: source_name,
@@ -593,7 +593,7 @@ pub fn trash(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<()> {
 /// The imported file becomes `t`'s: its `{{name}}` placeholders text fields (unless
 /// declared), its PDF held, `ready` unless a page field does not fit the pages it has
 /// (`failed`, with why).
-fn take_file(cx: &mut Cx, t: &mut Template, file: &work::ImportedFile) {
+fn take_file(cx: &mut Cx, t: &mut Template, file: &work_orders::ImportedFile) {
     for name in &file.placeholders {
         if !t.fields.iter().any(|f| &f.name == name) {
             t.fields.push(TemplateField {
@@ -645,13 +645,13 @@ fn take_file(cx: &mut Cx, t: &mut Template, file: &work::ImportedFile) {
 pub fn imported(
     cx: &mut Cx,
     id: &str,
-    outcome: Option<&work::WorkOutcome>,
+    outcome: Option<&work_orders::WorkOutcome>,
 ) -> Result<(), &'static str> {
     let Some(mut t) = load(cx, id) else {
         return Ok(());
     };
     match outcome {
-        Some(work::WorkOutcome::Import(results)) => match results.first() {
+        Some(work_orders::WorkOutcome::Import(results)) => match results.first() {
             Some(Ok(file)) => take_file(cx, &mut t, file),
             Some(Err(f)) => {
                 t.status = TemplateStatus::Failed;

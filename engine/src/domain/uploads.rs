@@ -11,7 +11,7 @@ use crate::base::keyspace::UPL;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, is_id};
-use crate::base::work;
+use crate::base::work_orders;
 use crate::domain::auth::Principal;
 use crate::domain::blobs;
 use serde::{Deserialize, Serialize};
@@ -135,7 +135,7 @@ pub fn touch(cx: &mut Cx, upload: &mut Upload) {
 }
 
 /// Stores bytes as a blob; 503 (nothing done) when blob storage is unavailable.
-pub fn put_blob(cx: &mut Cx, data: &[u8]) -> ApiResult<work::BlobInfo> {
+pub fn put_blob(cx: &mut Cx, data: &[u8]) -> ApiResult<work_orders::BlobInfo> {
     cx.p.put_blob(data).map_err(|why| {
         http::ApiError::new(
             503,
@@ -280,7 +280,7 @@ pub fn create(cx: &mut Cx, mut upload: Upload, source: NewUpload) -> ApiResult<U
                 kind: job_kinds::UPLOAD_FETCH.into(),
                 payload: upload.id.clone().into_bytes(),
                 run_at_ms: now,
-                work: Some(work::WorkOrder::Fetch(url)),
+                work: Some(work_orders::WorkOrder::Fetch(url)),
                 scope: upload.entity_id.clone(),
             });
         }
@@ -324,7 +324,11 @@ pub fn expire(cx: &mut Cx, id: &str) -> Option<u64> {
 
 /// Job `upload.fetch`: records the downloaded file of upload `id` (ready) or why it
 /// failed; a download for an upload gone meanwhile is deleted.
-pub fn fetched(cx: &mut Cx, id: &str, result: Result<work::BlobInfo, work::WorkFailure>) {
+pub fn fetched(
+    cx: &mut Cx,
+    id: &str,
+    result: Result<work_orders::BlobInfo, work_orders::WorkFailure>,
+) {
     let Some(mut u) = cx.load::<Upload>(&upload_key(id)) else {
         if let Ok(info) = result {
             cx.p.delete_blob(&info.id);

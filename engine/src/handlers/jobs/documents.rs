@@ -7,7 +7,7 @@ use crate::base::api::{self, Job, JobOutcome};
 use crate::base::cx::Cx;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::{job_kinds, work};
+use crate::base::{job_kinds, work_orders};
 use crate::domain::dates::{self, Reminder};
 use crate::domain::deletion::{self, Erase};
 use crate::domain::{bounces, imports, rendered as renders};
@@ -26,7 +26,7 @@ fn done_or_retry(at: Option<u64>) -> JobOutcome {
 /// emails the owner.
 pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
     let id = String::from_utf8_lossy(&job.payload).into_owned();
-    let Some(work::WorkOutcome::Import(results)) = &job.outcome else {
+    let Some(work_orders::WorkOutcome::Import(results)) = &job.outcome else {
         return api::JobOutcome::Failed("import job without an import outcome".into());
     };
     let archive = job.kind == job_kinds::DOC_IMPORT_ARCHIVE;
@@ -39,7 +39,7 @@ pub fn imported(cx: &mut Cx, job: &Job) -> JobOutcome {
 /// and a file that cannot be pictured has none.
 pub fn previews_made(cx: &mut Cx, job: &Job) -> JobOutcome {
     let owner = String::from_utf8_lossy(&job.payload).into_owned();
-    let Some(work::WorkOutcome::Render(outcome)) = &job.outcome else {
+    let Some(work_orders::WorkOutcome::Render(outcome)) = &job.outcome else {
         return api::JobOutcome::Failed("previews without a render outcome".into());
     };
     let Ok(file) = outcome else {
@@ -56,7 +56,7 @@ pub fn rendered(cx: &mut Cx, job: &Job) -> JobOutcome {
     let Some((id, seq)) = payload.split_once(':') else {
         return api::JobOutcome::Failed("bad render payload".into());
     };
-    let Some(work::WorkOutcome::Render(result)) = &job.outcome else {
+    let Some(work_orders::WorkOutcome::Render(result)) = &job.outcome else {
         return api::JobOutcome::Failed("render job without a render outcome".into());
     };
     let seq: u32 = seq.parse().unwrap_or(0);

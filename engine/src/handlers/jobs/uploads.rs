@@ -4,7 +4,7 @@ use crate::base::api::{self, Job, JobOutcome};
 use crate::base::cx::Cx;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::work;
+use crate::base::work_orders;
 use crate::domain::uploads;
 
 /// Job [`job_kinds::UPLOAD_EXPIRE`].
@@ -19,7 +19,7 @@ pub fn expire(cx: &mut Cx, job: &Job) -> JobOutcome {
 /// Job [`job_kinds::UPLOAD_FETCH`]: records the downloaded file (or why it failed).
 pub fn fetched(cx: &mut Cx, job: &Job) -> JobOutcome {
     let id = String::from_utf8_lossy(&job.payload).into_owned();
-    let Some(work::WorkOutcome::Fetch(result)) = job.outcome.clone() else {
+    let Some(work_orders::WorkOutcome::Fetch(result)) = job.outcome.clone() else {
         return api::JobOutcome::Failed("fetch job without a fetch outcome".into());
     };
     uploads::fetched(cx, &id, result);
