@@ -143,19 +143,19 @@ fn build(root: &Path, target_dir: &Path, packages: &[&str], rustflags: &str) -> 
 fn compose(engine: &Path, formats: &Path, store: &Path, adapter: &Path) -> anyhow::Result<Vec<u8>> {
     use wac_graph::{CompositionGraph, EncodeOptions, types::Package};
     const ENGINE_IMPORTS: [&str; 5] = [
-        "esign:engine/types@0.4.0",
-        "esign:engine/store@0.4.0",
-        "esign:engine/files@0.4.0",
-        "esign:engine/effects@0.4.0",
-        "esign:engine/host@0.4.0",
+        "esign:engine/types@0.5.0",
+        "esign:engine/store@0.5.0",
+        "esign:engine/files@0.5.0",
+        "esign:engine/effects@0.5.0",
+        "esign:engine/host@0.5.0",
     ];
     const FORMATS_IMPORTS: [&str; 6] = [
-        "esign:formats/blobs@0.4.0",
-        "esign:formats/download@0.4.0",
-        "esign:formats/convert@0.4.0",
-        "esign:formats/signing@0.4.0",
-        "esign:formats/timestamping@0.4.0",
-        "esign:formats/log@0.4.0",
+        "esign:formats/blobs@0.5.0",
+        "esign:formats/download@0.5.0",
+        "esign:formats/convert@0.5.0",
+        "esign:formats/signing@0.5.0",
+        "esign:formats/timestamping@0.5.0",
+        "esign:formats/log@0.5.0",
     ];
     let mut g = CompositionGraph::new();
     let mut package = |name: &str, path: &Path| -> anyhow::Result<_> {
@@ -200,15 +200,15 @@ fn compose(engine: &Path, formats: &Path, store: &Path, adapter: &Path) -> anyho
     }
     // The world-level `use types.{..}` of the engine and the adapter imports these types
     // on their own; they are the store's, like the rest of `types`.
-    let types = g.alias_instance_export(s, "esign:engine/types@0.4.0")?;
+    let types = g.alias_instance_export(s, "esign:engine/types@0.5.0")?;
     for name in ["request", "response", "job", "job-outcome"] {
         let ty = g.alias_instance_export(types, name)?;
         give(&mut g, name, ty)?;
     }
     let calls = g.alias_instance_export(s, "esign:wasi-http/calls@0.1.0")?;
     g.set_instantiation_argument(a, "esign:wasi-http/calls@0.1.0", calls)?;
-    let work = g.alias_instance_export(f, "esign:formats/work@0.4.0")?;
-    g.set_instantiation_argument(a, "esign:formats/work@0.4.0", work)?;
+    let work = g.alias_instance_export(f, "esign:formats/work@0.5.0")?;
+    g.set_instantiation_argument(a, "esign:formats/work@0.5.0", work)?;
     for (import, instance, export) in [
         ("handle", e1, "handle"),
         ("background-handle", e2, "handle"),

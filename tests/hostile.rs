@@ -374,3 +374,70 @@ fn memory_stays_flat_over_a_hundred_uploads() {
         "RSS kept growing with uploads: {rss:?} MB"
     );
 }
+
+/// The server's peak resident memory since the last [`reset_peak`] (`VmHWM`).
+fn peak_rss(s: &Server) -> u64 {
+    let pid = s.pid();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse::<u64>()
+        .unwrap()
+        * 1024
+}
+
+/// Starts a new peak (Linux: `5` to `clear_refs` resets `VmHWM` to the current RSS).
+fn reset_peak(s: &Server) {
+    std::fs::write(format!("/proc/{}/clear_refs", s.pid()), "5").unwrap();
+}
+
+fn upload_form(s: &Server, t: &str, bytes: Vec<u8>) {
+    let form = reqwest::blocking::multipart::Form::new().part(
+        "file",
+        reqwest::blocking::multipart::Part::bytes(bytes)
+            .file_name("big.pdf")
+            .mime_str("application/pdf")
+            .unwrap(),
+    );
+    let resp = client()
+        .post(s.url("/v1/upload"))
+        .bearer_auth(t)
+        .multipart(form)
+        .send()
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+}
+
+/// A file part is held once while its request is answered: the server keeps it out of
+/// the engine (WIT 0.5.0 `form-part.staged`) and its store writes that buffer. The
+/// audit measured about 135 MB for a 20 MB upload when the part was copied into the
+/// engine, by its parsing, and out again; with the parts passed whole (and the body
+/// already decoded as it streams) this measured 115 MiB, staged 36 MiB (the part, and
+/// what the multipart parser buffers ahead of it).
+#[test]
+fn a_multipart_upload_is_held_once_not_in_several_copies() {
+    const SIZE: usize = 20 << 20;
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    // Everything a first upload sets up (the pool's instances, the blob directory).
+    upload_form(&s, &t, esign_host::pdf::sample_pdf_of_size(1, 64 << 10));
+    let file = esign_host::pdf::sample_pdf_of_size(1, SIZE);
+    let before = s.rss_bytes().unwrap();
+    reset_peak(&s);
+    upload_form(&s, &t, file);
+    let grew = peak_rss(&s).saturating_sub(before);
+    eprintln!(
+        "a {} MiB multipart upload: RSS {} MiB before, peak {} MiB above it",
+        SIZE >> 20,
+        before >> 20,
+        grew >> 20
+    );
+    // The part once, the parser's buffer, and room for the rest.
+    assert!(
+        grew < 2 * SIZE as u64 + (8 << 20),
+        "the upload took {} MiB above the RSS before it",
+        grew >> 20
+    );
+}

@@ -17,6 +17,9 @@ use alloc::collections::BTreeMap;
 pub struct MemoryPlatform {
     pub data: BTreeMap<Vec<u8>, Vec<u8>>,
     pub blobs: BTreeMap<String, Vec<u8>>,
+    /// File parts staged for the request (`FormPart::staged`), by blob id: what
+    /// `keep_staged` stores.
+    pub staged: BTreeMap<String, Vec<u8>>,
     /// When set, `put_blob` fails with this message (blob storage unavailable).
     pub blob_failure: Option<String>,
     /// Entries read so far: one per `get`, one per entry a `scan` returned.
@@ -110,8 +113,25 @@ impl Platform for MemoryPlatform {
         })
     }
 
+    fn keep_staged(&mut self, id: &str) -> Result<BlobInfo, String> {
+        if let Some(why) = &self.blob_failure {
+            return Err(why.clone());
+        }
+        let data = self
+            .staged
+            .get(id)
+            .ok_or_else(|| format!("the request staged no file part {id}"))?;
+        let info = BlobInfo {
+            id: id.to_string(),
+            size: data.len() as u64,
+            sha256: util::sha256_hex(data),
+        };
+        self.blobs.insert(id.to_string(), data.clone());
+        Ok(info)
+    }
+
     fn get_blob(&mut self, id: &str) -> Option<Vec<u8>> {
-        self.blobs.get(id).cloned()
+        self.blobs.get(id).or_else(|| self.staged.get(id)).cloned()
     }
 
     fn delete_blob(&mut self, id: &str) {

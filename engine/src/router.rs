@@ -445,7 +445,12 @@ fn dispatch(
         let allowed: Vec<&str> = same().map(|r| r.method).collect();
         return Err(method_not_allowed(method, &allowed));
     };
-    let size = req.body.len() + req.parts.iter().map(|p| p.data.len()).sum::<usize>();
+    let size = req.body.len()
+        + req
+            .parts
+            .iter()
+            .map(|p| p.staged.as_ref().map_or(p.data.len(), |b| b.size as usize))
+            .sum::<usize>();
     if size > SMALL_BODY && !route.takes_files {
         return Err(http::ApiError::new(
             413,

@@ -283,6 +283,7 @@ fn the_signing_certificate_is_public_and_verify_needs_a_token_and_a_pdf() {
             filename: Some("f.pdf".into()),
             content_type: "application/pdf".into(),
             data: data.to_vec(),
+            staged: None,
         });
         let resp = handle(p, &req);
         (resp.status, body(&resp))

@@ -112,6 +112,7 @@ pub fn run(input: Input) {
                 filename,
                 content_type,
                 data,
+                staged: None,
             })
             .collect(),
         origin: Origin::Http,

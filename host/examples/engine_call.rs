@@ -46,6 +46,9 @@ impl native::Platform for NativePlatform {
     fn put_blob(&mut self, _: &[u8]) -> Result<native::BlobInfo, String> {
         Err("no blobs in this benchmark".into())
     }
+    fn keep_staged(&mut self, _: &str) -> Result<native::BlobInfo, String> {
+        Err("no blobs in this benchmark".into())
+    }
     fn get_blob(&mut self, _: &str) -> Option<Vec<u8>> {
         None
     }

@@ -49,5 +49,6 @@ pub mod runtime;
 pub mod sandbox;
 pub mod server;
 pub mod sms;
+pub mod staged_parts;
 pub mod store;
 pub mod webhooks;

@@ -5,6 +5,7 @@
 use crate::bindings::{Origin, Request, Response};
 use crate::calls::{Dispatcher, error_response};
 use crate::runtime::Faults;
+use crate::staged_parts::Staging;
 use anyhow::Context;
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full, LengthLimitError, Limited};
@@ -338,97 +339,145 @@ async fn answer(
         None
     };
     if declared.is_some_and(|n| n > front.max_body_bytes as u64) {
+        return too_large(front.max_body_bytes);
+    }
+    let ctype = parts
+        .headers
+        .get(hyper::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    // A form's file parts stay here, out of the engine, until the request is answered.
+    let mut staging = Staging::default();
+    let (body, form_parts) = if ctype
+        .to_ascii_lowercase()
+        .starts_with("multipart/form-data")
+    {
+        match read_form(front, &ctype, body, &mut staging).await {
+            Ok(form) => (Bytes::new(), form),
+            Err(resp) => return resp,
+        }
+    } else {
+        match read_body(front, body).await {
+            Ok(body) => (body, Vec::new()),
+            Err(resp) => return resp,
+        }
+    };
+    if let (Some(provider), Some(session)) =
+        (&front.eid_test, parts.uri.path().strip_prefix("/eid/test/"))
+    {
+        return test_eid(provider, parts.method.as_str(), session, &body);
+    }
+    let faults = if front.test_faults {
+        test_faults(&parts.headers)
+    } else {
+        Faults::default()
+    };
+    let request = Request {
+        method: parts.method.as_str().to_string(),
+        path: parts.uri.path().to_string(),
+        query: parts.uri.query().unwrap_or("").to_string(),
+        headers: parts
+            .headers
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect(),
+        // Without a copy when the body is the only owner of its buffer.
+        body: Vec::from(body),
+        parts: form_parts,
+        origin: Origin::Http,
+        remote_addr: source_of(front, peer, &parts.headers),
+    };
+    let resp = d.handle(request, faults).await;
+    drop(staging);
+    resp
+}
+
+/// 408 `request_timeout`: the body took longer than the read timeout.
+fn read_timed_out(front: &FrontConfig) -> Response {
+    let mut resp = error_response(
+        408,
+        "request_timeout",
+        &format!(
+            "the body did not arrive within {} s",
+            front.read_timeout.as_secs()
+        ),
+    );
+    resp.headers.push(("connection".into(), "close".into()));
+    resp
+}
+
+/// Why reading a body failed, as the answer: 413 past the limit, else 400.
+fn unreadable(
+    front: &FrontConfig,
+    e: &(dyn std::error::Error + Send + Sync + 'static),
+) -> Response {
+    if e.downcast_ref::<LengthLimitError>().is_some() {
         too_large(front.max_body_bytes)
     } else {
-        let read = Limited::new(body, front.max_body_bytes).collect();
-        let read = match tokio::time::timeout(front.read_timeout, read).await {
-            Ok(r) => r,
-            Err(_) => {
-                let mut resp = error_response(
-                    408,
-                    "request_timeout",
-                    &format!(
-                        "the body did not arrive within {} s",
-                        front.read_timeout.as_secs()
-                    ),
-                );
-                resp.headers.push(("connection".into(), "close".into()));
-                return resp;
-            }
-        };
-        match read {
-            Err(e) if e.downcast_ref::<LengthLimitError>().is_some() => {
-                too_large(front.max_body_bytes)
-            }
-            Err(e) => error_response(
-                400,
-                "invalid_body",
-                &format!("could not read the body: {e}"),
-            ),
-            Ok(collected) => {
-                if let (Some(provider), Some(session)) =
-                    (&front.eid_test, parts.uri.path().strip_prefix("/eid/test/"))
-                {
-                    return test_eid(
-                        provider,
-                        parts.method.as_str(),
-                        session,
-                        &collected.to_bytes(),
-                    );
-                }
-                let faults = if front.test_faults {
-                    test_faults(&parts.headers)
-                } else {
-                    Faults::default()
-                };
-                let ctype = parts
-                    .headers
-                    .get(hyper::header::CONTENT_TYPE)
-                    .and_then(|v| v.to_str().ok())
-                    .unwrap_or("")
-                    .to_string();
-                let mut body = collected.to_bytes();
-                let mut form_parts = Vec::new();
-                if ctype
-                    .to_ascii_lowercase()
-                    .starts_with("multipart/form-data")
-                {
-                    match multipart_parts(&ctype, body) {
-                        Ok(p) => form_parts = p,
-                        Err(e) => {
-                            return error_response(
-                                400,
-                                "invalid_multipart",
-                                &format!("the multipart/form-data body is malformed: {e}"),
-                            );
-                        }
-                    }
-                    body = Bytes::new();
-                }
-                let request = Request {
-                    method: parts.method.as_str().to_string(),
-                    path: parts.uri.path().to_string(),
-                    query: parts.uri.query().unwrap_or("").to_string(),
-                    headers: parts
-                        .headers
-                        .iter()
-                        .map(|(n, v)| {
-                            (
-                                n.as_str().to_string(),
-                                String::from_utf8_lossy(v.as_bytes()).into_owned(),
-                            )
-                        })
-                        .collect(),
-                    // Without a copy when the body is the only owner of its buffer.
-                    body: Vec::from(body),
-                    parts: form_parts,
-                    origin: Origin::Http,
-                    remote_addr: source_of(front, peer, &parts.headers),
-                };
-                d.handle(request, faults).await
-            }
-        }
+        error_response(
+            400,
+            "invalid_body",
+            &format!("could not read the body: {e}"),
+        )
     }
+}
+
+/// The whole body, within the size limit and the read timeout.
+async fn read_body(front: &FrontConfig, body: Incoming) -> Result<Bytes, Response> {
+    let read = Limited::new(body, front.max_body_bytes).collect();
+    match tokio::time::timeout(front.read_timeout, read).await {
+        Err(_) => Err(read_timed_out(front)),
+        Ok(Err(e)) => Err(unreadable(front, e.as_ref())),
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+    }
+}
+
+/// A `multipart/form-data` body decoded as it arrives (within the size limit and the
+/// read timeout), each part's bytes gathered once; its file parts staged
+/// ([`crate::staged_parts`]), the engine getting their heads.
+async fn read_form(
+    front: &FrontConfig,
+    ctype: &str,
+    body: Incoming,
+    staging: &mut Staging,
+) -> Result<Vec<crate::bindings::FormPart>, Response> {
+    use esign_formats::multipart::{self, ReadError};
+    let stream = http_body_util::BodyDataStream::new(Limited::new(body, front.max_body_bytes));
+    let parts = match tokio::time::timeout(front.read_timeout, multipart::read(ctype, stream)).await
+    {
+        Err(_) => return Err(read_timed_out(front)),
+        Ok(Err(ReadError::Body(e))) => return Err(unreadable(front, e.as_ref())),
+        Ok(Err(ReadError::Malformed(e))) => {
+            return Err(error_response(
+                400,
+                "invalid_multipart",
+                &format!("the multipart/form-data body is malformed: {e}"),
+            ));
+        }
+        Ok(Ok(parts)) => parts,
+    };
+    // Hashing a file of megabytes leaves the worker.
+    Ok(crate::runtime::offload(|| {
+        parts
+            .into_iter()
+            .map(|p| match p.filename {
+                Some(filename) => staging.stage(p.name, filename, p.content_type, p.data),
+                None => crate::bindings::FormPart {
+                    name: p.name,
+                    filename: None,
+                    content_type: p.content_type,
+                    data: p.data.to_vec(),
+                    staged: None,
+                },
+            })
+            .collect()
+    }))
 }
 
 /// The test eID provider's page (GET) and its form (POST), outside the engine: it
@@ -470,20 +519,4 @@ fn test_faults(headers: &hyper::HeaderMap) -> Faults {
         }
     }
     faults
-}
-
-/// Decodes a `multipart/form-data` body into parts ([`esign_formats::multipart`]).
-fn multipart_parts(
-    content_type: &str,
-    body: Bytes,
-) -> Result<Vec<crate::bindings::FormPart>, String> {
-    Ok(esign_formats::multipart::decode(content_type, body)?
-        .into_iter()
-        .map(|p| crate::bindings::FormPart {
-            name: p.name,
-            filename: p.filename,
-            content_type: p.content_type,
-            data: p.data,
-        })
-        .collect())
 }

@@ -192,8 +192,8 @@ export class Host {
   #formatsImports(made) {
     const host = this;
     const imports = {
-      'esign:engine/types@0.4.0': {},
-      'esign:formats/blobs@0.4.0': {
+      'esign:engine/types@0.5.0': {},
+      'esign:formats/blobs@0.5.0': {
         get: (id) => host.blobs.get(id) ?? undefined,
         put(data) {
           const id = randomId();
@@ -201,17 +201,17 @@ export class Host {
           return { id, size: BigInt(data.length), sha256: sha256(data) };
         },
       },
-      'esign:formats/download@0.4.0': {
+      'esign:formats/download@0.5.0': {
         fetch() {
           throw 'this host makes no outbound requests';
         },
       },
-      'esign:formats/convert@0.4.0': {
+      'esign:formats/convert@0.5.0': {
         docxToPdf() {
           throw { code: 'conversion-unavailable', message: 'Word files cannot be converted by this host' };
         },
       },
-      'esign:formats/signing@0.4.0': {
+      'esign:formats/signing@0.5.0': {
         certificates() {
           if (!host.sealing) throw 'this host has no sealing key';
           return host.sealing.chain;
@@ -223,8 +223,8 @@ export class Host {
           return sig;
         },
       },
-      'esign:formats/timestamping@0.4.0': { exchange: () => undefined },
-      'esign:formats/log@0.4.0': { warn: (message) => void host.warnings.push(message) },
+      'esign:formats/timestamping@0.5.0': { exchange: () => undefined },
+      'esign:formats/log@0.5.0': { warn: (message) => void host.warnings.push(message) },
     };
     for (const name of Object.keys(imports)) imports[name.replace(/@[^@/]*$/, '')] = imports[name];
     return imports;
@@ -273,8 +273,8 @@ export class Host {
     const host = this;
     const get = (k) => (txn.writes.has(k) ? txn.writes.get(k) : host.data.get(k)) ?? undefined;
     const imports = {
-      'esign:engine/types@0.4.0': {},
-      'esign:engine/store@0.4.0': {
+      'esign:engine/types@0.5.0': {},
+      'esign:engine/store@0.5.0': {
         get: (key) => get(hex(key)) ?? undefined,
         put: (key, value) => void txn.writes.set(hex(key), Uint8Array.from(value)),
         delete: (key) => void txn.writes.set(hex(key), null),
@@ -293,17 +293,21 @@ export class Host {
           return out;
         },
       },
-      'esign:engine/files@0.4.0': {
+      'esign:engine/files@0.5.0': {
         put(data) {
           if (host.blobStorageDown) throw 'blob storage is unavailable (a test fault)';
           const id = randomId();
           txn.blobs.set(id, Uint8Array.from(data));
           return { id, size: BigInt(data.length), sha256: sha256(data) };
         },
+        // Nothing is staged here (form-parts.mjs passes every part whole).
+        keep(id) {
+          throw `the request staged no file part ${id}`;
+        },
         get: (id) => (txn.blobs.has(id) ? txn.blobs.get(id) : host.blobs.get(id)) ?? undefined,
         delete: (id) => void txn.blobs.set(id, null),
       },
-      'esign:engine/effects@0.4.0': {
+      'esign:engine/effects@0.5.0': {
         emitEvent(event, deliveries) {
           txn.effects.push(() => {
             host.outbox.events.push(event);
@@ -326,7 +330,7 @@ export class Host {
         sendMail: (mail) => void txn.effects.push(() => host.outbox.mails.push(mail)),
         sendSms: (sms) => void txn.effects.push(() => host.outbox.sms.push(sms)),
       },
-      'esign:engine/host@0.4.0': {
+      'esign:engine/host@0.5.0': {
         getSettings: () => host.settings,
         hashPassword: (password) => hashSync(password, { algorithm: Algorithm.Argon2id }),
         verifyPassword(password, hash) {

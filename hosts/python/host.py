@@ -27,8 +27,8 @@ import argon2
 from wasmtime import Engine, Store, WasiConfig
 from wasmtime.component import Component, Linker, Record, Variant
 
-ENGINE = "esign:engine/{}@0.4.0"
-FORMATS = "esign:formats/{}@0.4.0"
+ENGINE = "esign:engine/{}@0.5.0"
+FORMATS = "esign:formats/{}@0.5.0"
 PASSWORDS = argon2.PasswordHasher()  # argon2id
 DUMMY = PASSWORDS.hash("esign dummy password")
 
@@ -177,6 +177,8 @@ class Host:
                 self.txn["blobs"][blob] = data
                 return record(id=blob, size=len(data), sha256=hashlib.sha256(data).hexdigest())
             i.add_func("put", put)
+            # This host stages no file part (it passes every part whole): nothing to keep.
+            i.add_func("keep", lambda _, part: f"the request staged no file part {part}")
             i.add_func("get", lambda _, b: self.txn["blobs"].get(b, self.blobs.get(b)))
             i.add_func("delete", lambda _, b: self.txn["blobs"].__setitem__(b, None))
         with root.add_instance(ENGINE.format("effects")) as i:
@@ -229,6 +231,8 @@ class Host:
         with root.add_instance(FORMATS.format("blobs")) as i:
             i.add_func("get", lambda _, b: self.made.get(b, self.blobs.get(b)))
             i.add_func("put", put)
+            # This host stages no file part (it passes every part whole): nothing to keep.
+            i.add_func("keep", lambda _, part: f"the request staged no file part {part}")
         with root.add_instance(FORMATS.format("download")) as i:
             i.add_func("fetch", lambda _, u: "this host makes no outbound requests")
         with root.add_instance(FORMATS.format("convert")) as i:

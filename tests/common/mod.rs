@@ -178,6 +178,11 @@ impl Server {
     }
 
     /// The server's resident memory in bytes (Linux `/proc`), while it runs.
+    /// The server process's id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
     pub fn rss_bytes(&self) -> Option<u64> {
         let pid = self.child.as_ref()?.id();
         let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;

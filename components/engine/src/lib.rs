@@ -46,6 +46,7 @@ impl Guest for Component {
                     filename: p.filename,
                     content_type: p.content_type,
                     data: p.data,
+                    staged: p.staged.map(Into::into),
                 })
                 .collect(),
             origin: match req.origin {
@@ -106,6 +107,10 @@ impl core_engine::Platform for Imports {
 
     fn put_blob(&mut self, data: &[u8]) -> Result<core_engine::BlobInfo, String> {
         files::put(data).map(Into::into)
+    }
+
+    fn keep_staged(&mut self, id: &str) -> Result<core_engine::BlobInfo, String> {
+        files::keep(id).map(Into::into)
     }
 
     fn get_blob(&mut self, id: &str) -> Option<Vec<u8>> {

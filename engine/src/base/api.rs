@@ -36,8 +36,15 @@ pub struct FormPart {
     pub filename: Option<String>,
     /// Lower case, without parameters; empty when the part declared none.
     pub content_type: String,
+    /// The part's bytes; only their first bytes ([`STAGED_HEAD`]) when `staged`.
     pub data: Vec<u8>,
+    /// A file part the host kept out of the engine: the blob [`Platform::keep_staged`]
+    /// stores it as. `None` when the whole part is in `data`.
+    pub staged: Option<BlobInfo>,
 }
+
+/// At most how many first bytes of a staged part arrive in its `data`.
+pub const STAGED_HEAD: usize = 1024;
 
 /// One response (mirrors `types.response`).
 #[derive(Debug, Clone, PartialEq)]
@@ -211,6 +218,10 @@ pub trait Platform {
     ) -> Vec<(Vec<u8>, Vec<u8>)>;
     /// Stores a blob in the call's transaction; `Err` when blob storage is unavailable.
     fn put_blob(&mut self, data: &[u8]) -> Result<BlobInfo, String>;
+    /// Stores the request's staged file part `id` ([`FormPart::staged`]) as its blob, in
+    /// the call's transaction; `Err` when blob storage is unavailable or nothing was
+    /// staged as `id`. `get_blob` reads a staged part's bytes before too.
+    fn keep_staged(&mut self, id: &str) -> Result<BlobInfo, String>;
     fn get_blob(&mut self, id: &str) -> Option<Vec<u8>>;
     fn delete_blob(&mut self, id: &str);
     /// Records an event and queues its deliveries.

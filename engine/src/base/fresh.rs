@@ -109,6 +109,9 @@ impl Platform for FreshKeys<'_> {
     fn put_blob(&mut self, data: &[u8]) -> Result<BlobInfo, String> {
         self.inner.put_blob(data)
     }
+    fn keep_staged(&mut self, id: &str) -> Result<BlobInfo, String> {
+        self.inner.keep_staged(id)
+    }
     fn get_blob(&mut self, id: &str) -> Option<Vec<u8>> {
         self.inner.get_blob(id)
     }

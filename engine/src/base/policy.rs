@@ -1,7 +1,7 @@
 //! The engine's policy defaults (issue 49 item 5): token and login lifetimes, the login
 //! lock, the spacing of token issuances and how long an unused upload is kept. They live
 //! here once; a host passes only what its operator overrides (the `option`s of the WIT
-//! `settings` record, `esign:engine@0.4.0`), and [`Overrides::resolve`] fills in the rest.
+//! `settings` record, `esign:engine@0.5.0`), and [`Overrides::resolve`] fills in the rest.
 //! DESIGN.md §4 (`docs/DESIGN.md`) gives the reasons for the figures.
 
 /// Lifetime of an access token from `POST /v1/auth`: 60 days.

@@ -21,7 +21,7 @@ use crate::domain::events::emit_and_log;
 use crate::domain::identity::{self, Checks};
 use crate::domain::templates::{self, Template, TemplateStatus};
 use crate::domain::trail::Actor;
-use crate::domain::uploads::{self, FileKind, Upload, UploadStatus};
+use crate::domain::uploads::{self, FileKind, GivenFile, Upload, UploadStatus};
 use crate::domain::{blobs, document_states, fields, previews, sending};
 use serde_json::json;
 
@@ -31,8 +31,8 @@ use serde_json::json;
 pub struct Sources {
     /// In order; the inline file's entry has neither `blob` nor `url` until stored.
     pub sources: Vec<PendingSource>,
-    /// The bytes of a file sent inline (multipart `file` or `file_content`).
-    pub inline: Option<Vec<u8>>,
+    /// A file sent inline (multipart `file` or `file_content`).
+    pub inline: Option<GivenFile>,
     pub missing: Option<String>,
     /// Uploads used, to be marked as such once the request succeeds.
     pub used: Vec<Upload>,
@@ -92,16 +92,17 @@ impl Sources {
 
     /// A file sent inline (named `document.pdf` when it has no name): stored only once
     /// the request is known to succeed ([`store_inline`]).
-    pub fn add_inline(&mut self, name: String, bytes: Vec<u8>) {
-        self.inline = Some(bytes);
+    pub fn add_inline(&mut self, file: GivenFile) {
+        let name = if file.name.is_empty() {
+            "document.pdf".into()
+        } else {
+            file.name.clone()
+        };
+        self.inline = Some(file);
         self.sources.push(PendingSource {
             blob: None,
             url: None,
-            name: if name.is_empty() {
-                "document.pdf".into()
-            } else {
-                name
-            },
+            name,
             fill: Vec::new(),
             upload_id: None,
         });
@@ -362,12 +363,12 @@ fn start_import(
 /// The import releases it when it does not keep it.
 fn store_inline(
     cx: &mut Cx,
-    inline: Option<Vec<u8>>,
+    inline: Option<GivenFile>,
     import: &mut [PendingSource],
     owner: &str,
 ) -> ApiResult<()> {
-    if let Some(bytes) = inline {
-        let info = uploads::put_blob(cx, &bytes)?;
+    if let Some(file) = inline {
+        let info = file.store(cx)?;
         blobs::hold(cx, &info.id, owner);
         if let Some(s) = import
             .iter_mut()

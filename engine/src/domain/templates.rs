@@ -370,7 +370,7 @@ fn checked_source(
             (Ok(up), name, kind)
         }
         NewSource::Given(file) => {
-            let kind = FileKind::detect(&file.bytes, &file.name);
+            let kind = FileKind::detect(file.head(), &file.name);
             let name = file.name.clone();
             (Err(file), name, kind)
         }
@@ -457,7 +457,7 @@ pub fn create(cx: &mut Cx, pr: &Principal, new: NewTemplate) -> ApiResult<Templa
             uploads::touch(cx, &mut up);
             up.blob.clone().unwrap_or_default()
         }
-        Err(file) => uploads::put_blob(cx, &file.bytes)?.id,
+        Err(file) => file.store(cx)?.id,
     };
     blobs::hold(cx, &blob, &blob_owner(&id));
     let attachments = hold_attachments(cx, &id, attached);

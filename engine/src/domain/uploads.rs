@@ -3,7 +3,7 @@
 //! An upload unused for the configured time (48 h by default) expires: its bytes are
 //! released and using it fails.
 
-use crate::base::api::JobSpec;
+use crate::base::api::{FormPart, JobSpec};
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiResult};
 use crate::base::job_kinds;
@@ -11,7 +11,7 @@ use crate::base::keyspace::UPL;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, is_id};
-use crate::base::work_orders;
+use crate::base::work_orders::{self, BlobInfo};
 use crate::domain::auth::Principal;
 use crate::domain::blobs;
 use serde::{Deserialize, Serialize};
@@ -136,13 +136,25 @@ pub fn touch(cx: &mut Cx, upload: &mut Upload) {
 
 /// Stores bytes as a blob; 503 (nothing done) when blob storage is unavailable.
 pub fn put_blob(cx: &mut Cx, data: &[u8]) -> ApiResult<work_orders::BlobInfo> {
-    cx.p.put_blob(data).map_err(|why| {
-        http::ApiError::new(
-            503,
-            "storage_unavailable",
-            format!("file storage is unavailable ({why}); nothing was created, retry later"),
-        )
-    })
+    cx.p.put_blob(data).map_err(unavailable)
+}
+
+/// The bytes of a request's file part: a staged part's read from the host (empty if
+/// gone), for the few uses that need them whole.
+pub fn part_bytes(cx: &mut Cx, part: &FormPart) -> Vec<u8> {
+    match &part.staged {
+        Some(blob) => cx.p.get_blob(&blob.id).unwrap_or_default(),
+        None => part.data.clone(),
+    }
+}
+
+/// 503 `storage_unavailable`: blob storage failed, `why`.
+fn unavailable(why: String) -> http::ApiError {
+    http::ApiError::new(
+        503,
+        "storage_unavailable",
+        format!("file storage is unavailable ({why}); nothing was created, retry later"),
+    )
 }
 
 /// Checks a URL given for download.
@@ -162,11 +174,58 @@ pub fn check_url(field: &str, url: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// A stored file taken from a request: one multipart `file`, or `file_content` with
+/// A file taken from a request: one multipart `file`, or `file_content` with
 /// `file_name`.
 pub struct GivenFile {
     pub name: String,
-    pub bytes: Vec<u8>,
+    pub content: Given,
+}
+
+/// What a request holds of a given file.
+pub enum Given {
+    /// The bytes themselves (a base64 member, or a part the host passed whole).
+    Bytes(Vec<u8>),
+    /// A part the host kept (`FormPart::staged`): the blob it becomes when kept, and
+    /// its first bytes.
+    Staged { blob: BlobInfo, head: Vec<u8> },
+}
+
+impl GivenFile {
+    /// Its first bytes (at least what [`FileKind::detect`] looks at).
+    pub fn head(&self) -> &[u8] {
+        match &self.content {
+            Given::Bytes(bytes) => bytes,
+            Given::Staged { head, .. } => head,
+        }
+    }
+
+    pub fn size(&self) -> u64 {
+        match &self.content {
+            Given::Bytes(bytes) => bytes.len() as u64,
+            Given::Staged { blob, .. } => blob.size,
+        }
+    }
+
+    /// Stores it as a new blob in the call's transaction: a staged part without its
+    /// bytes passing through the engine. 503 when blob storage is unavailable.
+    pub fn store(&self, cx: &mut Cx) -> ApiResult<BlobInfo> {
+        match &self.content {
+            Given::Bytes(bytes) => put_blob(cx, bytes),
+            Given::Staged { blob, .. } => cx.p.keep_staged(&blob.id).map_err(unavailable),
+        }
+    }
+
+    /// Its bytes (a staged part's read from the host, for the few uses that need them
+    /// whole).
+    pub fn into_bytes(self, cx: &mut Cx) -> ApiResult<Vec<u8>> {
+        match self.content {
+            Given::Bytes(bytes) => Ok(bytes),
+            Given::Staged { blob, .. } => cx
+                .p
+                .get_blob(&blob.id)
+                .ok_or_else(|| unavailable(format!("the request's file part {} is gone", blob.id))),
+        }
+    }
 }
 
 /// Where the file of a library upload (video or attachment) comes from, as the request
@@ -186,9 +245,9 @@ pub fn library_file(cx: &mut Cx, pr: &Principal, src: FileSource) -> ApiResult<(
             let name = if file.name.is_empty() {
                 "file".to_string()
             } else {
-                file.name
+                file.name.clone()
             };
-            return Ok((name, file.bytes));
+            return Ok((name, file.into_bytes(cx)?));
         }
         FileSource::Upload(id) => id,
     };
@@ -257,13 +316,13 @@ pub fn create(cx: &mut Cx, mut upload: Upload, source: NewUpload) -> ApiResult<U
     let now = upload.created_ms;
     match source {
         NewUpload::Given(file) => {
-            let info = put_blob(cx, &file.bytes)?;
+            let info = file.store(cx)?;
             upload.name = if file.name.is_empty() {
                 "file".into()
             } else {
-                file.name
+                file.name.clone()
             };
-            upload.kind = FileKind::detect(&file.bytes, &upload.name);
+            upload.kind = FileKind::detect(file.head(), &upload.name);
             upload.size = info.size;
             upload.sha256 = info.sha256;
             blobs::hold(cx, &info.id, &blob_owner(&upload.id));

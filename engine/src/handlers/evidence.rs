@@ -7,7 +7,7 @@ use crate::base::http::{self, ApiResult, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::iso8601;
-use crate::domain::auth;
+use crate::domain::{auth, uploads};
 use serde_json::json;
 
 /// `GET /v1/signing-certificate`: the certificate final PDFs are signed with, as PEM.
@@ -47,7 +47,13 @@ pub fn verify(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
             "the file is not a PDF",
         ));
     }
-    let c = cx.p.verify_pdf(&part.data);
+    let c = match &part.staged {
+        Some(_) => {
+            let bytes = uploads::part_bytes(cx, part);
+            cx.p.verify_pdf(&bytes)
+        }
+        None => cx.p.verify_pdf(&part.data),
+    };
     let ok = c.signed && c.valid && c.whole_file;
     Ok(json(
         200,

@@ -8,7 +8,7 @@ use crate::base::http::{self, ApiResult, Fields};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::domain::signatures::MAX_IMAGE_BYTES;
-use crate::domain::uploads::{FileSource, GivenFile};
+use crate::domain::uploads::{FileSource, Given, GivenFile};
 use serde_json::Value;
 
 /// The file a request carries inline, if any (multipart part or base64 content).
@@ -26,21 +26,32 @@ pub fn given_file(f: &Fields) -> ApiResult<Option<GivenFile>> {
                 format!("a file part must be named `file`, not `{}`", part.name),
             ));
         }
-        if part.data.is_empty() {
+        let content = match &part.staged {
+            Some(blob) => Given::Staged {
+                blob: blob.clone(),
+                head: part.data.clone(),
+            },
+            None => Given::Bytes(part.data.clone()),
+        };
+        let file = GivenFile {
+            name: part.filename.clone().unwrap_or_default(),
+            content,
+        };
+        if file.size() == 0 {
             return Err(http::ApiError::bad_request(
                 "invalid_field",
                 "the uploaded file is empty",
             ));
         }
-        return Ok(Some(GivenFile {
-            name: part.filename.clone().unwrap_or_default(),
-            bytes: part.data.clone(),
-        }));
+        return Ok(Some(file));
     }
     if let Some(content) = f.optional_str("file_content")? {
         let bytes = decode_base64("file_content", &content)?;
         let name = f.optional_str("file_name")?.unwrap_or_default();
-        return Ok(Some(GivenFile { name, bytes }));
+        return Ok(Some(GivenFile {
+            name,
+            content: Given::Bytes(bytes),
+        }));
     }
     Ok(None)
 }

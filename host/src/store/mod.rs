@@ -29,6 +29,7 @@ pub mod blob_files;
 pub mod postgres;
 pub mod sled;
 
+use bytes::Bytes;
 use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::Arc;
@@ -38,7 +39,7 @@ use std::time::Duration;
 pub type Entry = (Vec<u8>, Vec<u8>);
 
 /// A transaction's writes, in key order (`None` deletes).
-pub type Writes = BTreeMap<Vec<u8>, Option<Vec<u8>>>;
+pub type Writes = BTreeMap<Vec<u8>, Option<Bytes>>;
 
 /// A storage backend: [`sled::SledBackend`] (the embedded default) or
 /// [`postgres::PgBackend`].
@@ -472,7 +473,7 @@ impl Txn {
 
     pub fn get(&mut self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
         if let Some(own) = self.writes.get(key) {
-            return Ok(own.clone());
+            return Ok(own.as_ref().map(|v| v.to_vec()));
         }
         let r = self.inner()?.get(key);
         self.noted(r)
@@ -482,7 +483,7 @@ impl Txn {
     /// not its bytes, so a large file is read once per call.
     pub fn get_blob(&mut self, key: &[u8]) -> anyhow::Result<Option<Vec<u8>>> {
         if let Some(own) = self.writes.get(key) {
-            return Ok(own.clone());
+            return Ok(own.as_ref().map(|v| v.to_vec()));
         }
         let r = self.inner()?.get_blob(key);
         self.noted(r)
@@ -517,12 +518,13 @@ impl Txn {
     }
 
     pub fn put(&mut self, key: &[u8], value: &[u8]) {
-        self.writes.insert(key.to_vec(), Some(value.to_vec()));
+        self.writes
+            .insert(key.to_vec(), Some(Bytes::copy_from_slice(value)));
     }
 
-    /// [`Txn::put`] of a value the caller gives up (a file: no second copy).
-    pub fn put_owned(&mut self, key: &[u8], value: Vec<u8>) {
-        self.writes.insert(key.to_vec(), Some(value));
+    /// [`Txn::put`] of a value the caller gives up or shares (a file: no second copy).
+    pub fn put_owned(&mut self, key: &[u8], value: impl Into<Bytes>) {
+        self.writes.insert(key.to_vec(), Some(value.into()));
     }
 
     pub fn delete(&mut self, key: &[u8]) {
@@ -554,7 +556,7 @@ impl Txn {
                 .scan(start, end, limit.saturating_add(own_count), reverse);
             self.noted(r)?
         };
-        let own: Vec<(&Vec<u8>, &Option<Vec<u8>>)> = if reverse {
+        let own: Vec<(&Vec<u8>, &Option<Bytes>)> = if reverse {
             self.writes.range(range).rev().collect()
         } else {
             self.writes.range(range).collect()
@@ -577,7 +579,7 @@ impl Txn {
                     base.next(); // our own write shadows the committed entry
                 }
                 if let Some(value) = value {
-                    out.push((key.clone(), value.clone()));
+                    out.push((key.clone(), value.to_vec()));
                 }
             } else {
                 out.push(base.next().unwrap());

@@ -45,6 +45,7 @@
 
 use super::{Backend, BackendTxn, Cause, CommitError, Conflict, Entry, Lease, Unavailable, Writes};
 use anyhow::Context;
+use bytes::Bytes;
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use std::future::Future;
 use std::str::FromStr;
@@ -587,7 +588,7 @@ impl PgBackend {
     pub fn insert_batch(&self, rows: &[Entry]) -> anyhow::Result<()> {
         let mut writes = Writes::new();
         for (k, v) in rows {
-            writes.insert(k.clone(), Some(v.clone()));
+            writes.insert(k.clone(), Some(Bytes::copy_from_slice(v)));
         }
         self.begin()?
             .commit(&writes)

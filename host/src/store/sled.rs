@@ -452,7 +452,7 @@ impl BackendTxn for SledTxn {
                         dropped_blobs.push(key);
                     }
                 }
-                Some(v) => batch.insert(key.as_slice(), v.as_slice()),
+                Some(v) => batch.insert(key.as_slice(), &v[..]),
                 None => batch.remove(key.as_slice()),
             }
         }

@@ -44,6 +44,10 @@ export function engineImports(cx) {
         putBlob(sql, id, data);
         return { id, size: BigInt(data.length), sha256: sha256Hex(data) };
       },
+      // Nothing is staged here (form-parts.mjs passes every part whole).
+      keep(id) {
+        throw `the request staged no file part ${id}`;
+      },
       get: (id) => getBlob(sql, id),
       delete: (id) => void sql.exec('DELETE FROM blob WHERE id = ?', id),
     },

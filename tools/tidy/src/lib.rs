@@ -738,6 +738,7 @@ pub fn store_calls(src: &str) -> usize {
         "delete",
         "scan",
         "put_blob",
+        "keep_staged",
         "get_blob",
         "delete_blob",
     ];

@@ -55,6 +55,7 @@ const HOST: Layers = Layers {
                 "evidence/",
                 "sandbox.rs",
                 "file_work.rs",
+                "staged_parts.rs",
             ],
         ),
         ("runtime", &["runtime/"]),

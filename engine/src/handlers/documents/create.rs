@@ -228,7 +228,7 @@ fn parse_sources(cx: &mut Cx, pr: &Principal, f: &Fields) -> ApiResult<Sources> 
         .collect();
     let mut out = Sources::from_uploads(cx, pr, &ids)?;
     if let Some(file) = inputs::given_file(f)? {
-        out.add_inline(file.name, file.bytes);
+        out.add_inline(file);
     }
     if let Some(url) = f.optional_str("file_url")?.filter(|u| !u.is_empty()) {
         uploads::check_url("file_url", &url)?;

@@ -191,7 +191,9 @@ fn read(request: &IncomingRequest) -> Result<Request, Response> {
                 name: p.name,
                 filename: p.filename,
                 content_type: p.content_type,
-                data: p.data,
+                data: p.data.to_vec(),
+                // Every part travels whole: this host stages nothing outside the engine.
+                staged: None,
             })
             .collect();
     }

@@ -241,7 +241,7 @@ fn now_ms() -> u64 {
 }
 
 /// An operator's override of a policy setting, from the environment; `None` (unset or
-/// not a number) takes the engine's default (`esign:engine` 0.4.0, `settings`).
+/// not a number) takes the engine's default (`esign:engine` 0.5.0, `settings`).
 fn env_number<T: std::str::FromStr>(name: &str) -> Option<T> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
@@ -416,6 +416,11 @@ fn get_blob(id: &str) -> Option<Vec<u8>> {
 impl files::Guest for Component {
     fn put(data: Vec<u8>) -> Result<BlobInfo, String> {
         put_blob(&data)
+    }
+
+    /// The adapter passes every part whole, so no part is ever staged here.
+    fn keep(id: String) -> Result<BlobInfo, String> {
+        Err(format!("the request staged no file part {id}"))
     }
 
     fn get(id: String) -> Option<Vec<u8>> {
