@@ -1,10 +1,14 @@
 //! The words people read, one catalogue per language (`assets/messages-{lang}.json`):
 //! the sender's app (`sender.js`), the signing page (`app.js` and its header, written
 //! by `handlers::recipients::page`), and the mail and SMS texts to recipients
-//! (`domain::notify`). The scripts fetch a catalogue; the engine reads one through
-//! [`Words`]. Every language has every key, with the same `{placeholders}` (the tests
-//! below), so a text is never missing in one of them.
+//! (`domain::notify`), and the words of the PDFs the engine orders: the summary page
+//! and the appendix (`cert.*`, `domain::rendering`) and the audit certificate
+//! (`domain::evidence`), with their times written by [`Words::time`] (`time.*`). The
+//! scripts fetch a catalogue; the engine reads one through [`Words`]. Every language
+//! has every key, with the same `{placeholders}` (the tests below), so a text is never
+//! missing in one of them.
 
+use crate::base::calendar;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use serde_json::{Map, Value};
@@ -93,6 +97,23 @@ impl Words {
     /// is: braces in it are not read again. A placeholder without a value stays.
     pub fn fill(&self, key: &str, vars: &[(&str, &str)]) -> String {
         fill(&self.get(key), vars)
+    }
+
+    /// A time as this language writes it, to the minute and in UTC, saying so
+    /// (`time.at` with the month's name `time.month_{1..12}`): `28 Nov 2026, 10:53
+    /// UTC`, `28 nov. 2026 kl. 10:53 UTC`, `28. Nov. 2026, 10:53 UTC`.
+    pub fn time(&self, ms: u64) -> String {
+        let (year, month, day, hour, minute) = calendar::civil_minute(ms);
+        self.fill(
+            "time.at",
+            &[
+                ("day", &day.to_string()),
+                ("month", &self.get(&format!("time.month_{month}"))),
+                ("year", &year.to_string()),
+                ("hour", &format!("{hour:02}")),
+                ("minute", &format!("{minute:02}")),
+            ],
+        )
     }
 
     /// The words whose keys start with `prefix`, as a JSON object (the signing page
@@ -257,5 +278,47 @@ mod tests {
             sv.get("mail.hello")
         );
         assert_eq!(Words::new("zz").lang(), "en");
+    }
+
+    /// Times are written per language, in UTC and saying so; a day and an hour below
+    /// ten too.
+    #[test]
+    fn times_are_written_the_way_each_language_writes_them() {
+        let nov_28 = 1_795_863_180_000; // 2026-11-28T10:53:00Z
+        let jan_5 = 1_767_596_640_000; // 2026-01-05T07:04:00Z
+        for (lang, late, early) in [
+            ("en", "28 Nov 2026, 10:53 UTC", "5 Jan 2026, 07:04 UTC"),
+            (
+                "sv",
+                "28 nov. 2026 kl. 10:53 UTC",
+                "5 jan. 2026 kl. 07:04 UTC",
+            ),
+            ("de", "28. Nov. 2026, 10:53 UTC", "5. Jan. 2026, 07:04 UTC"),
+            (
+                "da",
+                "28. nov. 2026 kl. 10.53 UTC",
+                "5. jan. 2026 kl. 07.04 UTC",
+            ),
+            (
+                "fi",
+                "28. marraskuuta 2026 klo 10.53 UTC",
+                "5. tammikuuta 2026 klo 07.04 UTC",
+            ),
+            (
+                "pl",
+                "28 listopada 2026, 10:53 UTC",
+                "5 stycznia 2026, 07:04 UTC",
+            ),
+        ] {
+            let w = Words::new(lang);
+            assert_eq!((w.time(nov_28), w.time(jan_5)), (late.into(), early.into()));
+        }
+        for lang in LANGUAGES {
+            let w = Words::new(lang);
+            for month in 0..12u64 {
+                let t = w.time(1_767_225_600_000 + month * 31 * 86_400_000);
+                assert!(!t.contains("time.") && !t.contains('{'), "{lang}: {t}");
+            }
+        }
     }
 }

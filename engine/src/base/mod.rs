@@ -2,9 +2,10 @@
 //! The engine's interface types and [`cx::Cx`], records and keys, the HTTP error shape
 //! and body decoding, the query parameters of lists (`query`), HTML escaping, the work
 //! order types (`work_orders`), job kinds, the key families (`keyspace`), the policy defaults
-//! (`policy`), small helpers.
+//! (`policy`), the calendar (`calendar`), small helpers.
 
 pub mod api;
+pub mod calendar;
 pub mod cx;
 pub mod fresh;
 pub mod html;

@@ -253,6 +253,15 @@ impl Recipient {
             (true, true) => self.email.clone(),
         }
     }
+
+    /// Where the recipient is reached: their address, else their mobile number.
+    pub fn contact(&self) -> &str {
+        if self.email.is_empty() {
+            &self.mobile
+        } else {
+            &self.email
+        }
+    }
 }
 
 /// An imported file: a PDF blob and its pages.

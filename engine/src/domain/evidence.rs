@@ -11,12 +11,13 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError};
 use crate::base::job_kinds;
 use crate::base::keyspace::DSEAL;
+use crate::base::messages::Words;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, iso8601};
 use crate::base::work_orders::{self, Block, RenderOrder, SealInfo, SealOrder, SignatureBlock};
 use crate::domain::document::{self, Document, Recipient};
-use crate::domain::{fields, pricing, rendering, signatures, trail};
+use crate::domain::{fields, rendering, signatures, trail};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -83,27 +84,28 @@ pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>
         .map(|f| f.content_sha256.clone())
         .or_else(|| doc.files.first().map(|f| f.sha256.clone()))
         .unwrap_or_default();
+    let words = cx.words(doc.language());
     let (sources, stamps, appendix) = match manual_file {
         Some(blob) => (vec![blob], Vec::new(), Vec::new()),
         None => {
             let stamps = fields::stamps(&fields, |rid, kind| {
                 signatures::stamp_content(&sigs, rid, kind)
             });
-            let mut appendix = pricing::blocks(&doc.pricing_tables);
-            if doc.files.is_empty() && appendix.is_empty() {
-                appendix = vec![
-                    work_orders::Block::Heading(doc.name.clone()),
-                    work_orders::Block::Text("This document has no pages of its own.".into()),
-                ];
-            }
             (
                 doc.files.iter().map(|f| f.blob.clone()).collect(),
                 stamps,
-                appendix,
+                rendering::appendix(doc, &words),
             )
         }
     };
-    let summary = certificate(doc, &entries, &sigs, &original, &head, now);
+    let proof = Proof {
+        entries: &entries,
+        sigs: &sigs,
+        original_sha256: &original,
+        head: &head,
+        now,
+    };
+    let summary = certificate(doc, &words, &proof);
     cx.p.schedule_job(JobSpec {
         kind: job_kinds::DOC_RENDER.into(),
         payload: format!("{}:{}", doc.id, doc.render_seq).into_bytes(),
@@ -122,31 +124,40 @@ pub fn request_seal(cx: &mut Cx, doc: &mut Document, manual_file: Option<String>
     });
 }
 
-/// The audit certificate: the document, each recipient's acts with the address and
-/// browser they came from, the identity checks they passed, their signature, and the
-/// hashes that tie the file to its content and to its audit trail. The host ends it with
-/// the line `Content SHA-256: ...` (the content as signed).
-fn certificate(
-    doc: &Document,
-    entries: &[trail::Chained],
-    sigs: &[signatures::Signature],
-    original_sha256: &str,
-    head: &str,
+/// What the audit certificate states besides the document: its trail, its signatures,
+/// the hashes of its original content and of its trail's head, and the time it is made.
+struct Proof<'a> {
+    entries: &'a [trail::Chained],
+    sigs: &'a [signatures::Signature],
+    original_sha256: &'a str,
+    head: &'a str,
     now: u64,
-) -> Vec<Block> {
-    let mut b = rendering::document_rows(doc, "Audit certificate");
+}
+
+/// The audit certificate, in the document's language (`w`; machine values such as ids,
+/// hashes and addresses as they are): the document, each recipient's acts with the
+/// address and browser they came from, the identity checks they passed, their
+/// signature, and the hashes that tie the file to its content and to its audit trail.
+/// The host ends it with the line `Content SHA-256: ...` (the content as signed).
+fn certificate(doc: &Document, w: &Words, proof: &Proof) -> Vec<Block> {
+    let mut b = rendering::document_rows(doc, w, "cert.title");
     b.extend([
         work_orders::Block::Row(vec![
-            "Sent".into(),
-            doc.send_ms.map(iso8601).unwrap_or_else(|| "-".into()),
+            w.get("cert.sent"),
+            doc.send_ms.map(|t| w.time(t)).unwrap_or_else(|| "-".into()),
         ]),
         work_orders::Block::Row(vec![
-            "Completed".into(),
-            doc.sign_ms.map(iso8601).unwrap_or_else(|| iso8601(now)),
+            w.get("cert.completed"),
+            w.time(doc.sign_ms.unwrap_or(proof.now)),
         ]),
-        work_orders::Block::Row(vec!["Status".into(), doc.status.as_str().into()]),
-        work_orders::Block::Text(format!("Original content SHA-256: {original_sha256}")),
-        work_orders::Block::Text(format!("Audit trail head SHA-256: {head}")),
+        work_orders::Block::Row(vec![
+            w.get("cert.status"),
+            w.get(&format!("status.{}", doc.status.as_str())),
+        ]),
+        work_orders::Block::Text(
+            w.fill("cert.original_sha256", &[("hash", proof.original_sha256)]),
+        ),
+        work_orders::Block::Text(w.fill("cert.head_sha256", &[("hash", proof.head)])),
     ]);
     // Internal approvers are not in the certificate (GetAccept's rule); their acts stay
     // in the audit trail.
@@ -156,8 +167,8 @@ fn certificate(
         .filter(|r| r.role != document::Role::Approver)
     {
         b.push(work_orders::Block::Rule);
-        acts_rows(&mut b, r, entries);
-        signature_rows(&mut b, r, sigs);
+        acts_rows(&mut b, w, r, proof.entries);
+        signature_rows(&mut b, w, r, proof.sigs);
     }
     b.push(work_orders::Block::Rule);
     b
@@ -165,21 +176,14 @@ fn certificate(
 
 /// A recipient in the certificate: who they are, their role and status, when they were
 /// sent the document, and their acts with the address and browser they came from.
-fn acts_rows(b: &mut Vec<Block>, r: &Recipient, entries: &[trail::Chained]) {
-    let contact = if r.email.is_empty() {
-        &r.mobile
-    } else {
-        &r.email
-    };
-    b.push(work_orders::Block::HeaderRow(vec![
-        format!("{} ({contact})", r.fullname()),
-        r.role.as_str().into(),
-        r.status.as_str().into(),
-    ]));
+fn acts_rows(b: &mut Vec<Block>, w: &Words, r: &Recipient, entries: &[trail::Chained]) {
+    b.push(work_orders::Block::HeaderRow(rendering::recipient_cells(
+        r, w,
+    )));
     if let Some(t) = r.sent_ms {
         b.push(work_orders::Block::Row(vec![
-            iso8601(t),
-            "sent".into(),
+            w.time(t),
+            w.get("cert.act_sent"),
             String::new(),
         ]));
     }
@@ -188,52 +192,68 @@ fn acts_rows(b: &mut Vec<Block>, r: &Recipient, entries: &[trail::Chained]) {
         .filter(|e| e.entry.actor_type == "recipient" && e.entry.actor_id == r.id)
     {
         let act = match e.entry.action.as_str() {
-            "partially_signed" | "signed" => "signed",
-            a @ ("viewed" | "reviewed" | "approved" | "rejected" | "downloaded" | "printed") => a,
+            "partially_signed" | "signed" => "cert.act_signed",
+            "viewed" => "cert.act_viewed",
+            "reviewed" => "cert.act_reviewed",
+            "approved" => "cert.act_approved",
+            "rejected" => "cert.act_rejected",
+            "downloaded" => "cert.act_downloaded",
+            "printed" => "cert.act_printed",
             _ => continue,
         };
         b.push(work_orders::Block::Row(vec![
-            iso8601(e.entry.at_ms),
-            act.into(),
-            format!("IP {}", e.entry.ip),
+            w.time(e.entry.at_ms),
+            w.get(act),
+            w.fill("cert.ip", &[("ip", &e.entry.ip)]),
         ]));
         if !e.entry.user_agent.is_empty() {
-            b.push(work_orders::Block::Text(format!(
-                "User agent: {}",
-                e.entry.user_agent
-            )));
+            b.push(work_orders::Block::Text(
+                w.fill("cert.user_agent", &[("agent", &e.entry.user_agent)]),
+            ));
         }
+    }
+}
+
+/// An identity check's name in `w`'s language (`cert.check_*`); one the catalogue
+/// does not know as it is.
+fn check_name(w: &Words, kind: &str) -> String {
+    match kind {
+        "sms" | "email" | "qna" | "eid" => w.get(&format!("cert.check_{kind}")),
+        other => other.to_string(),
     }
 }
 
 /// How a recipient signed, in the certificate: the identity checks they passed and
 /// their signature, or that the sender marked them signed.
-fn signature_rows(b: &mut Vec<Block>, r: &Recipient, sigs: &[signatures::Signature]) {
+fn signature_rows(b: &mut Vec<Block>, w: &Words, r: &Recipient, sigs: &[signatures::Signature]) {
     if let Some(s) = sigs.iter().find(|s| s.recipient_id == r.id) {
         for m in signatures::methods(s) {
             let kind = m["type"].as_str().unwrap_or_default();
+            if matches!(kind, "signature" | "initials") {
+                continue;
+            }
+            let method = check_name(w, kind);
             let name = m["verified_name"].as_str().unwrap_or_default();
             let line = if name.is_empty() {
-                format!("Identity: {kind}")
+                w.fill("cert.identity", &[("method", &method)])
             } else {
-                format!("Identity: {kind}, verified name {name}")
+                w.fill("cert.identity_name", &[("method", &method), ("name", name)])
             };
-            if !matches!(kind, "signature" | "initials") {
-                b.push(work_orders::Block::Text(line));
-            }
+            b.push(work_orders::Block::Text(line));
         }
         b.push(work_orders::Block::Signature(SignatureBlock {
             image: s.signature.image.clone(),
             text: s.signature.text.clone(),
-            caption: format!("{}, signed {}", r.fullname(), iso8601(s.signed_ms)),
+            caption: w.fill(
+                "cert.signed_at",
+                &[("name", &r.fullname()), ("time", &w.time(s.signed_ms))],
+            ),
         }));
     } else if r.role == document::Role::Signer && r.status.has_signed_or_approved() {
-        b.push(work_orders::Block::Text(format!(
-            "Marked as signed by the sender{}",
-            r.signed_ms
-                .map(|t| format!(", signed {}", iso8601(t)))
-                .unwrap_or_default()
-        )));
+        b.push(work_orders::Block::Text(match r.signed_ms {
+            Some(t) => w.fill("cert.marked_signed_at", &[("time", &w.time(t))]),
+            None => w.get("cert.marked_signed"),
+        }));
     }
 }
 

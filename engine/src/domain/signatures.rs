@@ -12,6 +12,7 @@
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
 use crate::base::keyspace::DSIG;
+use crate::base::messages::Words;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records::{self, prefix_range};
@@ -283,7 +284,12 @@ pub fn stamp_content(sigs: &[Signature], rid: &str, kind: FieldType) -> Option<S
 }
 
 /// The summary page's signatures of signers who have no signature field to sign in.
-pub fn summary_blocks(doc: &Document, fields: &[Field], sigs: &[Signature]) -> Vec<Block> {
+pub fn summary_blocks(
+    doc: &Document,
+    w: &Words,
+    fields: &[Field],
+    sigs: &[Signature],
+) -> Vec<Block> {
     let mut out = Vec::new();
     for s in sigs {
         let placed = fields
@@ -297,20 +303,15 @@ pub fn summary_blocks(doc: &Document, fields: &[Field], sigs: &[Signature]) -> V
         }
         if out.is_empty() {
             out.push(work_orders::Block::Rule);
-            out.push(work_orders::Block::Heading("Signatures".into()));
+            out.push(work_orders::Block::Heading(w.get("cert.signatures")));
         }
-        let contact = if r.email.is_empty() {
-            &r.mobile
-        } else {
-            &r.email
-        };
+        let who = format!("{} ({})", r.fullname(), r.contact());
         out.push(work_orders::Block::Signature(SignatureBlock {
             image: s.signature.image.clone(),
             text: s.signature.text.clone(),
-            caption: format!(
-                "{} ({contact}), signed {}",
-                r.fullname(),
-                iso8601(s.signed_ms)
+            caption: w.fill(
+                "cert.signed_at",
+                &[("name", &who), ("time", &w.time(s.signed_ms))],
             ),
         }));
     }
