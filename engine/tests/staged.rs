@@ -161,3 +161,66 @@ fn verify_reads_a_staged_pdf_whole() {
     assert_eq!(v["signed"], true, "{v}");
     assert!(p.blobs.is_empty(), "a check stores nothing");
 }
+
+/// A JSON request whose `file_content` the host decoded and staged: the body without
+/// the member, and the staged part named after it.
+fn send_json(
+    p: &mut MemoryPlatform,
+    t: &str,
+    method: &str,
+    path: &str,
+    json: Value,
+    part: FormPart,
+) -> (u16, Value) {
+    let mut req = request(Origin::Http, method, path, Some(json));
+    req.headers
+        .push(("authorization".into(), format!("Bearer {t}")));
+    req.parts = vec![part];
+    let resp = handle(p, &req);
+    (resp.status, body(&resp))
+}
+
+/// A staged JSON member: no file name, no media type (the host reads `file_content`).
+fn staged_member(p: &mut MemoryPlatform, id: &str, bytes: &[u8]) -> FormPart {
+    FormPart {
+        filename: None,
+        content_type: String::new(),
+        ..staged(p, id, "file_content", "", bytes)
+    }
+}
+
+#[test]
+fn a_json_bodys_staged_file_content_is_the_documents_file_under_its_file_name() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let part = staged_member(&mut p, "stagedjson1", PDF);
+    let body = serde_json::json!({"name": "N", "file_name": "offer.pdf"});
+    let (s, doc) = send_json(&mut p, &t, "POST", "/v1/documents", body, part);
+    assert_eq!(s, 200, "{doc}");
+    assert_eq!(p.blobs.get("stagedjson1").map(Vec::as_slice), Some(PDF));
+    let import = take_jobs(&mut p, "doc.import").remove(0);
+    let Some(WorkOrder::Import(order)) = import.work else {
+        panic!("an import order: {import:?}")
+    };
+    assert_eq!(order[0].blob.as_deref(), Some("stagedjson1"));
+    assert_eq!(order[0].name, "offer.pdf");
+}
+
+#[test]
+fn a_staged_json_member_counts_as_a_member_where_it_is_not_accepted() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let part = staged_member(&mut p, "stagedjson2", PDF);
+    let body = serde_json::json!({"name": "E"});
+    let (s, e) = send_json(&mut p, &t, "PUT", "/v1/entity", body, part);
+    assert_eq!(
+        (s, e["error"].as_str()),
+        (400, Some("unknown_field")),
+        "{e}"
+    );
+    assert!(
+        e["description"].as_str().unwrap().contains("file_content"),
+        "{e}"
+    );
+    assert!(p.blobs.is_empty());
+}

@@ -358,8 +358,8 @@ async fn answer(
             Err(resp) => return resp,
         }
     } else {
-        match read_body(front, body).await {
-            Ok(body) => (body, Vec::new()),
+        match read_body(front, declared, body).await {
+            Ok(body) => stage_file_member(&ctype, body, &mut staging),
             Err(resp) => return resp,
         }
     };
@@ -428,13 +428,48 @@ fn unreadable(
     }
 }
 
-/// The whole body, within the size limit and the read timeout.
-async fn read_body(front: &FrontConfig, body: Incoming) -> Result<Bytes, Response> {
-    let read = Limited::new(body, front.max_body_bytes).collect();
+/// The whole body, within the size limit and the read timeout, gathered into one
+/// buffer of its declared length as it arrives (not collected in chunks and then
+/// copied whole).
+async fn read_body(
+    front: &FrontConfig,
+    declared: Option<u64>,
+    body: Incoming,
+) -> Result<Bytes, Response> {
+    let read = async {
+        let room = declared.unwrap_or(0).min(front.max_body_bytes as u64) as usize;
+        let mut buf = bytes::BytesMut::with_capacity(room);
+        let mut body = Limited::new(body, front.max_body_bytes);
+        while let Some(frame) = body.frame().await {
+            if let Ok(data) = frame?.into_data() {
+                buf.extend_from_slice(&data);
+            }
+        }
+        Ok::<_, Box<dyn std::error::Error + Send + Sync>>(buf.freeze())
+    };
     match tokio::time::timeout(front.read_timeout, read).await {
         Err(_) => Err(read_timed_out(front)),
         Ok(Err(e)) => Err(unreadable(front, e.as_ref())),
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Ok(body)) => Ok(body),
+    }
+}
+
+/// A large JSON body's base64 `file_content` decoded and staged out of it
+/// ([`Staging::stage_json_member`]), so the file is held once, decoded, and never in
+/// the engine; any other body as it is.
+fn stage_file_member(
+    ctype: &str,
+    body: Bytes,
+    staging: &mut Staging,
+) -> (Bytes, Vec<crate::bindings::FormPart>) {
+    let json = ctype.to_ascii_lowercase().starts_with("application/json");
+    if !json || body.len() < crate::staged_parts::JSON_MEMBER_FROM {
+        return (body, Vec::new());
+    }
+    // Decoding and hashing megabytes leaves the worker.
+    match crate::runtime::offload(|| staging.stage_json_member(&body)) {
+        Some((rest, part)) => (Bytes::from(rest), vec![part]),
+        None => (body, Vec::new()),
     }
 }
 
@@ -467,7 +502,7 @@ async fn read_form(
         parts
             .into_iter()
             .map(|p| match p.filename {
-                Some(filename) => staging.stage(p.name, filename, p.content_type, p.data),
+                Some(filename) => staging.stage(p.name, Some(filename), p.content_type, p.data),
                 None => crate::bindings::FormPart {
                     name: p.name,
                     filename: None,

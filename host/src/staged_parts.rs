@@ -33,12 +33,12 @@ pub struct Staging {
 }
 
 impl Staging {
-    /// A file part (one with a file name) staged: the bytes stay here, the part the
-    /// engine gets carries their head and the blob they become.
+    /// A file part staged: the bytes stay here, the part the engine gets carries their
+    /// head and the blob they become.
     pub fn stage(
         &mut self,
         name: String,
-        filename: String,
+        filename: Option<String>,
         content_type: String,
         data: Bytes,
     ) -> FormPart {
@@ -56,11 +56,43 @@ impl Staging {
         self.ids.push(id);
         FormPart {
             name,
-            filename: Some(filename),
+            filename,
             content_type,
             data: head,
             staged: Some(info),
         }
+    }
+}
+
+/// JSON bodies of at least this size have their `file_content` member staged
+/// ([`Staging::stage_json_member`]); smaller ones reach the engine as they are.
+pub const JSON_MEMBER_FROM: usize = 64 << 10;
+
+impl Staging {
+    /// A JSON object body's base64 `file_content` member (read as the engine reads it,
+    /// `esign_work::base64_member`) taken out of the body and staged as a part of that
+    /// name: the body without it, and the part. `None` leaves the body as it is (not an
+    /// object, no such member, not base64: the engine answers it as before).
+    pub fn stage_json_member(&mut self, body: &[u8]) -> Option<(Vec<u8>, FormPart)> {
+        use serde_json::value::RawValue;
+        let mut members: std::collections::BTreeMap<String, &RawValue> =
+            serde_json::from_slice(body).ok()?;
+        let raw = members.remove("file_content")?;
+        // Borrowed when it has no escapes (base64 needs none), else read whole.
+        let bytes = match serde_json::from_str::<&str>(raw.get()) {
+            Ok(text) => esign_work::base64_member::decode(text),
+            Err(_) => {
+                esign_work::base64_member::decode(&serde_json::from_str::<String>(raw.get()).ok()?)
+            }
+        }?;
+        let rest = serde_json::to_vec(&members).ok()?;
+        let part = self.stage(
+            "file_content".into(),
+            None,
+            String::new(),
+            Bytes::from(bytes),
+        );
+        Some((rest, part))
     }
 }
 
@@ -88,7 +120,7 @@ mod tests {
         let mut staging = Staging::default();
         let part = staging.stage(
             "file".into(),
-            "a.pdf".into(),
+            Some("a.pdf".into()),
             "application/pdf".into(),
             Bytes::from(vec![7u8; 3000]),
         );
@@ -98,5 +130,31 @@ mod tests {
         assert_eq!(get(&info.id).unwrap().0.len(), 3000);
         drop(staging);
         assert!(get(&info.id).is_none());
+    }
+
+    #[test]
+    fn a_base64_member_is_taken_out_of_a_json_body() {
+        let mut staging = Staging::default();
+        // `\/` escapes the slash of base64's alphabet: "P/8=" is bytes 3f ff.
+        let body = br#"{"name": "N", "file_content": "data:application/pdf;base64,P\/8=", "file_name": "a.pdf"}"#;
+        let (rest, part) = staging.stage_json_member(body).unwrap();
+        let rest: serde_json::Value = serde_json::from_slice(&rest).unwrap();
+        assert_eq!(rest, serde_json::json!({"name": "N", "file_name": "a.pdf"}));
+        assert_eq!((part.name.as_str(), part.filename), ("file_content", None));
+        let (bytes, info) = get(&part.staged.unwrap().id).unwrap();
+        assert_eq!((&bytes[..], info.size), (&[0x3f, 0xff][..], 2));
+        // Left to the engine: no member, not base64, not a string, not an object.
+        assert!(staging.stage_json_member(br#"{"name": "N"}"#).is_none());
+        assert!(
+            staging
+                .stage_json_member(br#"{"file_content": "%%%"}"#)
+                .is_none()
+        );
+        assert!(
+            staging
+                .stage_json_member(br#"{"file_content": 5}"#)
+                .is_none()
+        );
+        assert!(staging.stage_json_member(b"[1]").is_none());
     }
 }

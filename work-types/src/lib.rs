@@ -18,6 +18,8 @@
 
 extern crate alloc;
 
+pub mod base64_member;
+
 use alloc::string::String;
 use alloc::vec::Vec;
 use serde::{Deserialize, Serialize};

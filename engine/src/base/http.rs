@@ -184,6 +184,13 @@ impl Request {
             "application/json" => match parse_json(&self.body) {
                 Ok(Value::Object(map)) => Ok(Fields {
                     map,
+                    // A member the host took out of the body and staged (`file_content`).
+                    files: self
+                        .parts
+                        .iter()
+                        .filter(|p| p.staged.is_some())
+                        .cloned()
+                        .collect(),
                     ..Fields::default()
                 }),
                 Ok(_) => Err(ApiError::bad_request(
@@ -365,7 +372,8 @@ pub struct Fields {
     pub map: Map<String, Value>,
     /// Whether the body was text fields (form-urlencoded or multipart).
     pub text: bool,
-    /// Multipart parts that carried a file name.
+    /// Multipart parts that carried a file name; for a JSON body, the members a host
+    /// took out of it and staged (`file_content`, WIT `form-part.staged`).
     pub files: Vec<FormPart>,
 }
 
@@ -488,7 +496,14 @@ impl Fields {
 
     /// Fails with 400 naming the first field not in `allowed`.
     pub fn only(&self, allowed: &[&str]) -> ApiResult<()> {
-        match self.map.keys().find(|k| !allowed.contains(&k.as_str())) {
+        // A JSON body's staged members count as its members.
+        let staged = self.files.iter().filter(|_| !self.text).map(|p| &p.name);
+        match self
+            .map
+            .keys()
+            .chain(staged)
+            .find(|k| !allowed.contains(&k.as_str()))
+        {
             Some(k) => Err(ApiError::bad_request(
                 "unknown_field",
                 format!("the field `{k}` is not accepted here"),

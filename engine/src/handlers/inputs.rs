@@ -4,6 +4,7 @@
 //! a base64 data URL (a signature's, the entity's logo). The domain gets the typed value
 //! ([`GivenFile`], [`FileSource`], the PNG's bytes).
 
+use crate::base::api::FormPart;
 use crate::base::http::{self, ApiResult, Fields};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
@@ -20,22 +21,22 @@ pub fn given_file(f: &Fields) -> ApiResult<Option<GivenFile>> {
         ));
     }
     if let Some(part) = f.files.first() {
+        // A JSON body's `file_content` the host decoded and staged (`Fields::files`).
+        if !f.text && part.name == "file_content" {
+            return Ok(Some(GivenFile {
+                name: f.optional_str("file_name")?.unwrap_or_default(),
+                content: staged_content(part),
+            }));
+        }
         if part.name != "file" {
             return Err(http::ApiError::bad_request(
                 "invalid_field",
                 format!("a file part must be named `file`, not `{}`", part.name),
             ));
         }
-        let content = match &part.staged {
-            Some(blob) => Given::Staged {
-                blob: blob.clone(),
-                head: part.data.clone(),
-            },
-            None => Given::Bytes(part.data.clone()),
-        };
         let file = GivenFile {
             name: part.filename.clone().unwrap_or_default(),
-            content,
+            content: staged_content(part),
         };
         if file.size() == 0 {
             return Err(http::ApiError::bad_request(
@@ -54,6 +55,17 @@ pub fn given_file(f: &Fields) -> ApiResult<Option<GivenFile>> {
         }));
     }
     Ok(None)
+}
+
+/// A file part's content: the host's staged bytes, or the part's own.
+fn staged_content(part: &FormPart) -> Given {
+    match &part.staged {
+        Some(blob) => Given::Staged {
+            blob: blob.clone(),
+            head: part.data.clone(),
+        },
+        None => Given::Bytes(part.data.clone()),
+    }
 }
 
 /// The file of a library upload (video or attachment): inline, or a finished upload's
@@ -82,29 +94,15 @@ pub fn file_source(f: &Fields) -> ApiResult<FileSource> {
     ))
 }
 
-/// Decodes base64 (standard or URL-safe, padded or not).
+/// Decodes base64 (standard or URL-safe, padded or not) by `esign_work::base64_member`,
+/// the rule a host that stages the member reads it by too.
 pub fn decode_base64(field: &str, text: &str) -> ApiResult<Vec<u8>> {
-    use base64::Engine as _;
-    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-    let cleaned: String = text
-        .split(',')
-        .next_back()
-        .unwrap_or("")
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
-    for engine in [&STANDARD, &STANDARD_NO_PAD, &URL_SAFE, &URL_SAFE_NO_PAD] {
-        if let Ok(bytes) = engine.decode(&cleaned) {
-            if bytes.is_empty() {
-                break;
-            }
-            return Ok(bytes);
-        }
-    }
-    Err(http::ApiError::bad_request(
-        "invalid_field",
-        format!("the field `{field}` must be non-empty base64"),
-    ))
+    esign_work::base64_member::decode(text).ok_or_else(|| {
+        http::ApiError::bad_request(
+            "invalid_field",
+            format!("the field `{field}` must be non-empty base64"),
+        )
+    })
 }
 
 /// The most pixels a drawn mark or a logo may have: what `formats` draws into the sealed
