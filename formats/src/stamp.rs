@@ -1,6 +1,8 @@
 //! Drawing onto PDF pages: field values, check marks and signature images stamped at
-//! their places on content pages, and PNG images turned into PDF image objects (also
-//! used for signatures on the summary page).
+//! their places on content pages, and PNG and JPEG images turned into PDF image objects
+//! (also used for signatures on the summary page): a PNG decoded, its transparency kept
+//! as a soft mask; a JPEG put in as it is (`DCTDecode`), so no host's decoder shapes the
+//! file's bytes.
 //!
 //! Positions are PDF points from the top-left corner of the page as displayed (its crop
 //! box, rotation applied), the way the API and the signing page give them. A stamp is
@@ -11,17 +13,69 @@ use lopdf::{Dictionary, Document, Object, ObjectId, Stream, dictionary};
 use std::collections::HashMap;
 use std::io::Cursor;
 
-/// A decoded image: 8-bit RGB pixels and, when it has any transparency, 8-bit alpha.
+/// An image to draw: its size and its pixels.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Picture {
     pub width: u32,
     pub height: u32,
-    pub rgb: Vec<u8>,
-    pub alpha: Option<Vec<u8>>,
+    pub pixels: Pixels,
+}
+
+/// A picture's pixels, as they go into the PDF.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pixels {
+    /// A decoded PNG: 8-bit RGB and, when it has any transparency, 8-bit alpha.
+    Rgb {
+        rgb: Vec<u8>,
+        alpha: Option<Vec<u8>>,
+    },
+    /// A JPEG's own bytes (PDF's `DCTDecode` reads them), of a grey or a colour JPEG.
+    Jpeg { bytes: Vec<u8>, grey: bool },
 }
 
 /// Largest picture decoded (pixels), far above a signature pad's.
 pub const MAX_PIXELS: u64 = 4_000_000;
+
+/// A PNG or a JPEG, by its first bytes; `None` for anything else, unreadable or
+/// oversized.
+pub fn decode_picture(bytes: &[u8]) -> Option<Picture> {
+    if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        jpeg(bytes)
+    } else {
+        decode_png(bytes)
+    }
+}
+
+fn within(w: u32, h: u32) -> bool {
+    w > 0 && h > 0 && u64::from(w) * u64::from(h) <= MAX_PIXELS
+}
+
+/// A JPEG as it is, with its size and colour from its headers (read by `zune-jpeg`,
+/// nothing decoded); `None` unless it is grey or colour (YCbCr or RGB) and within
+/// [`MAX_PIXELS`]. A CMYK JPEG is left out: readers disagree on how to show one.
+fn jpeg(bytes: &[u8]) -> Option<Picture> {
+    use zune_jpeg::zune_core::{bytestream::ZCursor, colorspace::ColorSpace};
+    let mut decoder = zune_jpeg::JpegDecoder::new(ZCursor::new(bytes));
+    decoder.decode_headers().ok()?;
+    let grey = match decoder.input_colorspace()? {
+        ColorSpace::Luma => true,
+        ColorSpace::YCbCr | ColorSpace::RGB => false,
+        _ => return None,
+    };
+    let info = decoder.info()?;
+    let (width, height) = (u32::from(info.width), u32::from(info.height));
+    if !within(width, height) {
+        return None;
+    }
+    Some(Picture {
+        width,
+        height,
+        pixels: Pixels::Jpeg {
+            bytes: bytes.to_vec(),
+            grey,
+        },
+    })
+}
 
 /// Decodes a PNG (any colour type and depth); `None` for anything else or oversized.
 pub fn decode_png(bytes: &[u8]) -> Option<Picture> {
@@ -34,7 +88,7 @@ pub fn decode_png(bytes: &[u8]) -> Option<Picture> {
     decoder.set_transformations(png::Transformations::normalize_to_color8());
     let mut reader = decoder.read_info().ok()?;
     let (w, h) = (reader.info().width, reader.info().height);
-    if w == 0 || h == 0 || u64::from(w) * u64::from(h) > MAX_PIXELS {
+    if !within(w, h) {
         return None;
     }
     let mut buf = vec![0; reader.output_buffer_size()?];
@@ -70,18 +124,32 @@ pub fn decode_png(bytes: &[u8]) -> Option<Picture> {
     Some(Picture {
         width: w,
         height: h,
-        rgb,
-        alpha: alpha.filter(|a| a.iter().any(|&v| v != 255)),
+        pixels: Pixels::Rgb {
+            rgb,
+            alpha: alpha.filter(|a| a.iter().any(|&v| v != 255)),
+        },
     })
 }
 
-/// Adds `pic` as an image XObject (with a soft mask for its alpha) and returns its id.
+/// Adds `pic` as an image XObject (with a soft mask for a PNG's alpha) and returns its
+/// id.
 pub fn add_picture(doc: &mut Document, pic: &Picture) -> ObjectId {
-    let smask = pic.alpha.as_ref().map(|alpha| {
+    let (w, h) = (i64::from(pic.width), i64::from(pic.height));
+    let (rgb, alpha) = match &pic.pixels {
+        Pixels::Rgb { rgb, alpha } => (rgb, alpha),
+        Pixels::Jpeg { bytes, grey } => {
+            let space = if *grey { "DeviceGray" } else { "DeviceRGB" };
+            let dict = dictionary! {
+                "Type" => "XObject", "Subtype" => "Image", "Width" => w, "Height" => h,
+                "ColorSpace" => space, "BitsPerComponent" => 8, "Filter" => "DCTDecode",
+            };
+            return doc.add_object(Stream::new(dict, bytes.clone()).with_compression(false));
+        }
+    };
+    let smask = alpha.as_ref().map(|alpha| {
         let mut s = Stream::new(
             dictionary! {
-                "Type" => "XObject", "Subtype" => "Image",
-                "Width" => i64::from(pic.width), "Height" => i64::from(pic.height),
+                "Type" => "XObject", "Subtype" => "Image", "Width" => w, "Height" => h,
                 "ColorSpace" => "DeviceGray", "BitsPerComponent" => 8,
             },
             alpha.clone(),
@@ -90,14 +158,13 @@ pub fn add_picture(doc: &mut Document, pic: &Picture) -> ObjectId {
         doc.add_object(s)
     });
     let mut dict = dictionary! {
-        "Type" => "XObject", "Subtype" => "Image",
-        "Width" => i64::from(pic.width), "Height" => i64::from(pic.height),
+        "Type" => "XObject", "Subtype" => "Image", "Width" => w, "Height" => h,
         "ColorSpace" => "DeviceRGB", "BitsPerComponent" => 8,
     };
     if let Some(id) = smask {
         dict.set("SMask", id);
     }
-    let mut s = Stream::new(dict, pic.rgb.clone());
+    let mut s = Stream::new(dict, rgb.clone());
     // Compression only fails on an I/O error writing to memory; uncompressed is valid.
     let _ = s.compress();
     doc.add_object(s)
@@ -335,14 +402,47 @@ mod tests {
         out
     }
 
+    /// A 16 x 8 colour JPEG, as Chromium's canvas writes one.
+    const JPEG: &[u8] = include_bytes!("testdata/signature-16x8.jpg");
+
     #[test]
     fn decodes_png_with_alpha_and_refuses_other_bytes() {
-        let pic = decode_png(&png_rgba(4, 2)).unwrap();
+        let pic = decode_picture(&png_rgba(4, 2)).unwrap();
         assert_eq!((pic.width, pic.height), (4, 2));
-        assert_eq!(pic.rgb.len(), 24);
-        assert_eq!(pic.alpha.as_ref().unwrap().len(), 8);
-        assert!(decode_png(b"\x89PNG\r\n\x1a\nnot really").is_none());
-        assert!(decode_png(b"GIF89a").is_none());
+        let Pixels::Rgb { rgb, alpha } = &pic.pixels else {
+            panic!("a PNG is decoded")
+        };
+        assert_eq!(rgb.len(), 24);
+        assert_eq!(alpha.as_ref().unwrap().len(), 8);
+        assert!(decode_picture(b"\x89PNG\r\n\x1a\nnot really").is_none());
+        assert!(decode_picture(b"GIF89a").is_none());
+        assert!(decode_picture(&JPEG[..20]).is_none());
+    }
+
+    /// A JPEG is put into the PDF as it is: its own bytes, `DCTDecode`, so every host
+    /// writes the same object whatever its decoder would have made of the pixels.
+    #[test]
+    fn a_jpeg_becomes_an_image_object_of_its_own_bytes() {
+        let pic = decode_picture(JPEG).unwrap();
+        assert_eq!((pic.width, pic.height), (16, 8));
+        let mut doc = Document::with_version("1.7");
+        let id = add_picture(&mut doc, &pic);
+        let s = doc.get_object(id).unwrap().as_stream().unwrap();
+        assert_eq!(s.content, JPEG);
+        let d = &s.dict;
+        assert_eq!(d.get(b"Filter").unwrap().as_name().unwrap(), b"DCTDecode");
+        assert_eq!(
+            d.get(b"ColorSpace").unwrap().as_name().unwrap(),
+            b"DeviceRGB"
+        );
+        assert_eq!(d.get(b"Width").unwrap().as_i64().unwrap(), 16);
+        assert_eq!(d.get(b"Height").unwrap().as_i64().unwrap(), 8);
+        assert!(d.get(b"SMask").is_err(), "a JPEG has no transparency");
+        // A JPEG saying it has more pixels than are drawn is left out.
+        let mut big = JPEG.to_vec();
+        let at = big.windows(2).position(|p| p == [0xFF, 0xC0]).unwrap();
+        big[at + 5..at + 9].copy_from_slice(&[0x07, 0xD1, 0x07, 0xD1]); // 2001 x 2001
+        assert!(decode_picture(&big).is_none());
     }
 
     #[test]

@@ -201,8 +201,9 @@ fn block(b: &Block, pictures: &HashMap<String, pdf::Picture>) -> pdf::Block {
     }
 }
 
-/// The PNG blobs a render order draws (stamps and signature blocks), decoded. One that
-/// is missing or not a readable PNG is left out: its place is drawn without it.
+/// The PNG and JPEG blobs a render order draws (stamps and signature blocks), decoded.
+/// One that is missing or not a readable picture is left out: its place is drawn
+/// without it.
 fn pictures(io: &mut dyn WorkIo, order: &RenderOrder) -> HashMap<String, pdf::Picture> {
     let stamped = order.stamps.iter().filter_map(|s| match &s.content {
         StampContent::Image(id) => Some(id),
@@ -223,7 +224,7 @@ fn pictures(io: &mut dyn WorkIo, order: &RenderOrder) -> HashMap<String, pdf::Pi
         }
         match read_blob(io, id)
             .ok()
-            .and_then(|b| crate::stamp::decode_png(&b))
+            .and_then(|b| crate::stamp::decode_picture(&b))
         {
             Some(pic) => {
                 out.insert(id.clone(), pic);

@@ -1,13 +1,14 @@
-//! Signatures: what a signer gives when they sign (a typed name, or a drawn signature,
-//! and initials when asked), kept under `dsig/{document}/{recipient}` beside the
-//! document. Images are PNG blobs held by the document (`bref`), drawn at the signer's
-//! signature fields or, without any, on the summary page.
+//! Signatures: what a signer gives when they sign (a typed name, a drawn signature or an
+//! uploaded picture of one, and initials when asked), kept under
+//! `dsig/{document}/{recipient}` beside the document. Images are PNG or JPEG blobs held
+//! by the document (`bref`), drawn at the signer's signature fields or, without any, on
+//! the summary page.
 //!
 //! The `sign` body is read in `handlers/recipients/sign_body.rs` into a [`SignInput`];
 //! [`given`] decides with it which fields the signer fills, whether every required field,
 //! the signature and the initials are there, and stores the images. The longest name
 //! ([`MAX_NAME`]) and the largest image ([`MAX_IMAGE_BYTES`]) are here; a given image is
-//! decoded and checked by `handlers/inputs.rs` (`png_of`, also the entity's logo).
+//! decoded and checked by `handlers/inputs.rs` (`picture_of`).
 
 use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult};
@@ -31,11 +32,11 @@ pub const MAX_NAME: usize = 100;
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Default)]
 pub struct Mark {
-    /// `typed` or `drawn`.
+    /// `typed`, `drawn` or `uploaded` (a picture of a signature).
     pub kind: String,
     /// The typed name (or initials); for a drawn mark, the signer's name.
     pub text: String,
-    /// A PNG blob.
+    /// A PNG or JPEG blob.
     pub image: Option<String>,
 }
 
@@ -88,11 +89,11 @@ fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
 /// A mark as the signer gives it (`{type?, name|text, image?}`, read by the `sign`
 /// body's reader in `handlers/recipients/sign_body.rs`), its image not stored yet.
 pub struct MarkIn {
-    /// `typed` or `drawn`.
+    /// `typed`, `drawn` or `uploaded`.
     pub kind: String,
     /// The typed name or initials; empty for a drawn mark given without one.
     pub text: String,
-    /// The PNG's bytes.
+    /// The PNG's or JPEG's bytes.
     pub image: Option<Vec<u8>>,
 }
 
@@ -217,7 +218,7 @@ pub fn given(
     if signature.is_none() && has(fields::FieldType::Signature) {
         return Err(bad(
             "signature_required",
-            "sign with a typed name or a drawn signature (`signature`)",
+            "sign with a typed name, a drawn signature or a picture of it (`signature`)",
         ));
     }
     let initials = input.initials?;

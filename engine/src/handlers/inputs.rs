@@ -123,26 +123,73 @@ fn png_size(bytes: &[u8]) -> Option<(u32, u32)> {
     Some((be(16), be(20)))
 }
 
+/// A JPEG's width and height, from its frame header, as `zune-jpeg` reads the headers
+/// before the first scan (nothing is decoded); `None` when they cannot be read, or
+/// for a CMYK or YCCK JPEG (drawn as it is into the PDF, only grey and colour JPEGs
+/// look the same in every reader).
+fn jpeg_size(bytes: &[u8]) -> Option<(u32, u32)> {
+    use zune_jpeg::zune_core::{
+        bytestream::ZCursor, colorspace::ColorSpace, options::DecoderOptions,
+    };
+    // The largest a JPEG can say, so that its size is answered, never a decoder limit.
+    let options = DecoderOptions::default()
+        .set_max_width(usize::from(u16::MAX))
+        .set_max_height(usize::from(u16::MAX));
+    let mut decoder = zune_jpeg::JpegDecoder::new_with_options(ZCursor::new(bytes), options);
+    decoder.decode_headers().ok()?;
+    match decoder.input_colorspace()? {
+        ColorSpace::YCbCr | ColorSpace::RGB | ColorSpace::Luma => {}
+        _ => return None,
+    }
+    let info = decoder.info()?;
+    Some((u32::from(info.width), u32::from(info.height)))
+}
+
+/// Which pictures a member takes.
+#[derive(Clone, Copy, PartialEq)]
+enum Kinds {
+    Png,
+    PngOrJpeg,
+}
+
 /// A PNG given as a base64 `data:image/png;base64,...` URL (or bare base64) in `v`:
 /// `None` for null or empty; 400 `invalid_image` for anything but a PNG within the
-/// size limits ([`MAX_IMAGE_BYTES`], [`MAX_IMAGE_PIXELS`]): a signature's or initials'
-/// image in the `sign` body, the logo in `PUT /v1/entity`.
+/// size limits ([`MAX_IMAGE_BYTES`], [`MAX_IMAGE_PIXELS`]): the logo in
+/// `PUT /v1/entity`.
 pub fn png_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
+    image_of(v, name, Kinds::Png)
+}
+
+/// A picture of a signature or initials in the `sign` body: as [`png_of`], or a JPEG
+/// (`data:image/jpeg;base64,...`) within the same limits. Kept as given: the sealed
+/// PDF draws a PNG with its transparency, a JPEG as it is (`formats::stamp`).
+pub fn picture_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
+    image_of(v, name, Kinds::PngOrJpeg)
+}
+
+fn image_of(v: &Value, name: &str, kinds: Kinds) -> ApiResult<Option<Vec<u8>>> {
     use base64::Engine as _;
     let bad = http::ApiError::bad_request;
+    let (what, readable) = match kinds {
+        Kinds::Png => ("a PNG", "a PNG"),
+        Kinds::PngOrJpeg => ("a PNG or a JPEG", "a PNG or a grey or colour JPEG"),
+    };
     let s = match v {
         Value::Null => return Ok(None),
         Value::String(s) if s.is_empty() => return Ok(None),
         Value::String(s) => s,
         _ => return Err(bad("invalid_field", format!("`{name}` must be a string"))),
     };
-    let data = s.strip_prefix("data:image/png;base64,").unwrap_or(s);
+    let data = ["data:image/png;base64,", "data:image/jpeg;base64,"]
+        .iter()
+        .find_map(|p| s.strip_prefix(p))
+        .unwrap_or(s);
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(data.trim())
         .map_err(|_| {
             bad(
                 "invalid_image",
-                format!("`{name}` must be a PNG as a base64 data URL"),
+                format!("`{name}` must be {what} as a base64 data URL"),
             )
         })?;
     if bytes.len() > MAX_IMAGE_BYTES {
@@ -151,10 +198,23 @@ pub fn png_of(v: &Value, name: &str) -> ApiResult<Option<Vec<u8>>> {
             format!("`{name}` is larger than {} KiB", MAX_IMAGE_BYTES / 1024),
         ));
     }
-    let Some((w, h)) = png_size(&bytes) else {
-        return Err(bad("invalid_image", format!("`{name}` is not a PNG image")));
+    let size = if bytes.starts_with(b"\x89PNG") {
+        png_size(&bytes)
+    } else if kinds == Kinds::PngOrJpeg && bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
+        jpeg_size(&bytes)
+    } else {
+        return Err(bad(
+            "invalid_image",
+            format!("`{name}` is not {what} image"),
+        ));
     };
-    if w == 0 || h == 0 || u64::from(w) * u64::from(h) > MAX_IMAGE_PIXELS {
+    let Some((w, h)) = size.filter(|&(w, h)| w > 0 && h > 0) else {
+        return Err(bad(
+            "invalid_image",
+            format!("`{name}` cannot be read as {readable}"),
+        ));
+    };
+    if u64::from(w) * u64::from(h) > MAX_IMAGE_PIXELS {
         return Err(bad(
             "invalid_image",
             format!(

@@ -2,13 +2,15 @@
 //! [`signatures::SignInput`] for the domain's [`signatures::given`]:
 //!
 //! ```json
-//! {"signature": {"type": "typed" | "drawn", "name": "Ada Lovelace", "image": "data:image/png;base64,..."},
+//! {"signature": {"type": "typed" | "drawn" | "uploaded", "name": "Ada Lovelace", "image": "data:image/png;base64,..."},
 //!  "initials":  {"text": "AL", "image": "data:image/png;base64,..."},
 //!  "fields":    {"<field id>": "value", ...}}
 //! ```
 //!
 //! A typed signature needs `name` (the page also sends the name drawn in a handwriting
-//! font as `image`); a drawn one needs `image`. A field's value is text; `true` reads as
+//! font as `image`); a drawn one needs `image`, and so does an uploaded one, a picture of
+//! the signer's signature. An image is a PNG (`data:image/png;base64,...`) or a JPEG
+//! (`data:image/jpeg;base64,...`), bounded in bytes and pixels (`inputs::picture_of`). A field's value is text; `true` reads as
 //! `1`, `false` and `null` as empty, a number as its digits.
 //!
 //! Nothing here fails the request: each member keeps its reading's result, and the
@@ -69,7 +71,7 @@ fn mark_of(f: &Fields, member: &str, text_member: &str) -> ApiResult<Option<Mark
     let o = v
         .as_object()
         .ok_or_else(|| bad("invalid_field", format!("`{member}` must be an object")))?;
-    let image = inputs::png_of(
+    let image = inputs::picture_of(
         o.get("image").unwrap_or(&Value::Null),
         &format!("{member}.image"),
     )?;
@@ -90,10 +92,11 @@ fn mark_of(f: &Fields, member: &str, text_member: &str) -> ApiResult<Option<Mark
         None | Some(Value::Null) => "typed",
         Some(Value::String(s)) if s == "typed" => "typed",
         Some(Value::String(s)) if s == "drawn" => "drawn",
+        Some(Value::String(s)) if s == "uploaded" => "uploaded",
         Some(_) => {
             return Err(bad(
                 "invalid_field",
-                format!("`{member}.type` must be typed or drawn"),
+                format!("`{member}.type` must be typed, drawn or uploaded"),
             ));
         }
     };
@@ -103,10 +106,10 @@ fn mark_of(f: &Fields, member: &str, text_member: &str) -> ApiResult<Option<Mark
             format!("a typed `{member}` needs `{member}.{text_member}`"),
         ));
     }
-    if kind == "drawn" && image.is_none() {
+    if kind != "typed" && image.is_none() {
         return Err(bad(
             "missing_field",
-            format!("a drawn `{member}` needs `{member}.image`"),
+            format!("a {kind} `{member}` needs `{member}.image`"),
         ));
     }
     Ok(Some(MarkIn {
