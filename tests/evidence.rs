@@ -530,3 +530,63 @@ fn the_operator_s_own_key_as_pem_or_pkcs12_seals_and_is_the_served_certificate()
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("PKCS #12"), "{err}");
 }
+
+/// Issue 50 item 3: once a document is sealed after its last signature, each recipient,
+/// the owner and every `sign_copy_emails` address get one completion mail with the
+/// sealed PDF attached, byte for byte what a download gives.
+#[test]
+fn every_party_gets_one_completion_mail_with_the_sealed_pdf_attached() {
+    use mail_parser::{MessageParser, MimeHeaders};
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let (id, d) = sent(&s, &t, &["a@example.com", "b@example.com"]);
+    let copy_to = json!({"sign_copy_emails": ["legal@example.com", "A@example.com"]});
+    let (status, body) = s.put_json(&t, &format!("/v1/documents/{id}"), &copy_to);
+    assert_eq!(status, 204, "{body}");
+    for r in d["recipients"].as_array().unwrap() {
+        let url = r["document_url"].as_str().unwrap();
+        sign_as(&s, url.rsplit('/').next().unwrap(), "Signer");
+    }
+    wait_sealed(&s, &t, &id, 60);
+    let (status, pdf) = download(&s, &t, &id);
+    assert_eq!(status, 200);
+    s.mail_barrier(&t);
+    let mut to = Vec::new();
+    for raw in s.mails() {
+        let m = MessageParser::default().parse(raw.as_bytes()).unwrap();
+        if m.subject() != Some("Signed: Evidence") {
+            continue;
+        }
+        to.push(
+            m.to()
+                .unwrap()
+                .first()
+                .unwrap()
+                .address()
+                .unwrap()
+                .to_string(),
+        );
+        let files: Vec<_> = m.attachments().collect();
+        assert_eq!(files.len(), 1, "{raw}");
+        assert_eq!(files[0].attachment_name(), Some("Evidence.pdf"));
+        assert!(
+            files[0].contents() == pdf.as_slice(),
+            "the attachment is the download"
+        );
+        assert!(
+            m.body_text(0).unwrap().contains("signed by every party"),
+            "{raw}"
+        );
+    }
+    to.sort();
+    assert_eq!(
+        to,
+        [
+            "a@example.com",
+            ADMIN_EMAIL,
+            "b@example.com",
+            "legal@example.com"
+        ],
+        "each party once"
+    );
+}

@@ -1130,6 +1130,20 @@
     return f;
   }
 
+  // What every party gets by mail when a document is completed (PUT /v1/entity with
+  // `completion_copies`): the signed PDF attached, a download link, or nothing.
+  function copiesSection(ent, box) {
+    const choice = field(t("set.copies"), { tag: "select", value: ent.completion_copies || "attachment",
+      options: ["attachment", "link", "none"].map(c => [c, t("set.copies." + c)]) });
+    const f = el("form", { class: "card", "aria-labelledby": "h-copies" }, el("h2", { id: "h-copies" }, t("set.copies")),
+      el("p", { class: "muted" }, t("set.copieshint")), choice.wrap, el("button", { type: "submit" }, t("set.save")));
+    f.addEventListener("submit", async e => {
+      e.preventDefault();
+      try { await api("PUT", "/v1/entity", { completion_copies: choice.control.value }); say(t("say.saved")); } catch (err) { showError(err, box); }
+    });
+    return f;
+  }
+
   // A member's role, to choose.
   function roleField(label, value) {
     return field(label, { tag: "select", value, options: ["user", "manager", "admin"].map(r => [r, t("set.role." + r)]) });
@@ -1217,6 +1231,7 @@
       parts.push(f);
       parts.push(mailTextsSection(ent, box));
       parts.push(brandingSection(ent, box));
+      parts.push(copiesSection(ent, box));
     }
     const userList = Array.isArray(users) ? users : (users.users || []);
     parts.push(el("section", { class: "card" }, el("h2", {}, t("set.users")),

@@ -207,7 +207,7 @@ pub const ROUTES: &[Route] = &[
     Route::member("POST", "/v1/documents/{id}/manually-sign", |cx, pr, req, p| signing::manually_sign(cx, pr, req, p[0])),
     Route::member("POST", "/v1/documents/{id}/lost", |cx, pr, _, p| delete::lost(cx, pr, p[0])),
     Route::member("POST", "/v1/documents/{id}/reminders", |cx, pr, req, p| reminders::reminders(cx, pr, req, p[0])),
-    Route::open("GET", "/v1/download/{secret}", |cx, _, p| download::by_link(cx, p[0])),
+    Route::open("GET", "/v1/download/{secret}", |cx, req, p| download::by_link(cx, req, p[0])),
     Route::open("POST", "/v1/upload", |cx, req, _| uploads::create(cx, req)).files(),
     Route::open("POST", "/v1/upload/archive", |cx, req, _| create::archive(cx, req))
     .files(),

@@ -55,7 +55,8 @@ export async function transpile(wasm, outDir, name = 'engine') {
 /**
  * The settings of `esign serve` without options (host/src/runtime/mod.rs `default_settings`).
  * The policy members (`tokenTtlSecs`, `loginMaxFailures`, `loginLockSecs`,
- * `tokenMinIntervalMs`, `uploadTtlSecs`, `oauthAccessTtlSecs`) are WIT options: left
+ * `tokenMinIntervalMs`, `uploadTtlSecs`, `oauthAccessTtlSecs`, `completionAttachmentMaxBytes`,
+ * `completionLinkDays`) are WIT options: left
  * undefined, the engine's defaults apply (engine/src/base/policy.rs); set one to override.
  */
 export function defaultSettings() {

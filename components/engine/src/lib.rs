@@ -184,6 +184,15 @@ impl core_engine::Platform for Imports {
             body: m.body,
             tag: m.tag,
             html: m.html,
+            attachments: m
+                .attachments
+                .into_iter()
+                .map(|a| effects::MailAttachment {
+                    name: a.name,
+                    content_type: a.content_type,
+                    blob: a.blob,
+                })
+                .collect(),
         })
     }
 
@@ -219,6 +228,8 @@ impl core_engine::Platform for Imports {
             token_min_interval_ms: s.token_min_interval_ms,
             upload_ttl_secs: s.upload_ttl_secs,
             oauth_access_ttl_secs: s.oauth_access_ttl_secs,
+            completion_attachment_max_bytes: s.completion_attachment_max_bytes,
+            completion_link_days: s.completion_link_days,
         }
         .resolve();
         core_engine::Settings {

@@ -92,6 +92,10 @@ pub struct Settings {
     pub signing_certificate: String,
     /// Lifetime of an OAuth access token for `/mcp` (refresh tokens live 30 days).
     pub oauth_access_ttl_secs: u64,
+    /// The largest sealed PDF a completion mail carries attached (`domain::completion`).
+    pub completion_attachment_max_bytes: u64,
+    /// How long the link of a completion mail works, in days.
+    pub completion_link_days: u64,
     /// Tests only: `/mcp` without a token acts as this user (email); empty otherwise.
     pub mcp_test_user: String,
     /// The key recipient links are derived with (`domain::links`), kept by the host
@@ -121,6 +125,8 @@ impl Settings {
             eid_provider: String::new(),
             signing_certificate: String::new(),
             oauth_access_ttl_secs: p.oauth_access_ttl_secs,
+            completion_attachment_max_bytes: p.completion_attachment_max_bytes,
+            completion_link_days: p.completion_link_days,
             mcp_test_user: String::new(),
             link_key: String::new(),
         }
@@ -171,6 +177,16 @@ pub struct Mail {
     /// The same mail as HTML (in the entity's branding), sent beside `body` as its
     /// alternative; empty for plain text only.
     pub html: String,
+    /// Files the host attaches, read from their blobs when it sends the mail.
+    pub attachments: Vec<MailAttachment>,
+}
+
+/// A file attached to a mail (mirrors `effects.mail-attachment`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MailAttachment {
+    pub name: String,
+    pub content_type: String,
+    pub blob: String,
 }
 
 /// A webhook delivery the host still holds (mirrors `effects.pending-delivery`).

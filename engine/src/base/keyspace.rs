@@ -151,6 +151,9 @@ pub const TFLD: &str = "tfld";
 pub const PUBF: &str = "pubf";
 /// `brand/{entity}` → an entity's colour and logo (`branding::Branding`).
 pub const BRAND: &str = "brand";
+/// `ccp/{entity}` → what the entity's parties get when a document is completed
+/// (`completion::Copies`).
+pub const CCP: &str = "ccp";
 /// `ecd/{entity}/{key}` → a custom data property (`custom_data::Property`).
 pub const ECD: &str = "ecd";
 /// `fold/{entity}/{id}` → a folder (`folders::Folder`).
@@ -255,6 +258,7 @@ pub const FAMILIES: &[Family] = &[
     kv(TFLD, "a template's fields"),
     kv(PUBF, "public files"),
     kv(BRAND, "an entity's branding"),
+    kv(CCP, "an entity's choice of completion copies"),
     kv(ECD, "an entity's custom data properties"),
     kv(FOLD, "folders"),
     kv(CTC, "contacts"),

@@ -1,5 +1,6 @@
 //! The engine's policy defaults (issue 49 item 5): token and login lifetimes, the login
-//! lock, the spacing of token issuances and how long an unused upload is kept. They live
+//! lock, the spacing of token issuances, how long an unused upload is kept, and what a
+//! completion mail attaches and how long its link works. They live
 //! here once; a host passes only what its operator overrides (the `option`s of the WIT
 //! `settings` record, `esign:engine@0.5.0`), and [`Overrides::resolve`] fills in the rest.
 //! DESIGN.md §4 (`docs/DESIGN.md`) gives the reasons for the figures.
@@ -16,6 +17,11 @@ pub const TOKEN_MIN_INTERVAL_MS: u64 = 1000;
 pub const UPLOAD_TTL_SECS: u64 = 48 * 3600;
 /// Lifetime of an OAuth access token for `/mcp`: one hour (refresh tokens live 30 days).
 pub const OAUTH_ACCESS_TTL_SECS: u64 = 3600;
+/// The largest sealed PDF a completion mail carries attached (`domain::completion`):
+/// 10 MiB; a larger one goes as a link.
+pub const COMPLETION_ATTACHMENT_MAX_BYTES: u64 = 10 << 20;
+/// How long the link of a completion mail works: 30 days.
+pub const COMPLETION_LINK_DAYS: u64 = 30;
 
 /// What an operator set; `None` takes the default above. Every host converts its WIT
 /// `settings` into this once (the component adapter in `components/engine`).
@@ -27,6 +33,8 @@ pub struct Overrides {
     pub token_min_interval_ms: Option<u64>,
     pub upload_ttl_secs: Option<u64>,
     pub oauth_access_ttl_secs: Option<u64>,
+    pub completion_attachment_max_bytes: Option<u64>,
+    pub completion_link_days: Option<u64>,
 }
 
 /// The policy in force: every value set.
@@ -38,6 +46,8 @@ pub struct Policy {
     pub token_min_interval_ms: u64,
     pub upload_ttl_secs: u64,
     pub oauth_access_ttl_secs: u64,
+    pub completion_attachment_max_bytes: u64,
+    pub completion_link_days: u64,
 }
 
 impl Overrides {
@@ -50,6 +60,10 @@ impl Overrides {
             token_min_interval_ms: self.token_min_interval_ms.unwrap_or(TOKEN_MIN_INTERVAL_MS),
             upload_ttl_secs: self.upload_ttl_secs.unwrap_or(UPLOAD_TTL_SECS),
             oauth_access_ttl_secs: self.oauth_access_ttl_secs.unwrap_or(OAUTH_ACCESS_TTL_SECS),
+            completion_attachment_max_bytes: self
+                .completion_attachment_max_bytes
+                .unwrap_or(COMPLETION_ATTACHMENT_MAX_BYTES),
+            completion_link_days: self.completion_link_days.unwrap_or(COMPLETION_LINK_DAYS),
         }
     }
 }
@@ -92,6 +106,11 @@ mod tests {
             ("--token-min-interval-ms", TOKEN_MIN_INTERVAL_MS),
             ("--upload-ttl-secs", UPLOAD_TTL_SECS),
             ("--oauth-access-ttl-secs", OAUTH_ACCESS_TTL_SECS),
+            (
+                "--completion-attachment-max-bytes",
+                COMPLETION_ATTACHMENT_MAX_BYTES,
+            ),
+            ("--completion-link-days", COMPLETION_LINK_DAYS),
         ] {
             let row = manual
                 .lines()

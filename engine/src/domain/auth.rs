@@ -94,6 +94,7 @@ fn lock_notice(user: &User, settings: &api::Settings, source: &str) -> Mail {
         ),
         tag: String::new(),
         html: String::new(),
+        attachments: Vec::new(),
     }
 }
 

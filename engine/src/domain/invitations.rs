@@ -214,5 +214,6 @@ fn invitation_mail(
         body,
         tag: String::new(),
         html: String::new(),
+        attachments: Vec::new(),
     }
 }

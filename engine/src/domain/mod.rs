@@ -11,6 +11,7 @@ pub mod bounces;
 pub mod branding;
 pub mod check;
 pub mod comments;
+pub mod completion;
 pub mod contacts;
 pub mod creation;
 pub mod custom_data;

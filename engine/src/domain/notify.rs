@@ -92,6 +92,7 @@ fn link_mail(
         body,
         tag: format!("recipient:{}:{}", doc.id, r.id),
         html,
+        attachments: Vec::new(),
     });
 }
 
@@ -253,5 +254,6 @@ pub fn owner_notice(cx: &mut Cx, doc: &Document, subject: String, text: String) 
         ),
         tag: String::new(),
         html: String::new(),
+        attachments: Vec::new(),
     });
 }

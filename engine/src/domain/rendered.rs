@@ -16,7 +16,7 @@ use crate::domain::document_states::{self, Move};
 use crate::domain::events::emit_and_log;
 use crate::domain::sending::{finish_send, schedule_expiry, send_revision};
 use crate::domain::trail::{self, log};
-use crate::domain::{evidence, notify, pages, previews, templates};
+use crate::domain::{completion, evidence, notify, pages, previews, templates};
 use serde_json::json;
 
 /// The render `seq` of document `id` is back with `result` (the job's `attempt`th
@@ -196,6 +196,9 @@ fn seal_back(
         ),
         None,
     );
+    if let Some(sealed) = doc.final_pdf.clone() {
+        completion::send_copies(cx, &mut doc, &sealed);
+    }
     store_doc(cx, Some(before), &mut doc);
     None
 }

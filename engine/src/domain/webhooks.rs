@@ -240,6 +240,7 @@ pub fn tell_owner(cx: &mut Cx, s: &Subscription, subject: String, body: String) 
         body,
         tag: String::new(),
         html: String::new(),
+        attachments: Vec::new(),
     });
 }
 

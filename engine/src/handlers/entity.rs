@@ -1,7 +1,8 @@
 //! `GET /v1/entity` (what GetAccept's own apps read: the entity of the token, with its
 //! default mail texts and its branding) and `PUT /v1/entity` (admins change its name,
 //! those texts, which invitations then use: `domain::mail_templates`, and the colour and
-//! logo its signing pages show: `domain::branding`).
+//! logo its signing pages show: `domain::branding`; what every party gets when a document
+//! is completed: `domain::completion`).
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
@@ -12,6 +13,7 @@ use crate::base::util;
 use crate::domain::accounts::{self, Entity};
 use crate::domain::auth::Principal;
 use crate::domain::branding;
+use crate::domain::completion::{self, Copies};
 use crate::domain::mail_templates::{self, EntityTexts};
 use crate::handlers::inputs;
 use crate::handlers::shapes;
@@ -34,6 +36,7 @@ fn entity_json(cx: &mut Cx, pr: &Principal, e: &Entity) -> Value {
         "default_email_send_message": DEFAULT_MESSAGE,
         "brand_color": brand["color"],
         "logo_url": brand["logo_url"],
+        "completion_copies": completion::choice(cx, &e.id).as_str(),
         "role": pr.membership.role.as_str(),
         "api_access": e.api_access,
         "is_saml": e.saml,
@@ -62,7 +65,20 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
         "email_send_message",
         "brand_color",
         "logo",
+        "completion_copies",
     ])?;
+    let copies = match f.optional_str("completion_copies")? {
+        None => None,
+        Some(c) => Some(Copies::parse(c.trim()).ok_or_else(|| {
+            http::ApiError::bad_request(
+                "invalid_field",
+                "`completion_copies` must be `attachment`, `link` or `none`",
+            )
+        })?),
+    };
+    if let Some(copies) = copies {
+        completion::set_choice(cx, &pr.entity.id, copies);
+    }
     let mut e = pr.entity.clone();
     if let Some(name) = f.optional_str("name")? {
         if name.trim().is_empty() {

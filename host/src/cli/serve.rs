@@ -61,6 +61,10 @@ pub struct ServeArgs {
     pub token_min_interval_ms: Option<u64>,
     #[arg(long, env = "ESIGN_OAUTH_ACCESS_TTL_SECS", help = engine_default("Lifetime of an OAuth access token for /mcp, in seconds (agents renew it with their refresh token, which lives 30 days)"))]
     pub oauth_access_ttl_secs: Option<u64>,
+    #[arg(long, env = "ESIGN_COMPLETION_ATTACHMENT_MAX_BYTES", help = engine_default("The largest signed PDF the completion mail to every party carries attached, in bytes; a larger one goes as a link"))]
+    pub completion_attachment_max_bytes: Option<u64>,
+    #[arg(long, env = "ESIGN_COMPLETION_LINK_DAYS", help = engine_default("How long the link in a completion mail works, in days"))]
+    pub completion_link_days: Option<u64>,
     /// Tests only: /mcp requests without a token act as this user (an email), so that
     /// protocol test suites without OAuth can run. Never use it on a real server.
     #[arg(long, hide = true)]
@@ -281,6 +285,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         link_key,
         signing_certificate: sealer.certificate_pem.clone(),
         oauth_access_ttl_secs: args.oauth_access_ttl_secs,
+        completion_attachment_max_bytes: args.completion_attachment_max_bytes,
+        completion_link_days: args.completion_link_days,
         mcp_test_user: args.test_mcp_user.clone().unwrap_or_default(),
         can_convert_word: soffice.is_some(),
         upload_ttl_secs: args.upload_ttl_secs,

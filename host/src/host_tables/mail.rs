@@ -23,12 +23,36 @@ pub struct StoredMail {
     /// The HTML alternative of `body`; empty for plain text only.
     #[serde(default)]
     pub html: String,
+    /// Files to attach, by blob (`effects.mail-attachment`).
+    #[serde(default)]
+    pub attachments: Vec<StoredAttachment>,
+    /// The attachments' bytes, read by the mail worker just before it sends (never
+    /// stored): one per attachment whose blob is still there, in order.
+    #[serde(skip)]
+    pub files: Vec<(StoredAttachment, Vec<u8>)>,
+}
+
+/// A file attached to a stored mail.
+#[derive(serde::Serialize, serde::Deserialize, Debug, Clone, PartialEq)]
+pub struct StoredAttachment {
+    pub name: String,
+    pub content_type: String,
+    pub blob: String,
 }
 
 /// Queues a mail the engine sent (`effects.send-mail`) in the call's transaction.
 pub fn queue_mail(txn: &mut Txn, mail: effects::Mail) -> anyhow::Result<()> {
     let record = StoredMail {
         html: mail.html,
+        attachments: mail
+            .attachments
+            .into_iter()
+            .map(|a| StoredAttachment {
+                name: a.name,
+                content_type: a.content_type,
+                blob: a.blob,
+            })
+            .collect(),
         ..record(mail.to, mail.subject, mail.body, mail.tag)
     };
     put(txn, MAIL, &record)
@@ -50,6 +74,8 @@ fn record(to: String, subject: String, body: String, tag: String) -> StoredMail 
         attempts: 0,
         tag,
         html: String::new(),
+        attachments: Vec::new(),
+        files: Vec::new(),
     }
 }
 

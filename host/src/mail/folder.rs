@@ -1,7 +1,8 @@
 //! The default mail transport: each mail becomes an RFC 5322 `.eml` file in a folder
 //! (`<data-dir>/mail` unless told otherwise), written atomically and named after the
 //! mail, so a retry rewrites the same file instead of adding a second. A mail with HTML
-//! is `multipart/alternative`: its plain text, then its HTML.
+//! is `multipart/alternative`: its plain text, then its HTML. A mail with files is
+//! `multipart/mixed`: that text, then each file in base64.
 
 use super::{Failure, Transport};
 use crate::host_tables::mail::StoredMail;
@@ -21,6 +22,36 @@ impl FolderTransport {
 /// Header values cannot span lines.
 fn one_line(s: &str) -> String {
     s.replace(['\r', '\n'], " ")
+}
+
+/// `content` (headers and body of the text) followed by the mail's files, as
+/// `multipart/mixed` (RFC 2046), each file base64 in lines of 76; `content` itself when
+/// there are none.
+fn with_files(mail: &StoredMail, content: String) -> String {
+    use base64::Engine as _;
+    if mail.files.is_empty() {
+        return content;
+    }
+    let b = format!("esign-mixed-{}", mail.id);
+    let mut out =
+        format!("Content-Type: multipart/mixed; boundary=\"{b}\"\r\n\r\n--{b}\r\n{content}\r\n");
+    for (a, bytes) in &mail.files {
+        let encoded = base64::engine::general_purpose::STANDARD.encode(bytes);
+        let lines: Vec<&str> = encoded
+            .as_bytes()
+            .chunks(76)
+            .map(|c| std::str::from_utf8(c).expect("base64 is ASCII"))
+            .collect();
+        let name: String = one_line(&a.name).replace(['"', '\\'], "_");
+        out.push_str(&format!(
+            "--{b}\r\nContent-Type: {}; name=\"{name}\"\r\nContent-Disposition: attachment; filename=\"{name}\"\r\n\
+             Content-Transfer-Encoding: base64\r\n\r\n{}\r\n",
+            one_line(&a.content_type),
+            lines.join("\r\n"),
+        ));
+    }
+    out.push_str(&format!("--{b}--\r\n"));
+    out
 }
 
 impl Transport for FolderTransport {
@@ -47,6 +78,7 @@ impl Transport for FolderTransport {
                 crlf(&mail.html),
             )
         };
+        let content = with_files(mail, content);
         let text = format!(
             "From: {}\r\nTo: {}\r\nSubject: {}\r\nDate: {date}\r\nMessage-ID: <{}@esign>\r\n\
              MIME-Version: 1.0\r\n{content}",

@@ -22,7 +22,7 @@ use crate::calls::Dispatcher;
 use crate::clock::{backoff_ms, now_ms};
 use crate::host_tables::jobs::StoredJob;
 use crate::host_tables::keys;
-use crate::host_tables::mail::StoredMail;
+use crate::host_tables::mail::{StoredAttachment, StoredMail};
 use crate::ids::random_id;
 use crate::store::{CommitError, Store};
 use std::sync::Arc;
@@ -139,6 +139,26 @@ pub async fn run(
     }
 }
 
+/// The bytes of a mail's attachments, read now; an attachment whose blob is gone (its
+/// document erased meanwhile) is left out, with a warning.
+fn attachment_files(
+    store: &Arc<Store>,
+    mail: &StoredMail,
+) -> anyhow::Result<Vec<(StoredAttachment, Vec<u8>)>> {
+    if mail.attachments.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut txn = store.begin_read_only();
+    let mut files = Vec::new();
+    for a in &mail.attachments {
+        match txn.get_blob(&keys::blob(&a.blob))? {
+            Some(bytes) => files.push((a.clone(), bytes)),
+            None => tracing::warn!(id = mail.id, blob = a.blob, "an attachment's file is gone"),
+        }
+    }
+    Ok(files)
+}
+
 /// Delivers every due message of `outbox`.
 pub fn deliver_due(
     store: &Arc<Store>,
@@ -159,6 +179,7 @@ pub fn deliver_due(
                 continue;
             };
             let mut mail: StoredMail = serde_json::from_slice(&value)?;
+            mail.files = attachment_files(store, &mail)?;
             // Sent outside any transaction: the row goes only after the transport
             // took it, in a transaction that checks the lease is still ours.
             let sent = transport.send(&mail);
@@ -317,6 +338,8 @@ mod tests {
             attempts,
             tag: String::new(),
             html: String::new(),
+            attachments: Vec::new(),
+            files: Vec::new(),
         };
         let mut txn = store.begin();
         txn.put(
@@ -378,6 +401,8 @@ mod tests {
             attempts: 0,
             tag: "recipient:d:r".into(),
             html: String::new(),
+            attachments: Vec::new(),
+            files: Vec::new(),
         };
         let mut txn = store.begin();
         txn.put(

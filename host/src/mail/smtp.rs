@@ -7,7 +7,7 @@
 use super::{Failure, Transport};
 use crate::host_tables::mail::StoredMail;
 use anyhow::Context;
-use lettre::message::{Mailbox, MultiPart, header::ContentType};
+use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart, header::ContentType};
 use lettre::{Message, SmtpTransport, Transport as _};
 use std::time::Duration;
 
@@ -41,15 +41,31 @@ impl Transport for SmtpMailer {
             .to(to)
             .subject(mail.subject.clone())
             .message_id(Some(format!("<{}@esign>", mail.id)));
-        let message = if mail.html.is_empty() {
-            builder
-                .header(ContentType::TEXT_PLAIN)
-                .body(mail.body.clone())
-        } else {
-            builder.multipart(MultiPart::alternative_plain_html(
+        let text = || SinglePart::plain(mail.body.clone());
+        let content = match mail.html.is_empty() {
+            true => None,
+            false => Some(MultiPart::alternative_plain_html(
                 mail.body.clone(),
                 mail.html.clone(),
-            ))
+            )),
+        };
+        let message = if mail.files.is_empty() {
+            match content {
+                None => builder.singlepart(text()),
+                Some(alternative) => builder.multipart(alternative),
+            }
+        } else {
+            // The text (or its alternatives) first, then each file (RFC 2046 mixed).
+            let mut mixed = match content {
+                None => MultiPart::mixed().singlepart(text()),
+                Some(alternative) => MultiPart::mixed().multipart(alternative),
+            };
+            for (a, bytes) in &mail.files {
+                let kind = ContentType::parse(&a.content_type)
+                    .unwrap_or_else(|_| ContentType::parse("application/octet-stream").unwrap());
+                mixed = mixed.singlepart(Attachment::new(a.name.clone()).body(bytes.clone(), kind));
+            }
+            builder.multipart(mixed)
         }
         .map_err(|e| Failure::Permanent(format!("the mail cannot be built: {e}")))?;
         match self.transport.send(&message) {

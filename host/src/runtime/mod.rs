@@ -49,6 +49,8 @@ pub fn default_settings() -> Settings {
         eid_provider: String::new(),
         signing_certificate: String::new(),
         oauth_access_ttl_secs: None,
+        completion_attachment_max_bytes: None,
+        completion_link_days: None,
         mcp_test_user: String::new(),
         // No default: every host loads one (`link_key::load`).
         link_key: String::new(),

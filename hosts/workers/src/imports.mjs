@@ -76,8 +76,8 @@ export function engineImports(cx) {
         );
         return id;
       },
-      sendMail: (m) => mailRow(sql, 'mail', m.to, m.subject, m.body, m.tag, cx.now, m.html),
-      sendSms: (s) => mailRow(sql, 'sms', s.to, '', s.text, s.tag, cx.now, ''),
+      sendMail: (m) => mailRow(sql, 'mail', m.to, m.subject, m.body, m.tag, cx.now, m.html, m.attachments),
+      sendSms: (s) => mailRow(sql, 'sms', s.to, '', s.text, s.tag, cx.now, '', []),
     },
     'esign:engine/host': {
       getSettings: () => cx.settings,
@@ -110,9 +110,11 @@ export function engineImports(cx) {
   return imports;
 }
 
-function mailRow(sql, channel, to, subject, body, tag, now, html) {
+// Attachments are kept by blob (`{name, contentType, blob}`); outbound.mjs reads their
+// bytes when it sends.
+function mailRow(sql, channel, to, subject, body, tag, now, html, attachments) {
   sql.exec(
-    'INSERT INTO mail (id, channel, recipient, subject, body, tag, due, html) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    randomId(), channel, to, subject, body, tag, now, html,
+    'INSERT INTO mail (id, channel, recipient, subject, body, tag, due, html, attachments) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    randomId(), channel, to, subject, body, tag, now, html, JSON.stringify(attachments ?? []),
   );
 }

@@ -11,13 +11,14 @@
 // step is a dead letter (job `webhook.dead`). Redirects are not followed.
 //
 // Mail and SMS: a JSON POST to the configured HTTP API (ESIGN_MAIL_URL: `{from, to,
-// subject, text, tag}`, and `html` when the mail has an HTML part; ESIGN_SMS_URL:
+// subject, text, tag}`, and `html` when the mail has an HTML part, `attachments`
+// (`[{filename, content_type, content}]`, content in base64) when it has files; ESIGN_SMS_URL:
 // `{to, text}`, as the Rust host's SMS gateway),
 // with `authorization: Bearer` the configured token. 2xx is sent; 400, 404, 410 or 422
 // is a permanent refusal (given up at once, and for tagged mail job `mail.bounced`);
 // anything else is retried with exponential backoff, at most 20 attempts.
 
-import { hostJob } from './tables.mjs';
+import { getBlob, hostJob } from './tables.mjs';
 import { randomId } from './bytes.mjs';
 
 /** The Rust host's default retry schedule: 14 retries over about three days. */
@@ -141,7 +142,7 @@ export async function sendMail(ctx, env) {
   const sql = ctx.storage.sql;
   const rows = sql.exec('SELECT * FROM mail WHERE due <= ? ORDER BY due LIMIT ?', Date.now(), BATCH).toArray();
   if (!rows.length) return 0;
-  const results = await Promise.all(rows.map((row) => attemptMail(env, row)));
+  const results = await Promise.all(rows.map((row) => attemptMail(env, row, attachedFiles(sql, row))));
   ctx.storage.transactionSync(() => {
     const now = Date.now();
     rows.forEach((row, i) => {
@@ -171,7 +172,21 @@ export async function sendMail(ctx, env) {
   return rows.length;
 }
 
-async function attemptMail(env, row) {
+/** A mail's attachments with their bytes in base64 (`{filename, content_type, content}`);
+ *  one whose blob is gone (its document erased meanwhile) is left out. */
+function attachedFiles(sql, row) {
+  const out = [];
+  for (const a of JSON.parse(row.attachments || '[]')) {
+    const bytes = getBlob(sql, a.blob);
+    if (!bytes) continue;
+    let text = '';
+    for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+    out.push({ filename: a.name, content_type: a.contentType, content: btoa(text) });
+  }
+  return out;
+}
+
+async function attemptMail(env, row, attachments) {
   const sms = row.channel === 'sms';
   const url = sms ? env.ESIGN_SMS_URL : env.ESIGN_MAIL_URL;
   if (!url) {
@@ -182,7 +197,15 @@ async function attemptMail(env, row) {
   const token = sms ? env.ESIGN_SMS_TOKEN : env.ESIGN_MAIL_TOKEN;
   const body = sms
     ? { to: row.recipient, text: row.body }
-    : { from: env.ESIGN_MAIL_FROM || 'esign <noreply@esign.local>', to: row.recipient, subject: row.subject, text: row.body, tag: row.tag, ...(row.html ? { html: row.html } : {}) };
+    : {
+        from: env.ESIGN_MAIL_FROM || 'esign <noreply@esign.local>',
+        to: row.recipient,
+        subject: row.subject,
+        text: row.body,
+        tag: row.tag,
+        ...(row.html ? { html: row.html } : {}),
+        ...(attachments.length ? { attachments } : {}),
+      };
   try {
     const res = await fetch(url, {
       method: 'POST',

@@ -17,6 +17,8 @@ export function settings(env, baseUrl, signingCertificate, linkKey) {
     eidProvider: '',
     signingCertificate,
     oauthAccessTtlSecs: big(env, 'ESIGN_OAUTH_ACCESS_TTL_SECS'),
+    completionAttachmentMaxBytes: big(env, 'ESIGN_COMPLETION_ATTACHMENT_MAX_BYTES'),
+    completionLinkDays: big(env, 'ESIGN_COMPLETION_LINK_DAYS'),
     mcpTestUser: env.ESIGN_TEST_MCP_USER ?? '',
     linkKey,
   };

@@ -27,7 +27,7 @@ CREATE INDEX IF NOT EXISTS delivery_due ON delivery (due);
 CREATE TABLE IF NOT EXISTS mail (
   id TEXT PRIMARY KEY, channel TEXT NOT NULL, recipient TEXT NOT NULL, subject TEXT NOT NULL,
   body TEXT NOT NULL, tag TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, due INTEGER NOT NULL,
-  last_error TEXT NOT NULL DEFAULT '', html TEXT NOT NULL DEFAULT '');
+  last_error TEXT NOT NULL DEFAULT '', html TEXT NOT NULL DEFAULT '', attachments TEXT NOT NULL DEFAULT '[]');
 CREATE INDEX IF NOT EXISTS mail_due ON mail (due);
 CREATE TABLE IF NOT EXISTS dead_mail (
   id TEXT PRIMARY KEY, channel TEXT NOT NULL, recipient TEXT NOT NULL, subject TEXT NOT NULL,
@@ -42,6 +42,7 @@ export const CHUNK = 1 << 20;
 export function migrate(sql) {
   const columns = sql.exec('PRAGMA table_info(mail)').toArray().map((c) => c.name);
   if (!columns.includes('html')) sql.exec("ALTER TABLE mail ADD COLUMN html TEXT NOT NULL DEFAULT ''");
+  if (!columns.includes('attachments')) sql.exec("ALTER TABLE mail ADD COLUMN attachments TEXT NOT NULL DEFAULT '[]'");
 }
 
 export function meta(sql, k) {

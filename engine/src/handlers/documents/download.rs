@@ -135,8 +135,8 @@ pub fn preview(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
 
 /// `GET /v1/download/{secret}`: the PDF behind a download link, while it lasts. No
 /// token: the link is the credential, so it is short-lived and unguessable.
-pub fn by_link(cx: &mut Cx, secret: &str) -> ApiResult<Response> {
-    let (link, ext, bytes) = downloads::by_link(cx, secret)?;
+pub fn by_link(cx: &mut Cx, req: &Request, secret: &str) -> ApiResult<Response> {
+    let (link, ext, bytes) = downloads::by_link(cx, secret, req.client())?;
     let mut resp = pdf(bytes, &link.file_name);
     if !ext.content_type.is_empty() {
         resp.headers[0].1 = ext.content_type;

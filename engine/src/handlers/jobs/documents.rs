@@ -10,7 +10,7 @@ use crate::base::prelude::*;
 use crate::base::{job_kinds, work_orders};
 use crate::domain::dates::{self, Reminder};
 use crate::domain::deletion::{self, Erase};
-use crate::domain::{bounces, imports, rendered as renders};
+use crate::domain::{bounces, completion, imports, rendered as renders};
 
 /// The outcome of a job that runs again at `at`, if any; else done.
 fn done_or_retry(at: Option<u64>) -> JobOutcome {
@@ -120,6 +120,11 @@ pub fn bounced(cx: &mut Cx, job: &Job) -> JobOutcome {
         .and_then(|rest| rest.split_once(':'))
     {
         bounces::bounced(cx, doc_id, rid, reason);
+    } else if let Some((doc_id, to)) = tag
+        .strip_prefix("completion:")
+        .and_then(|rest| rest.split_once(':'))
+    {
+        completion::bounced(cx, doc_id, to, reason);
     }
     api::JobOutcome::Done
 }

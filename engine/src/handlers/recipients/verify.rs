@@ -328,6 +328,7 @@ fn send_code(
             body,
             tag,
             html,
+            attachments: Vec::new(),
         });
     }
     save(cx, &doc.id, &r.id, &c);

@@ -529,6 +529,8 @@ impl host::Guest for Component {
                 .map(|k| k.cert_pem.clone())
                 .unwrap_or_default(),
             oauth_access_ttl_secs: env_number("ESIGN_OAUTH_ACCESS_TTL_SECS"),
+            completion_attachment_max_bytes: env_number("ESIGN_COMPLETION_ATTACHMENT_MAX_BYTES"),
+            completion_link_days: env_number("ESIGN_COMPLETION_LINK_DAYS"),
             mcp_test_user: String::new(),
             link_key: link_key(),
         }

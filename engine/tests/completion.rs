@@ -1,0 +1,257 @@
+//! A copy of the completed document for every party (issue 50 item 3): once the sealed
+//! PDF is stored, every recipient, the owner and every `sign_copy_emails` address get
+//! one mail in the document's language, with the PDF attached or a link to it, as the
+//! entity chose; a recipient without an email gets the link by SMS.
+
+mod common;
+
+use common::*;
+use esign_engine::memory::MemoryPlatform;
+use esign_engine::{Mail, Origin, handle};
+use serde_json::{Value, json};
+
+/// A document with a signer, a CC and an SMS-only approver, sent to them; the signer's
+/// and approver's secrets.
+fn sent(p: &mut MemoryPlatform, t: &str, extra: Value) -> (String, String, String) {
+    let (id, sent) = sent_doc(
+        p,
+        t,
+        json!([
+            {"email": "s@y.se", "first_name": "Sam", "role": "signer"},
+            {"email": "cc@y.se", "first_name": "Cy", "role": "cc"},
+            {"mobile": "+46701234567", "first_name": "Ann", "role": "externalApprover"},
+        ]),
+        extra,
+    );
+    let secret = |i: usize| secret_of(&sent, i);
+    (id, secret(0), secret(2))
+}
+
+/// Signs as the signer and approves as the approver, then seals: the document is
+/// complete.
+fn complete(p: &mut MemoryPlatform, signer: &str, approver: &str) {
+    for (secret, act, body) in [
+        (
+            signer,
+            "sign",
+            json!({"signature": {"type": "typed", "name": "Sam Svensson"}}),
+        ),
+        (approver, "approve", json!({})),
+    ] {
+        let (s, r) = recipient(
+            p,
+            "POST",
+            &format!("/v1/recipient/{secret}/view"),
+            Some(json!({})),
+        );
+        assert_eq!(s, 200, "{r}");
+        let (s, r) = recipient(
+            p,
+            "POST",
+            &format!("/v1/recipient/{secret}/{act}"),
+            Some(body),
+        );
+        assert_eq!(s, 200, "{r}");
+    }
+    p.mails.clear();
+    p.sms.clear();
+    finish_render(p, 3);
+}
+
+fn copies(p: &MemoryPlatform) -> Vec<&Mail> {
+    p.mails
+        .iter()
+        .filter(|m| m.tag.starts_with("completion:"))
+        .collect()
+}
+
+#[test]
+fn every_party_gets_one_copy_with_the_sealed_pdf_attached() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, signer, approver) = sent(&mut p, &t, json!({"language": "sv"}));
+    let copy_to = json!({"sign_copy_emails": "legal@y.se, S@Y.SE"});
+    let (s, e) = api(
+        &mut p,
+        &t,
+        "PUT",
+        &format!("/v1/documents/{id}"),
+        Some(copy_to),
+    );
+    assert_eq!(s, 204, "{e}");
+    complete(&mut p, &signer, &approver);
+    let (s, doc) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
+    assert_eq!((s, doc["status"].as_str()), (200, Some("signed")), "{doc}");
+    let mut to: Vec<&str> = copies(&p).iter().map(|m| m.to.as_str()).collect();
+    to.sort();
+    // The signer once (S@Y.SE is the same address), the CC, the owner, legal@.
+    assert_eq!(to, ["a@x.se", "cc@y.se", "legal@y.se", "s@y.se"]);
+    let sealed = p
+        .blobs
+        .iter()
+        .find(|(_, b)| b.starts_with(b"%PDF-sealed"))
+        .unwrap()
+        .0
+        .clone();
+    for m in copies(&p) {
+        assert!(m.subject.starts_with("Signerat: "), "{}", m.subject);
+        assert!(m.body.contains("bifogat"), "{}", m.body);
+        assert_eq!(m.attachments.len(), 1, "{m:?}");
+        assert_eq!(m.attachments[0].blob, sealed);
+        assert_eq!(m.attachments[0].content_type, "application/pdf");
+        assert_eq!(m.attachments[0].name, "Contract.pdf");
+    }
+    // The approver has no email: an SMS with a link that downloads the sealed PDF.
+    let sms: Vec<_> = p
+        .sms
+        .iter()
+        .filter(|s| s.tag.starts_with("completion:"))
+        .cloned()
+        .collect();
+    assert_eq!(sms.len(), 1, "{:?}", p.sms);
+    let url = sms[0].text.rsplit(' ').next().unwrap();
+    let secret = url.rsplit('/').next().unwrap();
+    let resp = handle(
+        &mut p,
+        &request(Origin::Http, "GET", &format!("/v1/download/{secret}"), None),
+    );
+    assert_eq!(resp.status, 200);
+    assert!(resp.body.starts_with(b"%PDF-sealed"));
+    // Each use of the link is in the trail, with whom it was sent to.
+    let (_, log) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}/log"), None);
+    let actions: Vec<&str> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .collect();
+    assert!(actions.contains(&"completion_copies_sent"), "{actions:?}");
+    assert!(
+        actions.contains(&"completion_copy_downloaded"),
+        "{actions:?}"
+    );
+}
+
+#[test]
+fn the_entity_chooses_links_or_nothing() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (s, e) = api(&mut p, &t, "GET", "/v1/entity", None);
+    assert_eq!(
+        (s, e["entity"]["completion_copies"].as_str()),
+        (200, Some("attachment")),
+        "{e}"
+    );
+    let (s, e) = api(
+        &mut p,
+        &t,
+        "PUT",
+        "/v1/entity",
+        Some(json!({"completion_copies": "mail"})),
+    );
+    assert_eq!(
+        (s, e["error"].as_str()),
+        (400, Some("invalid_field")),
+        "{e}"
+    );
+
+    let (s, e) = api(
+        &mut p,
+        &t,
+        "PUT",
+        "/v1/entity",
+        Some(json!({"completion_copies": "link"})),
+    );
+    assert_eq!(
+        (s, e["entity"]["completion_copies"].as_str()),
+        (200, Some("link")),
+        "{e}"
+    );
+    let (_, signer, approver) = sent(&mut p, &t, json!({}));
+    complete(&mut p, &signer, &approver);
+    let mails = copies(&p);
+    assert_eq!(mails.len(), 3, "{mails:?}");
+    for m in mails {
+        assert!(m.attachments.is_empty());
+        assert!(m.body.contains("/v1/download/"), "{}", m.body);
+        assert!(m.body.contains("UTC"), "the link's end: {}", m.body);
+    }
+
+    let (s, _) = api(
+        &mut p,
+        &t,
+        "PUT",
+        "/v1/entity",
+        Some(json!({"completion_copies": "none"})),
+    );
+    assert_eq!(s, 200);
+    let (_, signer, approver) = sent(&mut p, &t, json!({}));
+    complete(&mut p, &signer, &approver);
+    assert!(copies(&p).is_empty());
+    assert!(p.sms.iter().all(|s| !s.tag.starts_with("completion:")));
+}
+
+#[test]
+fn a_bounced_copy_shows_in_the_trail() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, signer, approver) = sent(&mut p, &t, json!({}));
+    complete(&mut p, &signer, &approver);
+    let tag = copies(&p)
+        .iter()
+        .find(|m| m.to == "cc@y.se")
+        .unwrap()
+        .tag
+        .clone();
+    let job = esign_engine::Job {
+        id: "b".into(),
+        kind: "mail.bounced".into(),
+        payload: format!("{tag}\n550 no such user").into_bytes(),
+        attempt: 1,
+        outcome: None,
+    };
+    assert_eq!(
+        esign_engine::run_job(&mut p, &job),
+        esign_engine::JobOutcome::Done
+    );
+    let (_, log) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}/log"), None);
+    let bounced = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "completion_copy_bounced")
+        .unwrap_or_else(|| panic!("{log:#}"))
+        .clone();
+    assert!(
+        bounced["detail"].as_str().unwrap().contains("cc@y.se"),
+        "{bounced}"
+    );
+    // The recipient who got their invitation stays as they are.
+    let (_, doc) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}"), None);
+    assert_eq!(doc["status"], "signed", "{doc}");
+}
+
+#[test]
+fn a_sealed_pdf_above_the_operators_limit_goes_as_a_link_that_works_as_long_as_set() {
+    let mut p = bootstrapped();
+    // The fake sealed PDF is 9 bytes; the operator allows 8, and links of 2 days.
+    p.settings.completion_attachment_max_bytes = 8;
+    p.settings.completion_link_days = 2;
+    let t = token(&mut p);
+    let (_, signer, approver) = sent(&mut p, &t, json!({}));
+    complete(&mut p, &signer, &approver);
+    let mails: Vec<Mail> = copies(&p).into_iter().cloned().collect();
+    assert_eq!(mails.len(), 3);
+    assert!(mails.iter().all(|m| m.attachments.is_empty()));
+    let url = mails[0]
+        .body
+        .lines()
+        .find(|l| l.contains("/v1/download/"))
+        .unwrap();
+    let path = &url[url.find("/v1/download/").unwrap()..];
+    let get = |p: &mut MemoryPlatform| handle(p, &request(Origin::Http, "GET", path, None)).status;
+    p.now_ms += 2 * 24 * 3600 * 1000 - 1000;
+    assert_eq!(get(&mut p), 200);
+    p.now_ms += 2000;
+    assert_eq!(get(&mut p), 404, "the link ends after the days set");
+}
