@@ -671,3 +671,83 @@ fn the_signing_page_speaks_the_document_s_language_and_the_recipient_can_switch(
     assert_eq!(b.js("return window.esignMissingWords", vec![]), json!([]));
     s.wait_status(&t, &id, "signed");
 }
+
+/// Issue 50 item 4: a signer signs with a picture of their signature. A file too large
+/// is refused in the page with a clear message; a JPEG is shown before signing, and the
+/// sealed PDF carries it byte for byte (drawn as it is, `DCTDecode`). axe-core finds
+/// nothing on the upload screen at 375 px, nor on the wider one.
+#[test]
+fn a_signer_signs_with_an_uploaded_picture_of_their_signature() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Picture signature",
+        json!([person("Ann", "Tester", "ann@example.com")]),
+        json!({}),
+    );
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let ann = d["recipients"][0]["id"].as_str().unwrap().to_string();
+    add_field(
+        &s,
+        &t,
+        &id,
+        json!({"field_type": "signature", "page_num": 1, "field_left": 72, "field_top": 600,
+               "field_width": 220, "field_height": 60, "recipient_id": ann}),
+    );
+    let d = send(&s, &t, &id);
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("signature-pictures");
+    std::fs::create_dir_all(&dir).unwrap();
+    let jpeg: &[u8] = include_bytes!("../formats/src/testdata/signature-16x8.jpg");
+    let picture = dir.join("signature.jpg");
+    std::fs::write(&picture, jpeg).unwrap();
+    let too_large = dir.join("too-large.png");
+    std::fs::write(&too_large, vec![0u8; 300 * 1024]).unwrap();
+
+    b.phone(375, 800);
+    b.goto(&link(&d, 0));
+    b.wait_for_text("sign at the bottom");
+    b.keyboard_activate("Upload a picture", 60);
+    b.choose_file("Picture of your signature (PNG or JPEG)", &too_large);
+    b.wait_for_text("The picture is too large: at most 256 KiB and 4 million pixels.");
+    b.choose_file("Picture of your signature (PNG or JPEG)", &picture);
+    b.wait_js(
+        10,
+        "the picture's preview",
+        "const i = document.querySelector('img.picture');\
+         return !!i && !i.hidden && i.complete && i.naturalWidth === 16;",
+    );
+    assert!(!b.text("main").contains("too large"), "the error is gone");
+    let width = b.js("return document.documentElement.scrollWidth", vec![]);
+    assert!(
+        width.as_u64().unwrap() <= 375,
+        "nothing wider than the phone: {width}"
+    );
+    b.assert_no_violations("upload a picture (375 px)");
+    b.phone(1024, 800);
+    b.assert_no_violations("upload a picture");
+    b.click("Sign");
+    b.wait_for_text("You signed the document");
+    s.wait_status(&t, &id, "signed");
+    let secret = link(&d, 0).rsplit('/').next().unwrap().to_string();
+    wait_until(30, "the signed PDF", || {
+        let (_, v) = call(s.get(&format!("/v1/recipient/{secret}")));
+        (v["document"]["final_ready"] == true).then_some(())
+    });
+    let (_, v) = call(s.get(&format!("/v1/recipient/{secret}")));
+    assert_eq!(v["signature"]["type"], "uploaded", "{v}");
+    let pdf = s
+        .get(&format!("/v1/recipient/{secret}/download"))
+        .send()
+        .unwrap();
+    assert_eq!(pdf.status(), 200);
+    let bytes = pdf.bytes().unwrap();
+    assert!(
+        bytes.windows(jpeg.len()).any(|w| w == jpeg),
+        "the sealed PDF carries the JPEG as it was given"
+    );
+    assert!(bytes.windows(10).any(|w| w == b"/DCTDecode"));
+}

@@ -319,6 +319,46 @@
     };
   }
 
+  // ---------- a picture of a signature ----------
+  // A PNG or JPEG the signer chooses, sent as it is (a data URL) within the server's
+  // limits (256 KiB, 4 000 000 pixels: inputs::picture_of), shown before signing.
+  const PICTURE_BYTES = 256 * 1024, PICTURE_PIXELS = 4000000;
+  function signaturePicture() {
+    const input = el("input", { id: "sig-picture", type: "file", accept: "image/png,image/jpeg", "aria-describedby": "sig-picture-hint" });
+    const hint = el("p", { id: "sig-picture-hint", class: "muted", text: t("sign.picture_hint") });
+    const error = el("p", { class: "field-error", role: "alert", hidden: true });
+    const preview = el("img", { class: "picture", alt: t("sign.picture_preview"), hidden: true });
+    const box = el("div", { class: "uploaded", hidden: true },
+      el("label", { for: "sig-picture", text: t("sign.picture_label") }), input, hint, error, preview);
+    let image = null;
+    function refuse(key) {
+      image = null; preview.hidden = true; preview.removeAttribute("src");
+      error.textContent = t(key); error.hidden = false;
+      input.setAttribute("aria-invalid", "true");
+    }
+    input.addEventListener("change", () => {
+      image = null; error.hidden = true; input.removeAttribute("aria-invalid");
+      const file = input.files && input.files[0];
+      if (!file) { preview.hidden = true; return; }
+      if (file.type !== "image/png" && file.type !== "image/jpeg") return refuse("sign.picture_type");
+      if (file.size > PICTURE_BYTES) return refuse("sign.picture_too_large");
+      const reader = new FileReader();
+      reader.onerror = () => refuse("sign.picture_unreadable");
+      reader.onload = () => {
+        const url = String(reader.result);
+        const probe = new Image();
+        probe.onerror = () => refuse("sign.picture_unreadable");
+        probe.onload = () => {
+          if (probe.naturalWidth * probe.naturalHeight > PICTURE_PIXELS) return refuse("sign.picture_too_large");
+          image = url; preview.src = url; preview.hidden = false;
+        };
+        probe.src = url;
+      };
+      reader.readAsDataURL(file);
+    });
+    return { box, input, image: () => image };
+  }
+
   // A typed name drawn in the handwriting font, as a PNG.
   async function typedImage(text, w, h) {
     try { await document.fonts.load("64px 'Dancing Script'"); } catch (_) { /* fall back to cursive */ }
@@ -367,13 +407,19 @@
     const drawn = el("div", { class: "drawn", hidden: true },
       el("p", { class: "muted", text: t("sign.draw_hint") }), pad.canvas,
       el("button", { type: "button", class: "link", onclick: () => pad.clear() }, t("sign.clear")));
+    const picture = signaturePicture();
     const tabs = el("div", { class: "tabs", role: "group", "aria-label": t("sign.how") });
-    const tType = el("button", { type: "button", "aria-pressed": "true" }, t("sign.type_name"));
-    const tDraw = el("button", { type: "button", "aria-pressed": "false" }, t("sign.draw"));
-    tType.addEventListener("click", () => { mode = "typed"; typed.hidden = false; drawn.hidden = true; tType.setAttribute("aria-pressed", "true"); tDraw.setAttribute("aria-pressed", "false"); });
-    tDraw.addEventListener("click", () => { mode = "drawn"; typed.hidden = true; drawn.hidden = false; tDraw.setAttribute("aria-pressed", "true"); tType.setAttribute("aria-pressed", "false"); });
-    tabs.append(tType, tDraw);
-    form.append(tabs, typed, drawn);
+    const modes = [["typed", t("sign.type_name"), typed], ["drawn", t("sign.draw"), drawn], ["uploaded", t("sign.upload"), picture.box]];
+    for (const [m, label, panel] of modes) {
+      const b = el("button", { type: "button", "aria-pressed": String(m === mode) }, label);
+      b.addEventListener("click", () => {
+        mode = m;
+        for (const [other, , p] of modes) p.hidden = other !== m;
+        for (const x of tabs.children) x.setAttribute("aria-pressed", String(x === b));
+      });
+      tabs.append(b);
+    }
+    form.append(tabs, typed, drawn, picture.box);
     const needInitials = doc().is_signing_initials || (view.fields || []).some((f) => f.mine && f.type === "initials");
     let initials = null;
     if (needInitials) {
@@ -401,9 +447,13 @@
           const n = name.value.trim();
           if (!n) { fail(t("sign.need_name")); name.focus(); return; }
           body.signature = { type: "typed", name: n, image: await typedImage(n, 600, 150) };
-        } else {
+        } else if (mode === "drawn") {
           if (pad.empty()) { fail(t("sign.need_drawing")); return; }
           body.signature = { type: "drawn", name: name.value.trim(), image: pad.png() };
+        } else {
+          const image = picture.image();
+          if (!image) { fail(t("sign.need_picture")); picture.input.focus(); return; }
+          body.signature = { type: "uploaded", name: name.value.trim(), image };
         }
         if (initials) {
           const typed = initials.value.trim();
