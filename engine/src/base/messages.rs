@@ -116,6 +116,12 @@ impl Words {
         )
     }
 
+    /// A number written with `.` as this language writes it (`num.decimal`: `,` in
+    /// most of the ten).
+    pub fn decimal(&self, number: &str) -> String {
+        number.replace('.', &self.get("num.decimal"))
+    }
+
     /// The words whose keys start with `prefix`, as a JSON object (the signing page
     /// embeds its own so it is drawn in the document's language at once).
     pub fn with_prefix(&self, prefix: &str) -> Value {

@@ -8,7 +8,6 @@ use crate::base::html::esc;
 use crate::base::messages::Words;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util;
 use crate::domain::accounts::{User, user_key};
 use crate::domain::branding;
 use crate::domain::document::{self, Document, Recipient};
@@ -229,7 +228,7 @@ pub fn expiration_changed(cx: &mut Cx, doc: &Document, r: &Recipient) {
         "mail.expiration",
         &[
             ("document", &doc.name),
-            ("date", &util::iso8601(doc.expiration_ms)),
+            ("date", &words.time(doc.expiration_ms)),
         ],
     );
     link_mail(cx, &words, doc, r, subject, intro, "", false);

@@ -2,6 +2,7 @@
 //! rendered PDF.
 
 use crate::base::http::{self, ApiError, ApiResult};
+use crate::base::messages::Words;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::work_orders::{self, Block};
@@ -218,8 +219,10 @@ fn qty(v: f64) -> String {
     }
 }
 
-/// The pricing pages of the rendered PDF.
-pub fn blocks(tables: &[PricingTable]) -> Vec<Block> {
+/// The pricing pages of the rendered PDF, their words and decimal marks in `w`'s
+/// language (`cert.pricing*`, `num.decimal`); names and amounts as the table gives them.
+pub fn blocks(tables: &[PricingTable], w: &Words) -> Vec<Block> {
+    let money = |v: f64| w.decimal(&money(v));
     let mut out = Vec::new();
     for (i, t) in tables.iter().enumerate() {
         if i > 0 {
@@ -231,23 +234,23 @@ pub fn blocks(tables: &[PricingTable]) -> Vec<Block> {
             format!(" {}", t.currency)
         };
         out.push(work_orders::Block::Heading(if tables.len() > 1 {
-            format!("Pricing table {}", i + 1)
+            w.fill("cert.pricing_table_n", &[("n", &(i + 1).to_string())])
         } else {
-            "Pricing".into()
+            w.get("cert.pricing")
         }));
         for s in &t.sections {
             if !s.display_name.is_empty() {
                 out.push(work_orders::Block::Text(s.display_name.clone()));
             }
             out.push(work_orders::Block::HeaderRow(vec![
-                "Item".into(),
-                "Quantity x price".into(),
-                format!("Amount{cur}"),
+                w.get("cert.pricing_item"),
+                w.get("cert.pricing_quantity_price"),
+                format!("{}{cur}", w.get("cert.pricing_amount")),
             ]));
             for r in &s.rows {
                 out.push(work_orders::Block::Row(vec![
                     r.name.clone(),
-                    format!("{} x {}", qty(r.quantity), money(r.price)),
+                    format!("{} x {}", w.decimal(&qty(r.quantity)), money(r.price)),
                     money(r.quantity * r.price),
                 ]));
             }
@@ -255,11 +258,17 @@ pub fn blocks(tables: &[PricingTable]) -> Vec<Block> {
         let (subtotal, lines, total) = totals(t);
         out.push(work_orders::Block::Rule);
         out.push(work_orders::Block::Row(vec![
-            "Subtotal".into(),
+            w.get("cert.pricing_subtotal"),
             String::new(),
             money(subtotal),
         ]));
         for (label, amount) in lines {
+            // A summary value without a display name is named after its key: the
+            // usual ones in the document's language.
+            let label = match label.as_str() {
+                "discount" | "tax" => w.get(&format!("cert.pricing_{label}")),
+                _ => label,
+            };
             out.push(work_orders::Block::Row(vec![
                 label,
                 String::new(),
@@ -267,7 +276,7 @@ pub fn blocks(tables: &[PricingTable]) -> Vec<Block> {
             ]));
         }
         out.push(work_orders::Block::HeaderRow(vec![
-            format!("Total{cur}"),
+            format!("{}{cur}", w.get("cert.pricing_total")),
             String::new(),
             money(total),
         ]));
@@ -279,6 +288,55 @@ pub fn blocks(tables: &[PricingTable]) -> Vec<Block> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// The words of the table's own rows, in the text of its blocks.
+    fn texts(blocks: &[Block]) -> Vec<String> {
+        blocks
+            .iter()
+            .flat_map(|b| match b {
+                Block::Heading(t) | Block::Text(t) => vec![t.clone()],
+                Block::Row(cells) | Block::HeaderRow(cells) => cells.clone(),
+                _ => Vec::new(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_pricing_pages_speak_the_document_s_language() {
+        let t = parse_tables(&json!([{
+            "currency_settings": {"currency": "SEK"},
+            "sections": [{"rows": [{"name": "Widget", "quantity": 1.5, "price": 10}]}],
+            "summary_values": {"discount": {"value": "10", "enabled": true},
+                               "tax": {"value": "25", "enabled": true}}
+        }]))
+        .unwrap();
+        let sv = texts(&blocks(&t, &Words::new("sv")));
+        for word in [
+            "Priser",
+            "Artikel",
+            "Belopp SEK",
+            "Delsumma",
+            "Rabatt",
+            "Moms",
+            "Totalt SEK",
+        ] {
+            assert!(sv.iter().any(|s| s == word), "{word} in {sv:?}");
+        }
+        assert!(sv.iter().any(|s| s == "1,5 x 10,00"), "{sv:?}");
+        assert!(sv.iter().any(|s| s == "15,00"), "{sv:?}");
+        let en = texts(&blocks(&t, &Words::new("en")));
+        for word in [
+            "Pricing",
+            "Item",
+            "Subtotal",
+            "Discount",
+            "Tax",
+            "Total SEK",
+            "1.5 x 10.00",
+        ] {
+            assert!(en.iter().any(|s| s == word), "{word} in {en:?}");
+        }
+    }
 
     #[test]
     fn totals_apply_discount_then_tax() {

@@ -79,7 +79,7 @@ fn role_name(w: &Words, role: Role) -> String {
 /// What a rendered document shows after its own pages: its pricing tables, or, when it
 /// has neither pages nor tables, a cover page that says so in `w`'s language.
 pub fn appendix(doc: &Document, w: &Words) -> Vec<Block> {
-    let appendix = pricing::blocks(&doc.pricing_tables);
+    let appendix = pricing::blocks(&doc.pricing_tables, w);
     if doc.files.is_empty() && appendix.is_empty() {
         // Nothing of its own to show: a cover page is the content.
         return vec![
