@@ -9,6 +9,31 @@
   const app = document.getElementById("app");
   let view = data;
 
+  // ---------- embedded signing ----------
+  // Opened with ?embed=1 by a site among the entity's embed_origins, the server embeds
+  // those origins (#esign-embed); the page then posts its events to its parent, to an
+  // allowed origin only (never "*"): the parent's own when the browser tells it
+  // (ancestorOrigins, the referrer), else each allowed one, which the browser delivers
+  // only to a parent of that origin. See docs/embedding.md.
+  const embedTag = document.getElementById("esign-embed");
+  const embedOrigins = embedTag ? (JSON.parse(embedTag.textContent).origins || []) : [];
+  const embedTargets = (() => {
+    if (window.parent === window || !embedOrigins.length) return [];
+    const ancestors = window.location.ancestorOrigins;
+    let parent = ancestors && ancestors.length ? ancestors[0] : "";
+    if (!parent && document.referrer) {
+      try { parent = new URL(document.referrer).origin; } catch (_) { parent = ""; }
+    }
+    return parent ? embedOrigins.filter((o) => o === parent) : embedOrigins;
+  })();
+  function emit(type, extra) {
+    if (!embedTargets.length) return;
+    const msg = Object.assign({ type, document_id: view.document.id, recipient_id: view.recipient.id }, extra || {});
+    for (const o of embedTargets) {
+      try { window.parent.postMessage(msg, o); } catch (_) { /* not that origin */ }
+    }
+  }
+
   // ---------- words ----------
   // The page's words come from engine/assets/messages-{lang}.json (the catalogue the
   // sender's app and the mails share): the server embeds those of the document's
@@ -117,7 +142,11 @@
   const next = el("p", { class: "next", id: "next", role: "status" });
   const alertBox = el("p", { class: "alert", role: "alert", hidden: true });
   function say(text) { next.textContent = text; }
-  function fail(e) { alertBox.hidden = false; alertBox.textContent = e.message || String(e); }
+  function fail(e) {
+    alertBox.hidden = false;
+    alertBox.textContent = e.message || String(e);
+    emit("esign:error", { error: (e && e.code) || "", status: (e && e.status) || 0, message: alertBox.textContent });
+  }
   function clearFail() { alertBox.hidden = true; alertBox.textContent = ""; }
 
   function whatNext() {
@@ -256,6 +285,7 @@
         });
       }
       inputs.set(f.id, input);
+      input.addEventListener("change", () => emit("esign:field", { field_id: f.id, field_type: f.type }));
       box.append(input);
     } else if (f.type === "signature" || f.type === "initials") {
       box.append(el("span", { class: "placeholder", text: f.mine ? (f.type === "signature" ? t("sign.your_signature") : t("sign.your_initials")) : "" }));
@@ -480,7 +510,10 @@
     for (const b of app.querySelectorAll("button")) b.disabled = true;
     try {
       await call(path, body);
+      const done = { "/sign": "esign:signed", "/approve": "esign:approved", "/reject": "esign:rejected" }[path];
+      if (done) emit(done);
       await refresh();
+      if (done && path !== "/reject" && doc().status === "signed") emit("esign:completed", { status: "signed" });
     } catch (e) {
       fail(e);
       say(whatNext());
@@ -672,7 +705,11 @@
       try { await useLanguage(chosen); } catch (_) { /* the document's language then */ }
     }
     render();
+    emit("esign:loaded", { status: me().status });
   }
-  start();
-  if (open()) call("/view", {}).then(() => refresh()).catch(() => { /* viewing still works */ });
+  const started = start();
+  if (open()) {
+    call("/view", {}).then(() => { started.then(() => emit("esign:viewed")); return refresh(); })
+      .catch(() => { /* viewing still works */ });
+  }
 })();

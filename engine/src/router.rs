@@ -243,6 +243,8 @@ pub const ROUTES: &[Route] = &[
     Route::member("GET", "/v1/subscriptions/{id}/deliveries", |cx, pr, _, p| subscriptions::deliveries(cx, pr, p[0])),
     // The signing page's assets, and the page behind each recipient's mailed link.
     Route::open("GET", "/s/_/{name}", |_, _, p| asset(page::asset(p[0]))),
+    // The script a site includes to frame a signing page (embedded signing).
+    Route::open("GET", "/embed.js", |_, _, _| Ok(page::embed_script())),
     // The sender's web app: its assets, and the shell of every view.
     Route::open("GET", "/app", |_, req, p| Ok(app::shell(req, p))),
     Route::open("HEAD", "/app", |_, req, p| Ok(app::shell(req, p))),

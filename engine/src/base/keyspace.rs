@@ -154,6 +154,9 @@ pub const BRAND: &str = "brand";
 /// `ccp/{entity}` → what the entity's parties get when a document is completed
 /// (`completion::Copies`).
 pub const CCP: &str = "ccp";
+/// `embo/{entity}` → the origins that may frame the entity's signing pages
+/// (`embedding::Origins`).
+pub const EMBO: &str = "embo";
 /// `ecd/{entity}/{key}` → a custom data property (`custom_data::Property`).
 pub const ECD: &str = "ecd";
 /// `fold/{entity}/{id}` → a folder (`folders::Folder`).
@@ -259,6 +262,7 @@ pub const FAMILIES: &[Family] = &[
     kv(PUBF, "public files"),
     kv(BRAND, "an entity's branding"),
     kv(CCP, "an entity's choice of completion copies"),
+    kv(EMBO, "the origins that may frame an entity's signing pages"),
     kv(ECD, "an entity's custom data properties"),
     kv(FOLD, "folders"),
     kv(CTC, "contacts"),

@@ -2,7 +2,8 @@
 //! default mail texts and its branding) and `PUT /v1/entity` (admins change its name,
 //! those texts, which invitations then use: `domain::mail_templates`, and the colour and
 //! logo its signing pages show: `domain::branding`; what every party gets when a document
-//! is completed: `domain::completion`).
+//! is completed: `domain::completion`; the sites that may frame its signing pages:
+//! `domain::embedding`).
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
@@ -14,6 +15,7 @@ use crate::domain::accounts::{self, Entity};
 use crate::domain::auth::Principal;
 use crate::domain::branding;
 use crate::domain::completion::{self, Copies};
+use crate::domain::embedding;
 use crate::domain::mail_templates::{self, EntityTexts};
 use crate::handlers::inputs;
 use crate::handlers::shapes;
@@ -37,6 +39,7 @@ fn entity_json(cx: &mut Cx, pr: &Principal, e: &Entity) -> Value {
         "brand_color": brand["color"],
         "logo_url": brand["logo_url"],
         "completion_copies": completion::choice(cx, &e.id).as_str(),
+        "embed_origins": embedding::origins(cx, &e.id),
         "role": pr.membership.role.as_str(),
         "api_access": e.api_access,
         "is_saml": e.saml,
@@ -48,6 +51,42 @@ fn entity_json(cx: &mut Cx, pr: &Principal, e: &Entity) -> Value {
 pub fn get(cx: &mut Cx, pr: &Principal) -> ApiResult<Response> {
     let e = pr.entity.clone();
     Ok(json(200, &entity_json(cx, pr, &e)))
+}
+
+/// The entity's settings kept in their own records: `completion_copies` and
+/// `embed_origins` (the origins stored only when every one is valid).
+fn settings(cx: &mut Cx, entity_id: &str, f: &http::Fields) -> ApiResult<()> {
+    let copies = match f.optional_str("completion_copies")? {
+        None => None,
+        Some(c) => Some(Copies::parse(c.trim()).ok_or_else(|| {
+            http::ApiError::bad_request(
+                "invalid_field",
+                "`completion_copies` must be `attachment`, `link` or `none`",
+            )
+        })?),
+    };
+    let origins = match f.optional_array("embed_origins")? {
+        None => None,
+        Some(list) => Some(
+            list.iter()
+                .map(|v| {
+                    v.as_str().map(str::to_string).ok_or_else(|| {
+                        http::ApiError::bad_request(
+                            "invalid_field",
+                            "`embed_origins` must be an array of origins as strings",
+                        )
+                    })
+                })
+                .collect::<ApiResult<Vec<String>>>()?,
+        ),
+    };
+    if let Some(origins) = origins {
+        embedding::set_origins(cx, entity_id, &origins)?;
+    }
+    if let Some(copies) = copies {
+        completion::set_choice(cx, entity_id, copies);
+    }
+    Ok(())
 }
 
 /// `PUT /v1/entity` (admins): its name, mail texts, colour and logo.
@@ -66,19 +105,9 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
         "brand_color",
         "logo",
         "completion_copies",
+        "embed_origins",
     ])?;
-    let copies = match f.optional_str("completion_copies")? {
-        None => None,
-        Some(c) => Some(Copies::parse(c.trim()).ok_or_else(|| {
-            http::ApiError::bad_request(
-                "invalid_field",
-                "`completion_copies` must be `attachment`, `link` or `none`",
-            )
-        })?),
-    };
-    if let Some(copies) = copies {
-        completion::set_choice(cx, &pr.entity.id, copies);
-    }
+    settings(cx, &pr.entity.id, &f)?;
     let mut e = pr.entity.clone();
     if let Some(name) = f.optional_str("name")? {
         if name.trim().is_empty() {

@@ -43,7 +43,7 @@ use crate::domain::links::check_available;
 use crate::domain::links::rate_limit;
 use crate::domain::page_views::MAX_REPORT_SECONDS;
 use crate::domain::recipient_states::Move;
-use crate::domain::{identity, page_views};
+use crate::domain::{embedding, identity, page_views};
 use crate::handlers::recipients::acts::{act, act_verified};
 use crate::handlers::recipients::view::recipient_view;
 use serde_json::Value;
@@ -51,14 +51,19 @@ use serde_json::Value;
 /// `/s/{secret}`: the signing page for browsers, the recipient view (JSON) for others.
 pub fn page_route(cx: &mut Cx, req: &Request, secret: &str) -> Response {
     let html = page::wants_html(req);
+    let mut embed = None;
     let mut resp = match by_secret(cx, secret) {
         Err(_) if html => page::link_not_found(req),
         Err(e) => e.into_response(),
         Ok((doc, i)) if html => {
             let view = recipient_view(cx, &doc, i, secret, req);
+            embed = page::Embed::asked(req).map(|hide_header| page::Embed {
+                origins: embedding::origins(cx, &doc.entity_id),
+                hide_header,
+            });
             match page::unavailable(&view) {
                 Some(notice) => notice,
-                None => page::page(&view, doc.expiration_ms),
+                None => page::page(&view, doc.expiration_ms, embed.as_ref()),
             }
         }
         Ok((doc, i)) => match check_available(&doc) {
@@ -66,7 +71,7 @@ pub fn page_route(cx: &mut Cx, req: &Request, secret: &str) -> Response {
             Err(e) => e.into_response(),
         },
     };
-    page::safety_headers(&mut resp.headers);
+    page::frame_headers(&mut resp.headers, embed.as_ref());
     resp
 }
 

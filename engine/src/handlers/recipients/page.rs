@@ -12,7 +12,11 @@
 //!
 //! Every response carries a Content-Security-Policy without inline script,
 //! `frame-ancestors 'none'`, `Referrer-Policy: no-referrer` and `Cache-Control:
-//! no-store` (assets: immutable).
+//! no-store` (assets: immutable). Embedded signing (`domain::embedding`): the page of a
+//! document opened with `?embed=1` lets the entity's `embed_origins` frame it
+//! (`frame-ancestors` names exactly them, no `X-Frame-Options`; none named: `'none'` as
+//! ever), embeds them as `#esign-embed` for `app.js` to post its events to the parent
+//! on one of them, and `&hide_header=1` leaves the header out. `/embed.js` mounts it.
 
 use crate::base::api::{Request, Response};
 use crate::base::html::{asset_response, esc, styled_page};
@@ -27,8 +31,48 @@ const APP_CSS: &[u8] = include_bytes!("../../../assets/app.css");
 const FONT: &[u8] = include_bytes!("../../../assets/dancing-script-latin-400.woff2");
 const FONT_LICENSE: &[u8] = include_bytes!("../../../assets/dancing-script-OFL.txt");
 const VIDEO_POSTER: &[u8] = include_bytes!("../../../assets/video.svg");
+const EMBED_JS: &[u8] = include_bytes!("../../../assets/embed.js");
 
 pub use crate::base::html::safety_headers;
+
+/// A signing page opened to be framed (`?embed=1`): the origins that may frame it (the
+/// entity's `embed_origins`) and whether to leave its header out (`&hide_header=1`).
+pub struct Embed {
+    pub origins: Vec<String>,
+    pub hide_header: bool,
+}
+
+impl Embed {
+    /// `Some(hide_header)` when the page was opened with `?embed=1`.
+    pub fn asked(req: &Request) -> Option<bool> {
+        (req.query_param("embed").as_deref() == Some("1"))
+            .then(|| req.query_param("hide_header").as_deref() == Some("1"))
+    }
+}
+
+/// The framing headers of a document's page: with `?embed=1` and origins named,
+/// `frame-ancestors` names them and there is no `X-Frame-Options` (it cannot name
+/// origins); else [`safety_headers`] as every page (`frame-ancestors 'none'`, `DENY`).
+pub fn frame_headers(headers: &mut Vec<(String, String)>, embed: Option<&Embed>) {
+    safety_headers(headers);
+    if let Some(e) = embed.filter(|e| !e.origins.is_empty()) {
+        headers.retain(|(n, _)| n != "content-security-policy" && n != "x-frame-options");
+        headers.push((
+            "content-security-policy".into(),
+            crate::domain::embedding::page_csp(&e.origins),
+        ));
+    }
+}
+
+/// `GET /embed.js`: the script a site includes to frame a signing page
+/// (`esign.mount(element, url)`); not versioned, so cached for a few minutes only.
+pub fn embed_script() -> Response {
+    let mut resp = asset_response("text/javascript; charset=utf-8", EMBED_JS);
+    resp.headers.retain(|(n, _)| n != "cache-control");
+    resp.headers
+        .push(("cache-control".into(), "public, max-age=300".into()));
+    resp
+}
 
 /// Whether the client asked for a page rather than JSON.
 pub fn wants_html(req: &Request) -> bool {
@@ -47,6 +91,7 @@ pub fn asset(name: &str) -> Option<Response> {
         "dancing-script.woff2" => ("font/woff2", FONT),
         "dancing-script-OFL.txt" => ("text/plain; charset=utf-8", FONT_LICENSE),
         "video.svg" => ("image/svg+xml", VIDEO_POSTER),
+        "embed.js" => ("text/javascript; charset=utf-8", EMBED_JS),
         _ => ("application/json", messages::asset(name)?),
     };
     Some(asset_response(ctype, body))
@@ -134,10 +179,31 @@ fn money(v: f64) -> String {
     }
 }
 
+/// `v` as JSON inside a script element: `<` would end the element, so it is escaped
+/// (JSON allows \u003c).
+fn script_json(v: &Value) -> String {
+    serde_json::to_string(v)
+        .unwrap_or_default()
+        .replace('<', "\\u003c")
+}
+
+/// What `page` adds when framed: the origins `app.js` may post its events to (none:
+/// it posts nothing), and the header's `hidden` attribute (`&hide_header=1`).
+fn embed_parts(embed: Option<&Embed>) -> (String, &'static str) {
+    let Some(e) = embed.filter(|e| !e.origins.is_empty()) else {
+        return (String::new(), "");
+    };
+    let script = format!(
+        "<script type=\"application/json\" id=\"esign-embed\">{}</script>",
+        script_json(&serde_json::json!({"origins": e.origins}))
+    );
+    (script, if e.hide_header { " hidden" } else { "" })
+}
+
 /// The signing page for a document that is out with its recipients (or finished), in
 /// the document's language: the header is written here, and the page's script gets the
 /// words it shows (`sign.*`) with the view.
-pub fn page(view: &Value, expiration_ms: u64) -> Response {
+pub fn page(view: &Value, expiration_ms: u64, embed: Option<&Embed>) -> Response {
     let d = &view["document"];
     let words = words_of(view);
     let s = |v: &Value| v.as_str().unwrap_or("").to_string();
@@ -181,12 +247,6 @@ pub fn page(view: &Value, expiration_ms: u64) -> Response {
         ));
     }
     facts.push_str("</dl>");
-    // `<` inside the JSON would end the script element: escape it (JSON allows \u003c).
-    let script_json = |v: &Value| {
-        serde_json::to_string(v)
-            .unwrap_or_default()
-            .replace('<', "\\u003c")
-    };
     let data = script_json(view);
     let page_words = script_json(&words.with_prefix("sign."));
     // The sender's logo where they gave one (a PNG on this service), else esign's name.
@@ -200,12 +260,13 @@ pub fn page(view: &Value, expiration_ms: u64) -> Response {
     } else {
         "esign".to_string()
     };
+    let (embedded, hidden) = embed_parts(embed);
     let body = format!(
-        "<header class=\"top\"><div class=\"brand\">{brand}</div><h1>{}</h1>{facts}</header>\
+        "<header class=\"top\"{hidden}><div class=\"brand\">{brand}</div><h1>{}</h1>{facts}</header>\
          <main id=\"app\" aria-live=\"polite\"><p class=\"next\" id=\"next\">{}</p></main>\
          <noscript><p class=\"notice\">{}</p></noscript>\
          <script type=\"application/json\" id=\"esign-data\">{data}</script>\
-         <script type=\"application/json\" id=\"esign-words\">{page_words}</script>",
+         <script type=\"application/json\" id=\"esign-words\">{page_words}</script>{embedded}",
         esc(&name),
         esc(&words.get("sign.loading")),
         esc(&words.get("sign.noscript")),
@@ -232,7 +293,7 @@ mod tests {
     #[test]
     fn embedded_json_cannot_close_the_script_element() {
         let view = serde_json::json!({"document": {"name": "</script><script>alert(1)</script>"}, "pages": []});
-        let r = page(&view, 0);
+        let r = page(&view, 0, None);
         let html = String::from_utf8(r.body).unwrap();
         assert_eq!(html.matches("</script>").count(), 3, "{html}");
         assert!(
