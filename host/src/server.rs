@@ -395,7 +395,41 @@ async fn answer(
     };
     let resp = d.handle(request, faults).await;
     drop(staging);
-    resp
+    send_blob(d, resp)
+}
+
+/// The header by which the engine names a blob for the server to send as the body
+/// (WIT `settings.blob-responses`, set by `esign serve`).
+const BLOB_HEADER: &str = "esign-blob";
+
+/// A response that names a blob gets the blob's bytes, read from storage here (off
+/// the worker): a download never passes through the engine's memory. 404
+/// `file_not_found` when the blob is gone, 503 when storage fails.
+fn send_blob(d: &Dispatcher, mut resp: Response) -> Response {
+    let Some(at) = resp.headers.iter().position(|(n, _)| n == BLOB_HEADER) else {
+        return resp;
+    };
+    let (_, id) = resp.headers.remove(at);
+    let read = crate::runtime::offload(|| {
+        d.store()
+            .begin_read_only()
+            .get_blob(&crate::host_tables::keys::blob(&id))
+    });
+    match read {
+        Ok(Some(bytes)) => {
+            resp.body = bytes;
+            resp
+        }
+        Ok(None) => error_response(404, "file_not_found", "the file is not stored any more"),
+        Err(e) => {
+            tracing::error!(blob = id, "reading a blob to send: {e:#}");
+            error_response(
+                503,
+                "storage_unavailable",
+                "file storage is unavailable; retry later",
+            )
+        }
+    }
 }
 
 /// 408 `request_timeout`: the body took longer than the read timeout.

@@ -63,6 +63,7 @@ export function defaultSettings() {
   return {
     baseUrl: 'http://127.0.0.1:8080',
     canConvertWord: false,
+    blobResponses: false,
     eidProvider: '',
     signingCertificate: '',
     mcpTestUser: '',

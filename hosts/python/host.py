@@ -259,7 +259,8 @@ class Host:
             # (engine/src/base/policy.rs); the smoke test asks tokens back to back.
             "token_ttl_secs": None, "login_max_failures": None, "login_lock_secs": None,
             "token_min_interval_ms": 0, "base_url": "http://127.0.0.1:8080",
-            "can_convert_word": False, "upload_ttl_secs": None, "eid_provider": "",
+            "can_convert_word": False, "blob_responses": False,
+            "upload_ttl_secs": None, "eid_provider": "",
             "signing_certificate": "", "oauth_access_ttl_secs": None,
             "completion_attachment_max_bytes": None, "completion_link_days": None,
             "mcp_test_user": "",

@@ -235,6 +235,7 @@ impl core_engine::Platform for Imports {
         core_engine::Settings {
             base_url: s.base_url,
             can_convert_word: s.can_convert_word,
+            blob_responses: s.blob_responses,
             eid_provider: s.eid_provider,
             signing_certificate: s.signing_certificate,
             mcp_test_user: s.mcp_test_user,

@@ -43,6 +43,10 @@ pub struct FormPart {
     pub staged: Option<BlobInfo>,
 }
 
+/// The response header naming the blob a host sends as the body
+/// ([`Settings::blob_responses`]).
+pub const BLOB_HEADER: &str = "esign-blob";
+
 /// At most how many first bytes of a staged part arrive in its `data`.
 pub const STAGED_HEAD: usize = 1024;
 
@@ -84,6 +88,9 @@ pub struct Settings {
     pub base_url: String,
     /// Whether the host can convert Word files to PDF.
     pub can_convert_word: bool,
+    /// Whether the host sends a download's blob itself (WIT `settings.blob-responses`,
+    /// the header [`BLOB_HEADER`]).
+    pub blob_responses: bool,
     /// How long an unused upload is kept (DESIGN.md §4: 48 h).
     pub upload_ttl_secs: u64,
     /// The eID provider the host offers; empty when none.
@@ -121,6 +128,7 @@ impl Settings {
             token_min_interval_ms: p.token_min_interval_ms,
             base_url: "http://127.0.0.1:8080".into(),
             can_convert_word: false,
+            blob_responses: false,
             upload_ttl_secs: p.upload_ttl_secs,
             eid_provider: String::new(),
             signing_certificate: String::new(),

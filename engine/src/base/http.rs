@@ -2,7 +2,7 @@
 //! decoding (JSON and form-urlencoded), typed field access, and the client a request
 //! came from.
 
-use crate::base::api::{FormPart, Request, Response};
+use crate::base::api::{BLOB_HEADER, FormPart, Request, Response};
 use crate::base::cx::Cx;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
@@ -69,6 +69,31 @@ impl ApiError {
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+/// A file a response carries: its bytes, or the blob a host that sends files itself
+/// puts in the body (`Settings::blob_responses`, the header [`BLOB_HEADER`]).
+pub enum FileBody {
+    Bytes(Vec<u8>),
+    Blob(String),
+}
+
+impl FileBody {
+    /// A response with this file as its body and `headers`.
+    pub fn response(self, status: u16, mut headers: Vec<(String, String)>) -> Response {
+        let body = match self {
+            FileBody::Bytes(bytes) => bytes,
+            FileBody::Blob(id) => {
+                headers.push((BLOB_HEADER.into(), id));
+                Vec::new()
+            }
+        };
+        Response {
+            status,
+            headers,
+            body,
+        }
+    }
+}
 
 /// A JSON response.
 pub fn json(status: u16, value: &Value) -> Response {

@@ -2,8 +2,8 @@
 //! without a token; and which PDF a download hands out.
 
 use crate::base::cx::Cx;
-use crate::base::http::Client;
 use crate::base::http::{ApiError, ApiResult};
+use crate::base::http::{Client, FileBody};
 use crate::base::job_kinds;
 use crate::base::keyspace::DDL;
 #[allow(unused_imports)]
@@ -118,6 +118,27 @@ fn store_link(cx: &mut Cx, link: Link, ext: LinkExt, ext2: LinkExt2) -> String {
     format!("{base}/v1/download/{secret}")
 }
 
+/// The body of a download of `blob`: the blob itself for a host that sends files
+/// (never read into the engine; it answers 404 when the blob is gone), else its bytes,
+/// or `missing` when it is not stored any more.
+pub fn file_body(
+    cx: &mut Cx,
+    blob: &str,
+    missing: impl FnOnce() -> ApiError,
+) -> ApiResult<FileBody> {
+    if cx.settings().blob_responses {
+        return Ok(FileBody::Blob(blob.to_string()));
+    }
+    cx.p.get_blob(blob).map(FileBody::Bytes).ok_or_else(missing)
+}
+
+/// [`file_body`] of a document's PDF `blob`: 404 `pdf_not_ready` when it is gone.
+pub fn pdf_body(cx: &mut Cx, blob: &str) -> ApiResult<FileBody> {
+    file_body(cx, blob, || {
+        ApiError::not_found("pdf_not_ready", "the document's PDF is not stored any more")
+    })
+}
+
 /// The bytes of a document's PDF `blob`; 404 `pdf_not_ready` when it is not stored any
 /// more.
 pub fn pdf_bytes(cx: &mut Cx, blob: &str) -> ApiResult<Vec<u8>> {
@@ -129,7 +150,7 @@ pub fn pdf_bytes(cx: &mut Cx, blob: &str) -> ApiResult<Vec<u8>> {
 /// The link behind `secret` and the bytes it serves, while it lasts: not expired, its
 /// document not recalled (a recalled document is no longer shared: its links stop with
 /// the recall) and its file stored. 404 `link_not_found` otherwise.
-pub fn by_link(cx: &mut Cx, secret: &str, client: Client) -> ApiResult<(Link, LinkExt, Vec<u8>)> {
+pub fn by_link(cx: &mut Cx, secret: &str, client: Client) -> ApiResult<(Link, LinkExt, FileBody)> {
     let gone = || {
         ApiError::not_found(
             "link_not_found",
@@ -145,11 +166,11 @@ pub fn by_link(cx: &mut Cx, secret: &str, client: Client) -> ApiResult<(Link, Li
         .filter(|d| !document_states::already(d, Move::Recall))
         .filter(|_| link.expires_ms > cx.now())
         .ok_or_else(gone)?;
-    let bytes = cx.p.get_blob(&link.blob).ok_or_else(gone)?;
+    let body = file_body(cx, &link.blob, gone)?;
     if !ext2.sent_to.is_empty() {
         log_copy_download(cx, doc, &ext2.sent_to, client);
     }
-    Ok((link, ext, bytes))
+    Ok((link, ext, body))
 }
 
 /// A completion copy's link was used: the trail says whose, and from where.

@@ -8,13 +8,13 @@
 //! | `pubf/{sha256 hex of secret}` | [`PublicFile`] |
 
 use crate::base::cx::Cx;
-use crate::base::http::ApiResult;
+use crate::base::http::{self, ApiResult, FileBody};
 use crate::base::keyspace::PUBF;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, new_secret, sha256_hex};
 use crate::base::work_orders::BlobInfo;
-use crate::domain::{blobs, uploads};
+use crate::domain::{blobs, downloads, uploads};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -70,8 +70,11 @@ pub fn url(cx: &mut Cx, secret: &str) -> String {
 
 /// What `GET /v1/files/{secret}` serves: the published file and its bytes, or `None`
 /// when nothing is published there (any more).
-pub fn published(cx: &mut Cx, secret: &str) -> Option<(PublicFile, Vec<u8>)> {
+pub fn published(cx: &mut Cx, secret: &str) -> Option<(PublicFile, FileBody)> {
     let file: PublicFile = cx.load(&key(secret))?;
-    let body = cx.p.get_blob(&file.blob)?;
+    let body = downloads::file_body(cx, &file.blob, || {
+        http::ApiError::not_found("file_not_found", "gone")
+    })
+    .ok()?;
     Some((file, body))
 }

@@ -5,12 +5,12 @@
 //! next group's invitations.
 
 use crate::base::cx::Cx;
-use crate::base::http::{self, ApiResult};
+use crate::base::http::{self, ApiResult, FileBody};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{iso8601, new_id};
 use crate::domain::document::{Comment, Document, comment_key, store_doc};
-use crate::domain::downloads::current_pdf;
+use crate::domain::downloads::{self, current_pdf};
 use crate::domain::events::{emit_and_log, event_recipient, recipients_summary};
 use crate::domain::recipient_states::{self as states, COMPLETED, Emits, Move};
 use crate::domain::trail::Actor;
@@ -208,15 +208,13 @@ pub fn comment(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor, text: S
 /// Recipient `i` of `doc` downloads its current PDF: 409 while it is being sealed, 404
 /// when there is none (or it is gone); else `document.downloaded` is emitted, `doc`
 /// stored, and the PDF's bytes returned.
-pub fn download(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor) -> ApiResult<Vec<u8>> {
+pub fn download(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor) -> ApiResult<FileBody> {
     if evidence::sealing(doc) {
         return Err(evidence::sealing_error());
     }
     let (blob, _) = current_pdf(doc)
         .ok_or_else(|| http::ApiError::not_found("pdf_not_ready", "the document has no PDF yet"))?;
-    let bytes = cx.p.get_blob(&blob).ok_or_else(|| {
-        http::ApiError::not_found("pdf_not_ready", "the document's PDF is not stored any more")
-    })?;
+    let body = downloads::pdf_body(cx, &blob)?;
     let before = doc.clone();
     let base = cx.settings().base_url.trim_end_matches('/').to_string();
     let r = &doc.recipients[i];
@@ -235,5 +233,5 @@ pub fn download(cx: &mut Cx, doc: &mut Document, i: usize, actor: &Actor) -> Api
         extra,
     );
     store_doc(cx, Some(&before), doc);
-    Ok(bytes)
+    Ok(body)
 }

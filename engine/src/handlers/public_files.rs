@@ -24,9 +24,9 @@ pub fn serve(cx: &mut Cx, secret: &str) -> ApiResult<Response> {
             }
         })
         .collect();
-    Ok(Response {
-        status: 200,
-        headers: vec![
+    Ok(body.response(
+        200,
+        vec![
             ("content-type".into(), file.content_type),
             (
                 "content-disposition".into(),
@@ -39,6 +39,5 @@ pub fn serve(cx: &mut Cx, secret: &str) -> ApiResult<Response> {
                 "default-src 'none'; sandbox".into(),
             ),
         ],
-        body,
-    })
+    ))
 }

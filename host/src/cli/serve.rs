@@ -289,6 +289,8 @@ pub fn serve(args: ServeArgs) -> anyhow::Result<()> {
         completion_link_days: args.completion_link_days,
         mcp_test_user: args.test_mcp_user.clone().unwrap_or_default(),
         can_convert_word: soffice.is_some(),
+        // The server sends a download's blob from storage (server.rs `send_blob`).
+        blob_responses: true,
         upload_ttl_secs: args.upload_ttl_secs,
         token_ttl_secs: args.token_ttl_secs,
         login_max_failures: args.login_max_failures,

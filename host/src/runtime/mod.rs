@@ -45,6 +45,8 @@ pub fn default_settings() -> Settings {
         token_min_interval_ms: None,
         base_url: "http://127.0.0.1:8080".into(),
         can_convert_word: false,
+        // Only the server sends downloads from storage (`esign serve`, server.rs).
+        blob_responses: false,
         upload_ttl_secs: None,
         eid_provider: String::new(),
         signing_certificate: String::new(),

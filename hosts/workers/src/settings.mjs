@@ -13,6 +13,7 @@ export function settings(env, baseUrl, signingCertificate, linkKey) {
     tokenMinIntervalMs: big(env, 'ESIGN_TOKEN_MIN_INTERVAL_MS'),
     baseUrl,
     canConvertWord: false,
+    blobResponses: false,
     uploadTtlSecs: big(env, 'ESIGN_UPLOAD_TTL_SECS'),
     eidProvider: '',
     signingCertificate,

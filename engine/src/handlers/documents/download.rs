@@ -9,7 +9,7 @@
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
-use crate::base::http::{self, ApiError, ApiResult, json};
+use crate::base::http::{self, ApiError, ApiResult, FileBody, json};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::domain::access::{readable, writable};
@@ -46,10 +46,10 @@ fn file_name(name: &str) -> String {
     format!("{}.pdf", safe.trim())
 }
 
-fn pdf(bytes: Vec<u8>, name: &str) -> Response {
-    Response {
-        status: 200,
-        headers: vec![
+fn pdf(body: FileBody, name: &str) -> Response {
+    body.response(
+        200,
+        vec![
             ("content-type".into(), "application/pdf".into()),
             (
                 "content-disposition".into(),
@@ -57,8 +57,7 @@ fn pdf(bytes: Vec<u8>, name: &str) -> Response {
             ),
             ("cache-control".into(), "no-store".into()),
         ],
-        body: bytes,
-    }
+    )
 }
 
 fn not_ready() -> ApiError {
@@ -80,7 +79,7 @@ pub fn download(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResu
     let (blob, _) = current_pdf(&doc).ok_or_else(not_ready)?;
     let name = file_name(&doc.name);
     if direct {
-        return Ok(pdf(pdf_bytes(cx, &blob)?, &name));
+        return Ok(pdf(downloads::pdf_body(cx, &blob)?, &name));
     }
     let mut out = json!({"file": name});
     if with_content {

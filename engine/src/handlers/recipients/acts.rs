@@ -100,10 +100,6 @@ pub(super) fn download(
     i: usize,
 ) -> ApiResult<Response> {
     let actor = recipient_actor(&doc, i, req);
-    let bytes = recipient_acts::download(cx, &mut doc, i, &actor)?;
-    Ok(Response {
-        status: 200,
-        headers: vec![("content-type".into(), "application/pdf".into())],
-        body: bytes,
-    })
+    let body = recipient_acts::download(cx, &mut doc, i, &actor)?;
+    Ok(body.response(200, vec![("content-type".into(), "application/pdf".into())]))
 }

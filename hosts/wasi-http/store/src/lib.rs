@@ -523,6 +523,7 @@ impl host::Guest for Component {
             base_url: std::env::var("ESIGN_BASE_URL")
                 .unwrap_or_else(|_| "http://127.0.0.1:8080".into()),
             can_convert_word: false,
+            blob_responses: false,
             upload_ttl_secs: env_number("ESIGN_UPLOAD_TTL_SECS"),
             eid_provider: String::new(),
             signing_certificate: sealing_key()
