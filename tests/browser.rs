@@ -751,3 +751,161 @@ fn a_signer_signs_with_an_uploaded_picture_of_their_signature() {
     );
     assert!(bytes.windows(10).any(|w| w == b"/DCTDecode"));
 }
+
+/// A page of another site that frames `url` through esign's `/embed.js` and keeps the
+/// events it hears (`window.got`: their details; `window.raw`: every message's origin
+/// and type).
+fn shop_page(esign: &str, url: &str) -> Vec<u8> {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Shop</title></head>\
+         <body><main><h1>Shop</h1><div id=\"signing\"></div><button id=\"after\">After</button></main>\
+         <script>window.got = []; window.raw = [];\
+         window.addEventListener('message', (e) => window.raw.push([e.origin, e.data && e.data.type]));</script>\
+         <script src=\"{esign}/embed.js\"></script>\
+         <script>const el = document.getElementById('signing');\
+         for (const t of esign.events) el.addEventListener(t, (e) => window.got.push(e.detail));\
+         esign.mount(el, {}, {{ hideHeader: true }});</script></body></html>",
+        json!(url)
+    )
+    .into_bytes()
+}
+
+/// Presses Shift+Tab `n` times (focus moves backwards, into the frame and within it).
+fn shift_tab(b: &Browser, n: usize) {
+    for _ in 0..n {
+        b.press("\u{E008}\u{E004}\u{E000}");
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+/// The types of the events the shop heard so far.
+fn heard(b: &Browser) -> Vec<String> {
+    b.js("return window.got.map((g) => g.type)", vec![])
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Opens `url`, a page on a loopback HTTPS server whose certificate (self-signed, made
+/// by the test) Chromium does not know: past its warning page as a person would.
+fn goto_self_signed(b: &Browser, url: &str) {
+    let c = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| b.goto(url)));
+    if c.is_err() || b.js("return document.title", vec![]) != json!("Shop") {
+        b.press("thisisunsafe");
+    }
+    b.wait_js(20, "the shop's page", "return document.title === 'Shop'");
+}
+
+/// Embedded signing (issue 51 item 1): a site among the entity's `embed_origins`
+/// frames the signing page through `/embed.js` and hears its events, from esign's
+/// origin only, in order; a site not on the list gets no page in its frame.
+///
+/// `embed_origins` are `https://` only, so the embedding pages are served over TLS by
+/// the test (`HttpsServer`, a certificate made for 127.0.0.1) while esign itself is
+/// plain HTTP on 127.0.0.1, which browsers treat as potentially trustworthy (no mixed
+/// content).
+#[test]
+fn a_site_on_the_list_frames_the_signing_page_and_hears_its_events() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Embedded",
+        json!([person("Ann", "Tester", "ann@example.com")]),
+        json!({}),
+    );
+    let d = send(&s, &t, &id);
+    let ann = d["recipients"][0]["id"].as_str().unwrap().to_string();
+    let esign = s.url("");
+    let esign = esign.trim_end_matches('/');
+    let page = shop_page(esign, &link(&d, 0));
+    let allowed = FileServer::start(vec![("/shop", Canned::ok(page.clone()))]);
+    let refused = FileServer::start(vec![("/shop", Canned::ok(page))]);
+    let origin = allowed.url("");
+    let (status, e) = s.put_json(&t, "/v1/entity", &json!({"embed_origins": [origin]}));
+    assert_eq!(status, 200, "{e}");
+
+    goto_self_signed(&b, &allowed.url("/shop"));
+    let got = b.wait_js(
+        30,
+        "esign:loaded and esign:viewed",
+        "return window.got.length >= 2 && window.got",
+    );
+    let types: Vec<&str> = got
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(types[..2], ["esign:loaded", "esign:viewed"], "{got}");
+    for g in got.as_array().unwrap() {
+        assert_eq!(g["document_id"], json!(id), "{g}");
+        assert_eq!(g["recipient_id"], json!(ann), "{g}");
+    }
+    let raw = b.js("return window.raw", vec![]);
+    assert!(
+        raw.as_array().unwrap().iter().all(|m| m[0] == json!(esign)),
+        "every message from esign's origin: {raw}"
+    );
+    let (_, r) = s.get_as(&t, &format!("/v1/documents/{id}/recipients"));
+    assert_eq!(r["recipients"][0]["status"], "viewed", "{r}");
+
+    // The recipient signs in the frame, from the keyboard (the frame is another
+    // origin's: the test reaches into it only as a person does). From the shop's
+    // button after the frame, backwards: Print, Download, the comment's Send (Enter
+    // with no text: the page's error, esign:error), the comment, "I do not agree",
+    // Sign.
+    b.js("document.getElementById('after').focus()", vec![]);
+    shift_tab(&b, 3);
+    b.press("\u{E007}");
+    wait_until(10, "esign:error", || {
+        heard(&b).contains(&"esign:error".to_string()).then_some(())
+    });
+    shift_tab(&b, 3);
+    b.press("\u{E007}");
+    s.wait_status(&t, &id, "signed");
+    wait_until(20, "esign:completed", || {
+        heard(&b)
+            .contains(&"esign:completed".to_string())
+            .then_some(())
+    });
+    assert_eq!(
+        heard(&b),
+        [
+            "esign:loaded",
+            "esign:viewed",
+            "esign:error",
+            "esign:signed",
+            "esign:completed"
+        ]
+    );
+    let got = b.js("return window.got", vec![]);
+    for g in got.as_array().unwrap() {
+        assert_eq!(
+            (&g["document_id"], &g["recipient_id"]),
+            (&json!(id), &json!(ann)),
+            "{g}"
+        );
+    }
+    assert_eq!(got[2]["error"], "", "{got}");
+    let raw = b.js("return window.raw", vec![]);
+    assert!(
+        raw.as_array().unwrap().iter().all(|m| m[0] == json!(esign)),
+        "every message from esign's origin: {raw}"
+    );
+
+    // Another site: the browser refuses to show the page in its frame, no event.
+    goto_self_signed(&b, &refused.url("/shop"));
+    std::thread::sleep(std::time::Duration::from_secs(5));
+    assert_eq!(b.js("return window.got", vec![]), json!([]));
+    assert_eq!(b.js("return window.raw", vec![]), json!([]));
+    assert_eq!(
+        b.js("return document.querySelectorAll('iframe').length", vec![]),
+        json!(1)
+    );
+}
