@@ -936,3 +936,52 @@ fn settings_users_properties_mail_texts_a_test_event_and_a_document_s_language_a
     });
     b.assert_no_violations("a document's page");
 }
+
+/// Issue 57 item 3 (its test "A password-protected upload"): a document whose file could
+/// not be imported says why at the top of its page, and Send is disabled with the
+/// reason; axe-clean, at 375 px too.
+#[test]
+fn a_password_protected_file_shows_its_reason_and_send_is_disabled_with_why() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let encrypted = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/encrypted.pdf"
+    ))
+    .unwrap();
+    let doc = s.create_doc(
+        &t,
+        &serde_json::json!({"name": "Locked", "file_content": b64(&encrypted),
+                            "file_name": "locked.pdf",
+                            "recipients": [person("Ann", "Tester", "ann@example.com")]}),
+    );
+    let id = doc["id"].as_str().unwrap().to_string();
+    s.wait_status(&t, &id, "draft");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    let reason = d["import_error"]
+        .as_str()
+        .expect("the import failed")
+        .to_string();
+    b.phone(375, 800);
+    b.goto(&s.url(&format!("/app/documents/{id}")));
+    sign_in(&b);
+    b.wait_for_text("The file could not be imported:");
+    let banner = b.js(
+        "return document.querySelector('main .problem[role=alert]').innerText",
+        vec![],
+    );
+    assert!(
+        banner.as_str().unwrap().contains(&reason),
+        "{banner} names {reason}"
+    );
+    let send = b.js(
+        "const s = [...document.querySelectorAll('main button')].find(x => x.innerText === 'Send');\
+         return [s.disabled, document.getElementById(s.getAttribute('aria-describedby')).innerText];",
+        vec![],
+    );
+    assert_eq!(send[0], true, "Send is disabled: {send}");
+    assert!(send[1].as_str().unwrap().contains("no pages"), "{send}");
+    b.assert_no_violations("a document whose import failed (375 px)");
+}

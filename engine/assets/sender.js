@@ -415,7 +415,10 @@
     });
     const commentSection = el("section", { "aria-labelledby": "h-com" }, el("h2", { id: "h-com" }, t("doc.comments")),
       el("ul", { class: "comments" }, commentList.map(c => el("li", {}, el("strong", {}, (c.author && c.author.name) || c.full_name || ""), " ", el("time", { datetime: c.created_at }, when(c.created_at)), el("p", {}, c.text)))), commentForm);
-    frame(d.name || t("doc.noname"), box, facts, acts, recips, pricingSection(path, d, pricing, box), languageForm, timeline, commentSection);
+    // A file that could not be imported: what happened and what to do, first.
+    const failed = d.import_error ? el("div", { class: "problem", role: "alert" },
+      el("strong", {}, t("doc.importfailed")), " ", d.import_error, el("br"), t("doc.importfailedhint")) : null;
+    frame(d.name || t("doc.noname"), box, failed, facts, acts, recips, pricingSection(path, d, pricing, box), languageForm, timeline, commentSection);
     // The page follows the document: when its trail grows (a recipient opened or signed
     // it), the page is drawn again, unless the sender has edits in it. That is decided
     // after the last await, so no edit can begin between the check and the drawing.
@@ -533,7 +536,11 @@
     const sent = ["sent", "viewed", "reviewed", "sealed", "hardbounced"].includes(s);
     if (s === "draft") {
       out.push(link("/app/documents/" + encodeURIComponent(d.id) + "/fields", t("act.editfields"), { class: "button" }));
-      out.push(actButton(t("act.send"), () => post(p + "/send"), box));
+      // Sending a document whose file was not imported cannot work: disabled, with why.
+      if (d.import_error) {
+        out.push(el("button", { type: "button", disabled: true, "aria-describedby": "send-why" }, t("act.send")),
+          el("span", { id: "send-why", class: "muted" }, t("act.sendblocked")));
+      } else out.push(actButton(t("act.send"), () => post(p + "/send"), box));
       out.push(actButton(t("act.delete"), () => api("DELETE", p), box, t("confirm.deletedraft")));
     }
     if (sent) {
