@@ -142,6 +142,9 @@ impl Browser {
             std::thread::sleep(Duration::from_millis(100));
         }
         let mut caps = Capabilities::new();
+        // The loopback HTTPS servers of the tests (an embedding site) have self-signed
+        // certificates: the session accepts them (W3C WebDriver `acceptInsecureCerts`).
+        caps.insert("acceptInsecureCerts".into(), json!(true));
         caps.insert(
             "goog:chromeOptions".into(),
             json!({
