@@ -237,3 +237,23 @@ fn a_sealed_pdf_above_the_operators_limit_goes_as_a_link_that_works_as_long_as_s
     p.now_ms += 2000;
     assert_eq!(get(&mut p), 404, "the link ends after the days set");
 }
+
+#[test]
+fn an_operators_huge_link_lifetime_does_not_overflow() {
+    let mut p = bootstrapped();
+    p.settings.completion_link_days = u64::MAX;
+    let t = token(&mut p);
+    assert_eq!(choose(&mut p, &t, "link"), (200, json!("link")));
+    let (_, signer, approver) = sent(&mut p, &t, json!({}));
+    complete(&mut p, &signer, &approver);
+    let mails: Vec<Mail> = copies(&p).into_iter().cloned().collect();
+    assert_eq!(mails.len(), 3);
+    let url = mails[0]
+        .body
+        .lines()
+        .find(|l| l.contains("/v1/download/"))
+        .unwrap();
+    let path = &url[url.find("/v1/download/").unwrap()..];
+    let resp = handle(&mut p, &request(Origin::Http, "GET", path, None));
+    assert_eq!(resp.status, 200, "a link that never ends works");
+}

@@ -185,9 +185,13 @@ fn send_copy(cx: &mut Cx, words: &Words, doc: &Document, file: &FinalPdf, p: &Pa
         &p.email
     };
     let link = (!attach || p.email.is_empty()).then(|| {
-        let ttl = cx.settings().completion_link_days * 24 * 3600 * 1000;
+        // Saturating: an operator's number of days never overflows into a past time.
+        let ttl = cx
+            .settings()
+            .completion_link_days
+            .saturating_mul(24 * 3600 * 1000);
         let url = downloads::new_link_for(cx, doc, &file.blob, file_name(doc), ttl, to);
-        (url, words.time(cx.now() + ttl))
+        (url, words.time(cx.now().saturating_add(ttl)))
     });
     let tag = format!("completion:{}:{to}", doc.id);
     if p.email.is_empty() {

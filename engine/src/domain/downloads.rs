@@ -95,7 +95,7 @@ pub fn new_link_for(
         doc_id: doc.id.clone(),
         blob: blob.to_string(),
         file_name,
-        expires_ms: cx.now() + ttl_ms,
+        expires_ms: cx.now().saturating_add(ttl_ms),
     };
     let ext2 = LinkExt2 {
         sent_to: sent_to.to_string(),
