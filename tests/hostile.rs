@@ -16,6 +16,22 @@ fn image_pdf(width: u64, height: u64, components: u64) -> Vec<u8> {
     let raw = vec![0u8; (width * height * components) as usize];
     let data = miniz_oxide::deflate::compress_to_vec_zlib(&raw, 1);
     drop(raw);
+    one_image_pdf(width, height, components, "FlateDecode", data)
+}
+
+/// A one-page PDF whose page draws one baseline JPEG of `width` × `height` pixels in
+/// colour, one grey level: some hundred KB that decode to `width × height × 3` bytes.
+fn jpeg_pdf(width: u16, height: u16) -> Vec<u8> {
+    let pixels = vec![200u8; usize::from(width) * usize::from(height) * 3];
+    let mut jpeg = Vec::new();
+    jpeg_encoder::Encoder::new(&mut jpeg, 80)
+        .encode(&pixels, width, height, jpeg_encoder::ColorType::Rgb)
+        .unwrap();
+    one_image_pdf(width.into(), height.into(), 3, "DCTDecode", jpeg)
+}
+
+/// A one-page PDF whose page draws one image, its `data` encoded by `filter`.
+fn one_image_pdf(width: u64, height: u64, components: u64, filter: &str, data: Vec<u8>) -> Vec<u8> {
     let space = if components == 1 {
         "/DeviceGray"
     } else {
@@ -37,7 +53,7 @@ fn image_pdf(width: u64, height: u64, components: u64) -> Vec<u8> {
         [
             format!(
                 "<< /Type /XObject /Subtype /Image /Width {width} /Height {height} \
-                 /ColorSpace {space} /BitsPerComponent 8 /Filter /FlateDecode /Length {} >>\nstream\n",
+                 /ColorSpace {space} /BitsPerComponent 8 /Filter /{filter} /Length {} >>\nstream\n",
                 data.len()
             )
             .into_bytes(),
@@ -150,6 +166,21 @@ fn a_render_past_its_memory_cap_fails_with_the_reason_and_the_server_goes_on() {
     let mail = s.wait_mails(1, |m| m.contains("could not be prepared"));
     assert!(mail[0].contains("64 MB of memory"), "{}", mail[0]);
     s.wait_status(&t, &id, "draft");
+    still_serves(&s, &t);
+}
+
+#[test]
+fn a_large_jpeg_is_drawn_smaller_within_a_memory_cap_its_full_size_would_pass() {
+    // 5 000 × 5 000 RGB decodes to 75 MB at full size, past a 64 MB cap (as the Flate
+    // image above); a baseline JPEG is decoded at 1/4 of its size for the page images.
+    let s = Server::start(&["--work-memory-mb", "64"]);
+    let t = s.admin_token();
+    let (id, d) = import(&s, &t, "Large photo", &jpeg_pdf(5_000, 5_000));
+    assert!(d["import_error"].is_null(), "{d}");
+    let (status, sent) = s.post_json(&t, &format!("/v1/documents/{id}/send"), &json!({}));
+    assert_eq!(status, 200, "{sent}");
+    s.wait_status(&t, &id, "sent");
+    assert_eq!(pages(&s, &t, &id), 1);
     still_serves(&s, &t);
 }
 

@@ -6,7 +6,8 @@
 //!   over a host's [`work::WorkIo`] (feature `raster`);
 //! - [`pdf`]: inspecting uploads, rendering final PDFs, text extraction;
 //! - [`stamp`]: fields and signature images drawn onto pages;
-//! - `raster`: page images (feature `raster`, on by default);
+//! - `raster`: page images (feature `raster`, on by default), with `downsample`: large
+//!   JPEGs decoded smaller before the rasterizer sees them;
 //! - [`seal`]: the PAdES seal and the check of a signed PDF;
 //! - [`office`]: `.docx` placeholders and LibreOffice conversion;
 //! - [`multipart`]: `multipart/form-data` bodies.
@@ -15,6 +16,8 @@
 //! hang (the `fuzz/` targets hold them to it).
 
 pub mod digest;
+#[cfg(feature = "raster")]
+pub mod downsample;
 mod layout;
 pub mod multipart;
 pub mod office;

@@ -189,7 +189,7 @@ pub(crate) fn visible_box(doc: &Document, page_id: ObjectId) -> [f32; 4] {
 }
 
 /// The displayed size of a page (crop box, else media box, rotation applied).
-fn page_size(doc: &Document, page_id: ObjectId) -> PageSize {
+pub(crate) fn page_size(doc: &Document, page_id: ObjectId) -> PageSize {
     let visible = visible_box(doc, page_id);
     let width = (visible[2] - visible[0]).abs();
     let height = (visible[3] - visible[1]).abs();

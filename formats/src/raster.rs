@@ -35,7 +35,9 @@ pub fn page_images(pdf: &[u8], width_px: u32) -> Result<Vec<PageImage>, String> 
 }
 
 fn render_all(pdf: &[u8], width_px: u32) -> Result<Vec<PageImage>, String> {
-    let pdf = Pdf::new(pdf.to_vec()).map_err(|e| format!("cannot read the PDF: {e:?}"))?;
+    let max_height = max_height(width_px);
+    let pdf = crate::downsample::large_jpegs(pdf, width_px, max_height).into_owned();
+    let pdf = Pdf::new(pdf).map_err(|e| format!("cannot read the PDF: {e:?}"))?;
     let cache = RenderCache::new();
     let interp = InterpreterSettings::default();
     let settings = RenderSettings::default();
@@ -53,7 +55,6 @@ fn render_all(pdf: &[u8], width_px: u32) -> Result<Vec<PageImage>, String> {
         // Very tall pages are drawn narrower, so that no page image has more than
         // MAX_PAGE_PIXELS (a page 100 times as tall as wide would otherwise be an
         // 800 × 65 535 pixmap of 210 MB).
-        let max_height = (MAX_PAGE_PIXELS / u64::from(width_px.max(1))).min(u64::from(u16::MAX));
         if h * scale > max_height as f32 {
             scale = max_height as f32 / h;
         }
@@ -75,6 +76,11 @@ fn render_all(pdf: &[u8], width_px: u32) -> Result<Vec<PageImage>, String> {
         out.push(PageImage { png, width, height });
     }
     Ok(out)
+}
+
+/// The height of the tallest page image `width_px` wide.
+fn max_height(width_px: u32) -> u32 {
+    (MAX_PAGE_PIXELS / u64::from(width_px.max(1))).min(u64::from(u16::MAX)) as u32
 }
 
 /// A compact PNG of opaque RGBA pixels: a page with no colour (most contracts) becomes

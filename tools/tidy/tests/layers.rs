@@ -92,6 +92,7 @@ const FORMATS: Layers = Layers {
                 "layout.rs",
                 "pdf.rs",
                 "raster.rs",
+                "downsample.rs",
                 "office.rs",
                 "multipart.rs",
                 "seal/",
