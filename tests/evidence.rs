@@ -590,3 +590,87 @@ fn every_party_gets_one_completion_mail_with_the_sealed_pdf_attached() {
         "each party once"
     );
 }
+
+/// Names in every script the PDFs draw, each with its family's letters that WinAnsi
+/// lacks: Polish, Czech, Vietnamese, Turkish, Greek, Cyrillic, Arabic, Hebrew,
+/// Devanagari and Thai.
+const NAMES: [(&str, &str); 10] = [
+    ("Łukasz", "Żółć"),
+    ("Jiří", "Dvořák"),
+    ("Nguyễn", "Thị Minh"),
+    ("Şükrü", "Yılmaz"),
+    ("Αλέξανδρος", "Παπαδόπουλος"),
+    ("Алексей", "Смирнов"),
+    ("محمد", "العلي"),
+    ("דוד", "כהן"),
+    ("अमित", "शर्मा"),
+    ("สมชาย", "ใจดี"),
+];
+
+/// `pdftotext`'s text without the direction marks it puts around right-to-left words.
+fn without_direction_marks(text: &str) -> String {
+    text.chars()
+        .filter(|c| !matches!(c, '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}'))
+        .collect()
+}
+
+#[test]
+fn names_in_every_script_read_back_exactly_from_the_sealed_pdf() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let recipients: Vec<Value> = NAMES
+        .iter()
+        .enumerate()
+        .map(|(i, (first, last))| {
+            json!({"email": format!("s{i}@example.com"), "first_name": first,
+                   "last_name": last, "role": "signer"})
+        })
+        .collect();
+    let id = pdf_draft(&s, &t, "Umowa — zażółć", json!(recipients), json!({}));
+    s.act_ok(&t, &id, "send");
+    s.wait_status(&t, &id, "sent");
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    for (i, (first, last)) in NAMES.iter().enumerate() {
+        sign_as(&s, &link(&d, i), &format!("{first} {last}"));
+    }
+    wait_sealed(&s, &t, &id, 120);
+    let (status, pdf) = download(&s, &t, &id);
+    assert_eq!(status, 200);
+    let dir = fresh_dir("scripts");
+    let file = dir.join("signed.pdf");
+    std::fs::write(&file, &pdf).unwrap();
+    // Our own reading (lopdf, through the ToUnicode maps): the left-to-right scripts.
+    let ours = esign_host::pdf::extract_text(&pdf).unwrap();
+    for (first, last) in &NAMES[..6] {
+        assert!(
+            ours.contains(&format!("{first} {last}")),
+            "{first} {last} in:\n{ours}"
+        );
+    }
+    assert!(ours.contains("Umowa — zażółć"), "{ours}");
+    assert!(!ours.contains('?'), "no character written as ?:\n{ours}");
+    if tool("pdfsig", "ESIGN_REQUIRE_PDF_TOOLS") {
+        let (_, out) = run(Command::new("pdfsig").arg(&file));
+        assert!(out.contains("Signature is Valid."), "{out}");
+        let (_, text) = run(Command::new("pdftotext").arg(&file).arg("-"));
+        let text = without_direction_marks(&text);
+        for (first, last) in NAMES {
+            // Right-to-left names come back in typed order, word by word.
+            for word in [first, last] {
+                assert!(text.contains(word), "{word} missing in:\n{text}");
+            }
+            if !matches!(first, "محمد" | "דוד") {
+                assert!(
+                    text.contains(&format!("{first} {last}")),
+                    "{first} {last} in:\n{text}"
+                );
+            }
+        }
+        let (_, fonts) = run(Command::new("pdffonts").arg(&file));
+        assert!(fonts.contains("NotoSansArabic-Regular"), "{fonts}");
+        assert!(
+            !fonts.contains("Helvetica"),
+            "no font left unembedded:\n{fonts}"
+        );
+    }
+}

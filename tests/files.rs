@@ -101,7 +101,7 @@ fn uploads_and_file_sources_import_in_the_background() {
 fn file_url_is_downloaded_over_https_and_internal_addresses_are_refused() {
     let files = FileServer::start(vec![
         ("/doc.pdf", Canned::ok(esign_host::pdf::sample_pdf(2))),
-        ("/big.pdf", Canned::ok(vec![b'%'; 4096])),
+        ("/big.pdf", Canned::ok(vec![b'%'; 256 << 10])),
     ]);
     let ca = files.ca_file.display().to_string();
     let s = Server::start(&[
@@ -109,7 +109,7 @@ fn file_url_is_downloaded_over_https_and_internal_addresses_are_refused() {
         &ca,
         "--outbound-allow-private",
         "--max-body-bytes",
-        "2048",
+        "131072",
     ]);
     let t = s.admin_token();
     let doc = s.create_doc(

@@ -241,6 +241,62 @@ fn renders_and_seals_are_the_same() {
     same("20 pages", &render_order(&["a"], true), io);
 }
 
+#[test]
+fn renders_in_every_script_are_the_same() {
+    use esign_host::bindings::{Block, RenderOrder, SignatureBlock, Stamp, StampContent};
+    let texts = [
+        "Zażółć gęślą jaźń, Příliš žluťoučký kůň, Şükrü Yılmaz",
+        "Tiếng Việt: Nguyễn Thị Minh",
+        "Ελληνικά: Αλέξανδρος Παπαδόπουλος",
+        "Русский: Алексей Смирнов",
+        "العربية: محمد العلي 123",
+        "עברית: דוד כהן",
+        "हिन्दी: अमित शर्मा",
+        "ไทย: สมชาย ใจดี",
+    ];
+    let stamp = |top: f32, text: &str| Stamp {
+        page: 0,
+        left: 72.0,
+        top,
+        width: 300.0,
+        height: 30.0,
+        content: StampContent::Text(text.into()),
+    };
+    let signature = |who: &str| {
+        Block::Signature(SignatureBlock {
+            image: None,
+            text: who.into(),
+            caption: format!("{who}, 2026-11-25"),
+        })
+    };
+    let order = WorkOrder::Render(RenderOrder {
+        sources: vec!["a".into()],
+        stamps: texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| stamp(100.0 + 40.0 * i as f32, t))
+            .collect(),
+        appendix: texts.iter().map(|t| Block::Text(t.to_string())).collect(),
+        summary: vec![
+            Block::HeaderRow(vec!["Ελληνικά".into(), "עברית".into(), "ไทย".into()]),
+            signature("Łukasz Żółć"),
+            signature("محمد العلي"),
+            signature("अमित शर्मा"),
+        ],
+        seal: None,
+    });
+    let io = MemIo::new(&[("a", pdf::sample_pdf(1))]);
+    let (outcome, io) = same("every script", &order, io);
+    let WorkOutcome::Render(Ok(file)) = &outcome else {
+        panic!("{outcome:?}")
+    };
+    let rendered = &io.new.iter().find(|(id, _)| *id == file.blob).unwrap().1;
+    let text = pdf::extract_text(rendered).unwrap();
+    for t in &texts[..4] {
+        assert!(text.contains(t), "{t} in {text}");
+    }
+}
+
 /// What a small runtime gives a component: 128 MiB of linear memory.
 const SMALL_RUNTIME_MEMORY: usize = 128 << 20;
 

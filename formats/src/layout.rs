@@ -1,8 +1,10 @@
 //! Generated pages: the appendix, summary and audit certificate blocks (headings,
 //! wrapped text, table rows, rules, signatures) laid out on A4 pages as PDF content
-//! streams, in the standard fonts.
+//! streams, in the built-in fonts (`fonts`), every script shaped and embedded.
 
-use crate::pdf_text::{Font, encode, push_pdf_string, text_width, wrap};
+use crate::fonts::{Style, shape, wrap};
+use crate::pdf_fonts::PdfFonts;
+pub(crate) use crate::pdf_text::num;
 use crate::stamp::Picture;
 
 /// A piece of generated text layout.
@@ -47,21 +49,31 @@ pub(crate) const LINE_FACTOR: f32 = 1.35;
 
 pub(crate) const CELL_GAP: f32 = 8.0;
 
-/// Lays out blocks on A4 pages; returns one content stream per page (none if no blocks
-/// produced any output) and the pictures they draw, by resource name.
-pub(crate) fn layout(blocks: &[Block]) -> (Vec<Vec<u8>>, Vec<(String, Picture)>) {
+/// How much wider than the text width a line may be and still be drawn on one line,
+/// smaller, rather than broken.
+pub(crate) const NARROWER: f32 = 1.15;
+
+/// Blocks laid out: one content stream per page (none if no blocks produced any
+/// output), the pictures they draw by resource name, and the fonts they draw with.
+pub(crate) struct LaidOut {
+    pub pages: Vec<Vec<u8>>,
+    pub pictures: Vec<(String, Picture)>,
+    pub fonts: PdfFonts,
+}
+
+/// Lays out blocks on A4 pages.
+pub(crate) fn layout(blocks: &[Block]) -> LaidOut {
     let mut layout = Layout::new();
     for block in blocks {
         layout.block(block);
     }
-    let pictures = std::mem::take(&mut layout.pictures);
-    (layout.finish(), pictures)
+    layout.finish()
 }
 
 /// A text line piece placed at an absolute x position.
 pub(crate) struct Piece {
     x: f32,
-    text: Vec<u8>,
+    text: String,
 }
 
 pub(crate) struct Layout {
@@ -71,6 +83,7 @@ pub(crate) struct Layout {
     y: f32,
     /// Pictures drawn so far, by resource name.
     pictures: Vec<(String, Picture)>,
+    fonts: PdfFonts,
 }
 
 impl Layout {
@@ -80,14 +93,19 @@ impl Layout {
             current: Vec::new(),
             y: A4_HEIGHT - MARGIN,
             pictures: Vec::new(),
+            fonts: PdfFonts::default(),
         }
     }
 
-    pub(crate) fn finish(mut self) -> Vec<Vec<u8>> {
+    pub(crate) fn finish(mut self) -> LaidOut {
         if !self.current.is_empty() {
             self.pages.push(std::mem::take(&mut self.current));
         }
-        self.pages
+        LaidOut {
+            pages: self.pages,
+            pictures: self.pictures,
+            fonts: self.fonts,
+        }
     }
 
     fn new_page(&mut self) {
@@ -114,22 +132,24 @@ impl Layout {
         }
     }
 
-    /// Places one line of text made of pieces, all in the same font and size.
-    fn line(&mut self, font: Font, size: f32, pieces: &[Piece]) {
-        let height = size * LINE_FACTOR;
+    /// Places one line of text made of pieces, all in the same style and size.
+    fn line(&mut self, style: Style, size: f32, pieces: &[Piece]) {
+        self.line_sized(style, size, size, pieces);
+    }
+
+    /// [`Layout::line`] with the text at `size` in a line as tall as `line_size`'s.
+    fn line_sized(&mut self, style: Style, size: f32, line_size: f32, pieces: &[Piece]) {
+        let height = line_size * LINE_FACTOR;
         self.reserve(height);
-        let baseline = self.y - size;
+        let baseline = self.y - line_size;
         self.y -= height;
-        let mut ops = format!("BT /{} {} Tf\n", font.resource(), num(size)).into_bytes();
+        let mut ops = String::from("BT\n");
         for piece in pieces.iter().filter(|p| !p.text.is_empty()) {
-            ops.extend_from_slice(
-                format!("1 0 0 1 {} {} Tm ", num(piece.x), num(baseline)).as_bytes(),
-            );
-            push_pdf_string(&mut ops, &piece.text);
-            ops.extend_from_slice(b" Tj\n");
+            let line = shape(&piece.text, style);
+            ops.push_str(&self.fonts.show(&line, size, piece.x, baseline));
         }
-        ops.extend_from_slice(b"ET\n");
-        self.current.extend_from_slice(&ops);
+        ops.push_str("ET\n");
+        self.current.extend_from_slice(ops.as_bytes());
     }
 
     pub(crate) fn block(&mut self, block: &Block) {
@@ -137,15 +157,15 @@ impl Layout {
         match block {
             Block::Heading(text) => {
                 self.space(6.0);
-                self.paragraph(text, Font::Bold, HEADING_SIZE, width);
+                self.paragraph(text, Style::Bold, HEADING_SIZE, width);
                 self.space(4.0);
             }
             Block::Text(text) => {
-                self.paragraph(text, Font::Regular, TEXT_SIZE, width);
+                self.paragraph(text, Style::Regular, TEXT_SIZE, width);
                 self.space(6.0);
             }
-            Block::Row(cells) => self.row(cells, Font::Regular),
-            Block::HeaderRow(cells) => self.row(cells, Font::Bold),
+            Block::Row(cells) => self.row(cells, Style::Regular),
+            Block::HeaderRow(cells) => self.row(cells, Style::Bold),
             Block::Rule => {
                 self.reserve(10.0);
                 self.space(4.0);
@@ -183,18 +203,10 @@ impl Layout {
                 ops.into_bytes()
             }
             None => {
-                let encoded = encode(text);
-                let size = 22.0_f32.min(BOX_W * 1000.0 / text_width(&encoded, 1000.0).max(1.0));
-                let mut ops = format!(
-                    "BT /F3 {} Tf 1 0 0 1 {} {} Tm ",
-                    num(size),
-                    num(MARGIN),
-                    num(y + 12.0)
-                )
-                .into_bytes();
-                push_pdf_string(&mut ops, &encoded);
-                ops.extend_from_slice(b" Tj ET\n");
-                ops
+                let line = shape(text, Style::Handwriting);
+                let size = 22.0_f32.min(BOX_W / line.width().max(0.001));
+                let shown = self.fonts.show(&line, size, MARGIN, y + 12.0);
+                format!("BT {shown}ET\n").into_bytes()
             }
         };
         self.current.extend_from_slice(&drawn);
@@ -209,14 +221,25 @@ impl Layout {
             .as_bytes(),
         );
         self.y = y - 2.0;
-        self.paragraph(caption, Font::Regular, 9.0, A4_WIDTH - 2.0 * MARGIN);
+        self.paragraph(caption, Style::Regular, 9.0, A4_WIDTH - 2.0 * MARGIN);
     }
 
-    fn paragraph(&mut self, text: &str, font: Font, size: f32, width: f32) {
+    fn paragraph(&mut self, text: &str, style: Style, size: f32, width: f32) {
         for hard_line in text.split('\n') {
-            for line in wrap(&encode(hard_line), font, size, width) {
+            // A line a little too wide (a label and a 64-digit hash) is drawn a little
+            // smaller rather than broken.
+            let natural = shape(hard_line, style).width() * size;
+            if natural > width && natural <= width * NARROWER {
+                let pieces = [Piece {
+                    x: MARGIN,
+                    text: hard_line.to_string(),
+                }];
+                self.line_sized(style, size * width / natural, size, &pieces);
+                continue;
+            }
+            for line in wrap(hard_line, style, width / size) {
                 self.line(
-                    font,
+                    style,
                     size,
                     &[Piece {
                         x: MARGIN,
@@ -227,22 +250,22 @@ impl Layout {
         }
     }
 
-    fn row(&mut self, cells: &[String], font: Font) {
+    fn row(&mut self, cells: &[String], style: Style) {
         if cells.is_empty() {
             return;
         }
         let column = (A4_WIDTH - 2.0 * MARGIN) / cells.len() as f32;
         let last = cells.len() - 1;
-        let wrapped: Vec<Vec<Vec<u8>>> = cells
+        let wrapped: Vec<Vec<String>> = cells
             .iter()
             .enumerate()
             .map(|(i, cell)| {
                 let room = if i == last { column } else { column - CELL_GAP };
-                let text = encode(&cell.replace('\n', " "));
+                let text = cell.replace('\n', " ");
                 if text.is_empty() {
                     Vec::new()
                 } else {
-                    wrap(&text, font, TEXT_SIZE, room.max(TEXT_SIZE))
+                    wrap(&text, style, room.max(TEXT_SIZE) / TEXT_SIZE)
                 }
             })
             .collect();
@@ -257,30 +280,19 @@ impl Layout {
                 .map(|(n, &i)| {
                     let mut text = wrapped[i][k].clone();
                     let x = if i == last {
-                        A4_WIDTH - MARGIN - Font::width(font, &text, TEXT_SIZE)
+                        A4_WIDTH - MARGIN - shape(&text, style).width() * TEXT_SIZE
                     } else {
                         MARGIN + column * i as f32
                     };
                     // A trailing space (invisible) keeps cells apart in extracted text.
                     if n + 1 < present.len() {
-                        text.push(b' ');
+                        text.push(' ');
                     }
                     Piece { x, text }
                 })
                 .collect();
-            self.line(font, TEXT_SIZE, &pieces);
+            self.line(style, TEXT_SIZE, &pieces);
         }
         self.y -= 2.0;
-    }
-}
-
-/// Formats a number for a content stream (at most 2 decimals, no exponent).
-pub(crate) fn num(value: f32) -> String {
-    let s = format!("{value:.2}");
-    let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" {
-        "0".to_string()
-    } else {
-        s.to_string()
     }
 }

@@ -18,10 +18,12 @@
 pub mod digest;
 #[cfg(feature = "raster")]
 pub mod downsample;
+pub mod fonts;
 mod layout;
 pub mod multipart;
 pub mod office;
 pub mod pdf;
+mod pdf_fonts;
 mod pdf_text;
 #[cfg(feature = "raster")]
 pub mod raster;

@@ -2,9 +2,9 @@
 //! text pages (appendix and signature summary), and extracting text.
 //!
 //! Field values and signatures are drawn onto the content pages by [`crate::stamp`].
-//! Generated pages use the standard Type1 fonts Helvetica (regular, bold, oblique) with
-//! WinAnsiEncoding, so no font is embedded and lopdf's text extraction can read them back;
-//! they are laid out in [`crate::layout`].
+//! Generated pages draw every script with the built-in fonts, embedded as subsets with
+//! a ToUnicode map (`pdf_fonts`), so text extraction reads them back; they are laid out
+//! in [`crate::layout`].
 //!
 //! (Over 800 lines with its tests: the code is about 560.)
 
@@ -17,7 +17,7 @@ use sha2::{Digest, Sha256};
 
 use crate::digest::hex;
 pub use crate::layout::Block;
-use crate::layout::{A4_HEIGHT, A4_WIDTH, Layout, layout};
+use crate::layout::{A4_HEIGHT, A4_WIDTH, layout};
 pub use crate::stamp::{Picture, Stamp};
 
 /// Size of one page in PDF points: what a viewer shows, the crop box (or the media box
@@ -330,10 +330,10 @@ fn render_inner(
     crate::stamp::stamp_pages(&mut doc, &kids, stamps, pictures, visible_box)
         .context("drawing the fields")?;
 
-    let (appendix_pages, appendix_pictures) = layout(appendix);
-    if !appendix_pages.is_empty() {
-        let resources = add_font_resources(&mut doc, &appendix_pictures);
-        for content in appendix_pages {
+    let appendix = layout(appendix);
+    if !appendix.pages.is_empty() {
+        let resources = add_font_resources(&mut doc, &appendix.pictures, appendix.fonts);
+        for content in appendix.pages {
             kids.push(add_page(&mut doc, pages_id, resources, content));
         }
     }
@@ -359,9 +359,9 @@ fn render_inner(
     // lopdf numbered the content's cross-reference stream `max_id + 1` without counting
     // it: new objects start after it, so none redefines it (strict readers refuse that).
     new.max_id += 1;
-    let (summary_pages, summary_pictures) = layout(&summary_blocks);
-    let resources = add_font_resources(new, &summary_pictures);
-    for page in summary_pages {
+    let summary = layout(&summary_blocks);
+    let resources = add_font_resources(new, &summary.pictures, summary.fonts);
+    for page in summary.pages {
         kids.push(add_page(new, pages_id, resources, page));
     }
     new.objects
@@ -453,22 +453,15 @@ fn append_source(
     Ok(())
 }
 
-/// Adds the resources of generated pages: Helvetica, Helvetica-Bold and
-/// Helvetica-Oblique (`/F1`, `/F2`, `/F3`) and `pictures` as image XObjects under their
-/// names; returns the id of the resource dictionary.
-fn add_font_resources(doc: &mut Document, pictures: &[(String, Picture)]) -> ObjectId {
-    let mut fonts = Dictionary::new();
-    for (name, base) in [
-        ("F1", "Helvetica"),
-        ("F2", "Helvetica-Bold"),
-        ("F3", "Helvetica-Oblique"),
-    ] {
-        let id = doc.add_object(dictionary! {
-            "Type" => "Font", "Subtype" => "Type1", "BaseFont" => base,
-            "Encoding" => "WinAnsiEncoding",
-        });
-        fonts.set(name, id);
-    }
+/// Adds the resources of generated pages: the fonts they drew with (`fonts`, embedded
+/// as subsets) and `pictures` as image XObjects under their names; returns the id of
+/// the resource dictionary.
+fn add_font_resources(
+    doc: &mut Document,
+    pictures: &[(String, Picture)],
+    fonts: crate::pdf_fonts::PdfFonts,
+) -> ObjectId {
+    let fonts = fonts.finish(doc);
     let mut resources = dictionary! {
         "Font" => fonts,
         "ProcSet" => vec![Object::Name(b"PDF".to_vec()), Object::Name(b"Text".to_vec())],
@@ -506,7 +499,10 @@ fn add_page(
 
 /// Text of every page (for tests and search), using lopdf's text extraction.
 ///
-/// Pages are concatenated in order; text lines end with `\n`. Text in fonts lopdf cannot
+/// Pages are concatenated in order; text lines end with `\n`, without the spaces before
+/// it. lopdf reads glyphs through their ToUnicode maps, not `/ActualText`: text whose
+/// glyphs are reordered (right-to-left, Indic) reads back in drawing order here, and
+/// exactly with `pdftotext`. Text in fonts lopdf cannot
 /// decode is skipped rather than failing the whole document. Errors only when the bytes
 /// are not a readable PDF or need a password.
 pub fn extract_text(bytes: &[u8]) -> anyhow::Result<String> {
@@ -522,7 +518,18 @@ pub fn extract_text(bytes: &[u8]) -> anyhow::Result<String> {
                 text.push_str(&chunk);
             }
         }
-        text
+        // lopdf ends every shown array of glyphs with a space: none at a line's end. A
+        // glyph without text of its own (a mark the font draws apart from its letter,
+        // whose cluster's text its first glyph carries) reads as U+FFFD: dropped.
+        let text = text.replace('\u{fffd}', "");
+        let mut trimmed: String = text
+            .lines()
+            .map(|l| l.trim_end().to_string() + "\n")
+            .collect();
+        if !text.ends_with('\n') {
+            trimmed.pop();
+        }
+        trimmed
     })
     .ok_or_else(|| anyhow!("text extraction failed on this file"))
 }
@@ -542,14 +549,15 @@ pub fn sample_pdf_of_size(pages: usize, bytes: usize) -> Vec<u8> {
         doc.add_object(lopdf::Stream::new(dictionary! {}, vec![b'x'; bytes]));
     }
     let pages_id = doc.new_object_id();
-    let resources = add_font_resources(&mut doc, &[]);
-    let kids: Vec<ObjectId> = (1..=pages)
-        .map(|i| {
-            let mut page = Layout::new();
-            page.block(&Block::Heading(format!("Page {i}")));
-            let content = page.finish().into_iter().next().unwrap_or_default();
-            add_page(&mut doc, pages_id, resources, content)
-        })
+    let blocks: Vec<Block> = (1..=pages)
+        .flat_map(|i| [Block::Heading(format!("Page {i}")), Block::PageBreak])
+        .collect();
+    let laid_out = layout(&blocks);
+    let resources = add_font_resources(&mut doc, &[], laid_out.fonts);
+    let kids: Vec<ObjectId> = laid_out
+        .pages
+        .into_iter()
+        .map(|content| add_page(&mut doc, pages_id, resources, content))
         .collect();
     doc.objects
         .insert(pages_id, Object::Dictionary(pages_node(&kids)));
@@ -568,8 +576,8 @@ pub fn sample_pdf_of_size(pages: usize, bytes: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::layout::{MARGIN, TEXT_SIZE, num};
-    use crate::pdf_text::{Font, encode, push_pdf_string, wrap};
+    use crate::fonts::{Style, shape};
+    use crate::layout::{MARGIN, TEXT_SIZE};
     use std::time::Instant;
 
     const ENCRYPTED: &[u8] = include_bytes!(concat!(
@@ -745,7 +753,7 @@ mod tests {
                 "1 x \u{20ac}5.00".into(),
                 "\u{20ac}5.00".into(),
             ]),
-            Block::Text("Non-Latin: \u{65e5}\u{672c}".into()),
+            Block::Text("Non-Latin: Łódź Ελλάδα Россия שלום مرحبا 日本".into()),
         ];
         let summary = vec![
             Block::Heading("Signatures".into()),
@@ -781,7 +789,7 @@ mod tests {
             "Item Quantity Total\n",
             "Widget 2 x 10.00 20.00\n",
             "Caf\u{e9} cr\u{e8}me \u{2014} \u{201c}deluxe\u{201d} 1 x \u{20ac}5.00 \u{20ac}5.00\n",
-            "Non-Latin: ??\n",
+            "Non-Latin: Łódź Ελλάδα Россия ",
             "Signatures",
             "Signed by Alice (alice@example.com)\n",
         ];
@@ -879,7 +887,7 @@ mod tests {
         let text = extract_text(&out.pdf).unwrap();
         // Every generated line fits the text width.
         for line in text.lines() {
-            let width = Font::Regular.width(&encode(line.trim_end()), TEXT_SIZE);
+            let width = shape(line.trim_end(), Style::Regular).width() * TEXT_SIZE;
             assert!(width <= A4_WIDTH - 2.0 * MARGIN + 0.01, "too wide: {line}");
         }
         assert!(text.contains("The end.\nAfter break."));
@@ -890,26 +898,6 @@ mod tests {
             .extract_text(&[*pages.keys().nth_back(1).unwrap()])
             .unwrap();
         assert_eq!(last_page_text, "After break.\n");
-    }
-
-    #[test]
-    fn encoding_and_wrapping_helpers() {
-        assert_eq!(
-            encode("a\u{e9}\u{20ac}\u{65e5}\t\u{7}"),
-            vec![b'a', 0xe9, 0x80, b'?', b' ']
-        );
-        assert_eq!(num(12.0), "12");
-        assert_eq!(num(595.28), "595.28");
-        assert_eq!(num(-0.001), "0");
-        let mut s = Vec::new();
-        push_pdf_string(&mut s, b"a(b)\\\xe9");
-        assert_eq!(s, b"(a\\(b\\)\\\\\\351)");
-        assert_eq!(
-            wrap(b"aa bb", Font::Regular, 10.0, 12.0),
-            vec![b"aa".to_vec(), b"bb".to_vec()]
-        );
-        assert_eq!(wrap(b"", Font::Regular, 10.0, 12.0), vec![Vec::<u8>::new()]);
-        assert!((Font::Regular.width(b"Widget", 1000.0) - 3112.0).abs() < 0.5);
     }
 
     #[test]

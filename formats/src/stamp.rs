@@ -9,6 +9,8 @@
 //! appended to the page's content wrapped in `q`/`Q`, after the original content is
 //! wrapped too, so whatever state the original leaves behind cannot move it.
 
+use crate::fonts::{Style, shape};
+use crate::pdf_fonts::PdfFonts;
 use lopdf::{Dictionary, Document, Object, ObjectId, Stream, dictionary};
 use std::collections::HashMap;
 use std::io::Cursor;
@@ -251,10 +253,8 @@ pub fn stamp_pages(
     if by_page.is_empty() {
         return Ok(());
     }
-    let font = doc.add_object(dictionary! {
-        "Type" => "Font", "Subtype" => "Type1", "BaseFont" => "Helvetica",
-        "Encoding" => "WinAnsiEncoding",
-    });
+    let mut fonts = PdfFonts::default();
+    let mut stamped: Vec<(ObjectId, Dictionary)> = Vec::new();
     let mut images: HashMap<String, ObjectId> = HashMap::new();
     let mut page_list: Vec<_> = by_page.into_iter().collect();
     page_list.sort_by_key(|(p, _)| *p);
@@ -281,7 +281,7 @@ pub fn stamp_pages(
         for s in stamps {
             let (x, y, w, bh) = (s.left, h - s.top - s.height, s.width, s.height);
             match &s.mark {
-                Mark::Text(text) => ops.push_str(&text_ops(text, x, y, w, bh)),
+                Mark::Text(text) => ops.push_str(&text_ops(&mut fonts, text, x, y, w, bh)),
                 Mark::Check => {
                     let lw = (w.min(bh) * 0.12).max(0.8);
                     ops.push_str(&format!(
@@ -303,7 +303,7 @@ pub fn stamp_pages(
             }
         }
         ops.push_str("Q\n");
-        add_resources(doc, page_id, font, xobjects)?;
+        stamped.push((page_id, xobjects));
         let open = doc.add_object(Stream::new(Dictionary::new(), b"q\n".to_vec()));
         let mut close = Stream::new(Dictionary::new(), ops.into_bytes());
         let _ = close.compress();
@@ -318,35 +318,32 @@ pub fn stamp_pages(
         contents.push(Object::Reference(close));
         page.set("Contents", contents);
     }
+    let font_resources = fonts.finish(doc);
+    for (page_id, xobjects) in stamped {
+        add_resources(doc, page_id, &font_resources, xobjects)?;
+    }
     Ok(())
 }
 
-/// One line of text in Helvetica, shrunk to fit the box, vertically centred.
-fn text_ops(text: &str, x: f32, y: f32, w: f32, h: f32) -> String {
-    let encoded = crate::pdf_text::encode(text.lines().next().unwrap_or(""));
-    let units = crate::pdf_text::text_width(&encoded, 1000.0).max(1.0);
+/// One line of text, shrunk to fit the box, vertically centred.
+fn text_ops(fonts: &mut PdfFonts, text: &str, x: f32, y: f32, w: f32, h: f32) -> String {
+    let line = shape(text.lines().next().unwrap_or(""), Style::Regular);
     let pad = 2.0_f32.min(w / 10.0);
     let size = (h * 0.7)
         .min(14.0)
-        .min((w - 2.0 * pad) * 1000.0 / units)
+        .min((w - 2.0 * pad) / line.width().max(0.001))
         .max(2.0);
     let baseline = y + (h - size) / 2.0 + size * 0.22;
-    let mut out = format!(
-        "BT 0.1 0.14 0.5 rg /ESFont {size:.2} Tf 1 0 0 1 {:.2} {baseline:.2} Tm ",
-        x + pad
-    )
-    .into_bytes();
-    crate::pdf_text::push_pdf_string(&mut out, &encoded);
-    out.extend_from_slice(b" Tj ET\n");
-    String::from_utf8_lossy(&out).into_owned()
+    let shown = fonts.show(&line, size, x + pad, baseline);
+    format!("BT 0.1 0.14 0.5 rg {shown}ET\n")
 }
 
 /// Gives the page its own resource dictionary (copied from the shared one) with the
-/// stamp font as `/ESFont` and the stamp images as XObjects.
+/// stamp fonts (`/ESF…`) and the stamp images as XObjects.
 fn add_resources(
     doc: &mut Document,
     page_id: ObjectId,
-    font: ObjectId,
+    stamp_fonts: &Dictionary,
     xobjects: Dictionary,
 ) -> anyhow::Result<()> {
     let resolve = |doc: &Document, o: &Object| -> Dictionary {
@@ -368,7 +365,9 @@ fn add_resources(
         .get(b"Font")
         .map(|o| resolve(doc, o))
         .unwrap_or_default();
-    fonts.set("ESFont", font);
+    for (name, font) in stamp_fonts.iter() {
+        fonts.set(name.clone(), font.clone());
+    }
     res.set("Font", fonts);
     if !xobjects.is_empty() {
         let mut xo = res

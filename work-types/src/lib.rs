@@ -19,6 +19,7 @@
 extern crate alloc;
 
 pub mod base64_member;
+pub mod coverage;
 
 use alloc::string::String;
 use alloc::vec::Vec;

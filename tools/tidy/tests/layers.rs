@@ -84,10 +84,11 @@ const FORMATS: Layers = Layers {
     krate: "formats",
     lib_name: None,
     layers: &[
-        ("primitives", &["pdf_text.rs", "digest.rs"]),
+        ("primitives", &["pdf_text.rs", "digest.rs", "fonts.rs"]),
         (
             "formats",
             &[
+                "pdf_fonts.rs",
                 "stamp.rs",
                 "layout.rs",
                 "pdf.rs",
