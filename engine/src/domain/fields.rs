@@ -417,6 +417,7 @@ pub fn parse_shape(
     let required = boolean(o, path, "is_required")?.unwrap_or(!kind.is_input());
     let label = text(o, path, "field_label", MAX_LABEL)?;
     let value = text(o, path, "field_value", MAX_VALUE)?;
+    crate::domain::drawable::drawable(&name_of(path, "field_value"), &value)?;
     let value = checked_value(kind, value, &name_of(path, "field_value"))?;
     if !kind.is_input() && !value.is_empty() {
         return Err(invalid(

@@ -20,6 +20,7 @@ pub mod deletion;
 pub mod document;
 pub mod document_states;
 pub mod downloads;
+pub mod drawable;
 pub mod embedding;
 pub mod events;
 pub mod evidence;

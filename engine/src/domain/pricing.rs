@@ -52,7 +52,10 @@ fn obj<'a>(v: &'a Value, path: &str) -> ApiResult<&'a Map<String, Value>> {
 fn text(m: &Map<String, Value>, key: &str, path: &str) -> ApiResult<String> {
     match m.get(key) {
         None | Some(Value::Null) => Ok(String::new()),
-        Some(Value::String(s)) => Ok(s.clone()),
+        Some(Value::String(s)) => {
+            crate::domain::drawable::drawable(&format!("{path}.{key}"), s)?;
+            Ok(s.clone())
+        }
         Some(Value::Number(n)) => Ok(n.to_string()),
         Some(_) => Err(bad(&format!("{path}.{key}"), "a string")),
     }

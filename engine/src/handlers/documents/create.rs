@@ -24,6 +24,7 @@ use crate::domain::document::{
     self, Attachment, CustomField, DocExt, DocExt2, Document, Flags, Recipient, Sender,
     normalize_tags,
 };
+use crate::domain::drawable::drawable;
 use crate::domain::templates::{self, Template};
 use crate::domain::uploads::{self, Upload};
 use crate::domain::{folders, identity, mail_templates, pricing, recipient_states, trail, videos};
@@ -77,6 +78,14 @@ pub fn parse_recipient(
             Some((a, b)) => (first, last) = (a.to_string(), b.trim().to_string()),
             None => first = full,
         }
+    }
+    for (member, text) in [
+        ("first_name", &first),
+        ("last_name", &last),
+        ("company_name", &member_text(o, "company_name")),
+        ("title", &member_text(o, "title")),
+    ] {
+        drawable(&format!("{path}.{member}"), text)?;
     }
     let order_num = match o.get("order_num") {
         None | Some(Value::Null) => index as u32 + 1,
@@ -585,6 +594,9 @@ fn archive_sign_ms(f: &Fields, sources: &Sources, now: u64) -> ApiResult<u64> {
 
 /// `name`, else the template's, else the first file's, else "Untitled document".
 fn doc_name(f: &Fields, template: Option<&Template>, sources: &Sources) -> ApiResult<String> {
+    if let Some(name) = f.optional_str("name")? {
+        drawable("name", &name)?;
+    }
     Ok(f.optional_str("name")?
         .map(|n| n.trim().to_string())
         .filter(|n| !n.is_empty())

@@ -55,7 +55,10 @@ fn values_of(f: &Fields) -> ApiResult<Vec<(String, ApiResult<String>)>> {
 /// A field's value as text.
 fn text_of(id: &str, value: &Value) -> ApiResult<String> {
     Ok(match value {
-        Value::String(s) => s.clone(),
+        Value::String(s) => {
+            crate::domain::drawable::drawable(&format!("fields.{id}"), s)?;
+            s.clone()
+        }
         Value::Bool(b) => (if *b { "1" } else { "" }).into(),
         Value::Number(n) => n.to_string(),
         Value::Null => String::new(),
@@ -81,6 +84,7 @@ fn mark_of(f: &Fields, member: &str, text_member: &str) -> ApiResult<Option<Mark
         .unwrap_or("")
         .trim()
         .to_string();
+    crate::domain::drawable::drawable(&format!("{member}.{text_member}"), &text)?;
     if text.chars().count() > MAX_NAME {
         return Err(bad(
             "invalid_field",
