@@ -19,6 +19,20 @@ fn names_in_the_fonts_scripts_pass_and_a_character_none_has_is_refused_naming_it
         json!({"name": "Umowa — zażółć"}),
     );
     assert_eq!(doc["name"], "Umowa — zażółć");
+    // A field's value given by the sender.
+    let id = doc["id"].as_str().unwrap();
+    for (value, status) in [("漢字", 400), ("Żółć", 200)] {
+        let f = json!({"field_type": "text", "page_num": 1, "field_left": 100, "field_top": 600,
+                       "field_width": 200, "field_height": 40, "field_value": value});
+        let (s, b) = api(
+            &mut p,
+            &t,
+            "POST",
+            &format!("/v1/documents/{id}/fields"),
+            Some(f),
+        );
+        assert_eq!(s, status, "{value}: {b}");
+    }
     let cases = [
         (
             json!({"name": "Doc", "recipients": [{"email": "a@y.se", "first_name": "Ann", "last_name": "山田"}]}),
@@ -49,50 +63,23 @@ fn names_in_the_fonts_scripts_pass_and_a_character_none_has_is_refused_naming_it
 }
 
 #[test]
-fn a_typed_signature_or_field_value_no_font_draws_is_refused_at_signing() {
+fn a_typed_signature_no_font_draws_is_refused_at_signing() {
     let mut p = bootstrapped();
     let t = token(&mut p);
-    let (id, doc) = draft(
+    let (_, sent) = sent_doc(
         &mut p,
         &t,
         json!([{"email": "a@y.se", "first_name": "Ann"}]),
         json!({}),
     );
-    let ann = doc["recipients"][0]["id"].as_str().unwrap().to_string();
-    let f = json!({"field_type": "signature", "page_num": 1, "field_left": 100, "field_top": 600,
-                   "field_width": 200, "field_height": 40, "recipient_id": ann});
-    let (s, b) = api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/fields"),
-        Some(f),
-    );
-    assert_eq!(s, 200, "{b}");
-    let (s, sent) = api(
-        &mut p,
-        &t,
-        "POST",
-        &format!("/v1/documents/{id}/send"),
-        None,
-    );
-    assert_eq!(s, 200, "{sent}");
-    finish_render(&mut p, 3);
-    let secret = secret_of(&sent, 0);
-    let sign = format!("/v1/recipient/{secret}/sign");
-    let (s, b) = recipient(
-        &mut p,
-        "POST",
-        &sign,
-        Some(json!({"signature": {"type": "typed", "name": "王小明"}})),
-    );
-    assert_eq!(s, 400, "{b}");
-    assert!(b.to_string().contains("signature.name"), "{b}");
-    let (s, b) = recipient(
-        &mut p,
-        "POST",
-        &sign,
-        Some(json!({"signature": {"type": "typed", "name": "Łukasz Żółć"}})),
-    );
-    assert_eq!(s, 200, "{b}");
+    let sign = format!("/v1/recipient/{}/sign", secret_of(&sent, 0));
+    for (name, status) in [("王小明", 400), ("Łukasz Żółć", 200)] {
+        let body = json!({"signature": {"type": "typed", "name": name}});
+        let (s, b) = recipient(&mut p, "POST", &sign, Some(body));
+        assert_eq!(s, status, "{name}: {b}");
+        if s == 400 {
+            assert_eq!(b["error"], "unsupported_character", "{b}");
+            assert!(b.to_string().contains("signature.name"), "{b}");
+        }
+    }
 }
