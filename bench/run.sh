@@ -33,7 +33,7 @@ if ! command -v wrk >/dev/null || ! command -v chromedriver >/dev/null; then
     echo "installing wrk, chromium and chromium-driver (Debian packages)"
     apt-get update -qq && apt-get install -y -qq wrk chromium chromium-driver >/dev/null
 fi
-cargo build --release -p esign-host --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example app_bench --example seal_bench --example scale_bench --example formats_bench --example million_seed
+cargo build --release -p esign-host --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example app_bench --example seal_bench --example scale_bench --example formats_bench --example scripts_bench --example million_seed
 
 WORK=$(mktemp -d)
 cleanup() {
@@ -155,6 +155,9 @@ if command -v node >/dev/null; then
     echo
     # The same work orders natively and as the formats component in wasmtime.
     target/release/examples/formats_bench "$WORK/orders" 5
+    echo
+    # Text in every script against Latin only (issue 50).
+    target/release/examples/scripts_bench 9
     echo
     # esign on Cloudflare Workers' runtime (hosts/workers on miniflare), beside this host.
     [ -d hosts/workers/node_modules ] || npm ci --prefix hosts/workers --no-audit --no-fund --silent
