@@ -734,6 +734,22 @@ fn settings_users_properties_mail_texts_a_test_event_and_a_document_s_language_a
     assert_eq!(teams["teams"][0]["team_id"], "Sales", "{teams}");
     b.assert_no_violations("settings with a new user's password");
 
+    // Copies of completed documents, per kind of party: CC recipients get none.
+    b.select("CC recipients", "none");
+    b.js(
+        "document.querySelector('[aria-labelledby=h-copies]').requestSubmit()",
+        vec![],
+    );
+    wait_until(10, "the copies saved", || {
+        let (_, e) = s.get_as(&t, "/v1/entity");
+        (e["entity"]["completion_copies_by_party"]["cc"] == "none").then_some(())
+    });
+    let (_, e) = s.get_as(&t, "/v1/entity");
+    assert_eq!(
+        e["entity"]["completion_copies_by_party"]["signers"], "attachment",
+        "{e}"
+    );
+
     // The user moves to another team and gets another role, from the list.
     b.fill("Team of New Bie", "Support");
     b.select("Role of New Bie", "user");

@@ -1137,16 +1137,19 @@
     return f;
   }
 
-  // What every party gets by mail when a document is completed (PUT /v1/entity with
-  // `completion_copies`): the signed PDF attached, a download link, or nothing.
+  // What each kind of party gets by mail when a document is completed (PUT /v1/entity
+  // with `completion_copies_by_party`): the signed PDF attached, a download link, or nothing.
   function copiesSection(ent, box) {
-    const choice = field(t("set.copies"), { tag: "select", value: ent.completion_copies || "attachment",
-      options: ["attachment", "link", "none"].map(c => [c, t("set.copies." + c)]) });
+    const chosen = ent.completion_copies_by_party || {};
+    const kinds = ["signers", "approvers", "cc", "owner", "copy_emails"];
+    const choices = kinds.map(k => [k, field(t("set.copies.kind." + k), { tag: "select", value: chosen[k] || ent.completion_copies || "attachment",
+      options: ["attachment", "link", "none"].map(c => [c, t("set.copies." + c)]) })]);
     const f = el("form", { class: "card", "aria-labelledby": "h-copies" }, el("h2", { id: "h-copies" }, t("set.copies")),
-      el("p", { class: "muted" }, t("set.copieshint")), choice.wrap, el("button", { type: "submit" }, t("set.save")));
+      el("p", { class: "muted" }, t("set.copieshint")), ...choices.map(([, c]) => c.wrap), el("button", { type: "submit" }, t("set.save")));
     f.addEventListener("submit", async e => {
       e.preventDefault();
-      try { await api("PUT", "/v1/entity", { completion_copies: choice.control.value }); say(t("say.saved")); } catch (err) { showError(err, box); }
+      const byParty = Object.fromEntries(choices.map(([k, c]) => [k, c.control.value]));
+      try { await api("PUT", "/v1/entity", { completion_copies_by_party: byParty }); say(t("say.saved")); } catch (err) { showError(err, box); }
     });
     return f;
   }

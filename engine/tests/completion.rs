@@ -257,3 +257,42 @@ fn an_operators_huge_link_lifetime_does_not_overflow() {
     let resp = handle(&mut p, &request(Origin::Http, "GET", path, None));
     assert_eq!(resp.status, 200, "a link that never ends works");
 }
+
+#[test]
+fn each_kind_of_party_gets_what_the_entity_chose_for_it() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let body = json!({"completion_copies": "attachment",
+                      "completion_copies_by_party": {"cc": "none", "owner": "link"}});
+    let (s, e) = api(&mut p, &t, "PUT", "/v1/entity", Some(body));
+    assert_eq!(s, 200, "{e}");
+    let (_, e) = api(&mut p, &t, "GET", "/v1/entity", None);
+    assert_eq!(
+        e["entity"]["completion_copies_by_party"],
+        json!({"signers": "attachment", "approvers": "attachment", "cc": "none",
+               "owner": "link", "copy_emails": "attachment"})
+    );
+    // An unknown kind or value is refused.
+    for bad in [json!({"ccs": "none"}), json!({"cc": "fax"}), json!(["cc"])] {
+        let body = json!({"completion_copies_by_party": bad});
+        let (s, r) = api(&mut p, &t, "PUT", "/v1/entity", Some(body));
+        assert_eq!(
+            (s, r["error"].as_str()),
+            (400, Some("invalid_field")),
+            "{r}"
+        );
+    }
+    let (id, signer, approver) = sent(&mut p, &t, json!({}));
+    let _ = id;
+    complete(&mut p, &signer, &approver);
+    let mails = copies(&p);
+    let to = |who: &str| mails.iter().find(|m| m.to == who);
+    // The signer: attached; the CC: nothing; the owner: a link.
+    assert_eq!(to("s@y.se").map(|m| m.attachments.len()), Some(1));
+    assert!(to("cc@y.se").is_none(), "{mails:?}");
+    let owner = to("a@x.se").expect("the owner's copy");
+    assert!(
+        owner.attachments.is_empty() && owner.body.contains("/v1/download/"),
+        "{owner:?}"
+    );
+}

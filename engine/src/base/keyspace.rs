@@ -154,6 +154,9 @@ pub const BRAND: &str = "brand";
 /// `ccp/{entity}` → what the entity's parties get when a document is completed
 /// (`completion::Copies`).
 pub const CCP: &str = "ccp";
+/// `ccpk/{entity}` → the kinds of party whose completion copies differ from `ccp`
+/// (`completion::ByParty`).
+pub const CCPK: &str = "ccpk";
 /// `embo/{entity}` → the origins that may frame the entity's signing pages
 /// (`embedding::Origins`).
 pub const EMBO: &str = "embo";
@@ -262,6 +265,7 @@ pub const FAMILIES: &[Family] = &[
     kv(PUBF, "public files"),
     kv(BRAND, "an entity's branding"),
     kv(CCP, "an entity's choice of completion copies"),
+    kv(CCPK, "an entity's completion copies per kind of party"),
     kv(EMBO, "the origins that may frame an entity's signing pages"),
     kv(ECD, "an entity's custom data properties"),
     kv(FOLD, "folders"),

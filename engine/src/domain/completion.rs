@@ -7,22 +7,25 @@
 //! for `completion-link-days` (default [`crate::base::policy::COMPLETION_LINK_DAYS`]; each download of
 //! it is logged in the trail). A recipient without an email gets the link by SMS. The
 //! entity chooses attachments, links or nothing ([`Copies`], `completion_copies` on
-//! `PUT /v1/entity`). The mails are queued in the transaction that records the seal,
-//! so they go once the seal is stored, and a seal repeated after a crash sends none.
+//! `PUT /v1/entity`), and may choose otherwise for a kind of party ([`Kind`],
+//! `completion_copies_by_party`). The mails are queued in the transaction that records
+//! the seal, so they go once the seal is stored, and a seal repeated after a crash
+//! sends none.
 //!
 //! | key | value |
 //! |---|---|
 //! | `ccp/{entity}` | [`Copies`] |
+//! | `ccpk/{entity}` | [`ByParty`] |
 
 use crate::base::api::{Mail, MailAttachment, Sms};
 use crate::base::cx::Cx;
-use crate::base::keyspace::CCP;
+use crate::base::keyspace::{CCP, CCPK};
 use crate::base::messages::Words;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::util::{self, normalize_email};
 use crate::domain::accounts::{User, user_key};
-use crate::domain::document::{Document, FinalPdf, load_doc, store_doc};
+use crate::domain::document::{Document, FinalPdf, Role, load_doc, store_doc};
 use crate::domain::{downloads, notify, trail};
 use serde::{Deserialize, Serialize};
 
@@ -68,11 +71,81 @@ pub fn set_choice(cx: &mut Cx, entity_id: &str, copies: Copies) {
     cx.save(&key(entity_id), &copies);
 }
 
+/// The kinds of party an entity may give a choice of their own
+/// (`completion_copies_by_party`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Kind {
+    Signers,
+    Approvers,
+    Cc,
+    Owner,
+    CopyEmails,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 5] = [
+        Kind::Signers,
+        Kind::Approvers,
+        Kind::Cc,
+        Kind::Owner,
+        Kind::CopyEmails,
+    ];
+
+    /// Its name in the API.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Signers => "signers",
+            Kind::Approvers => "approvers",
+            Kind::Cc => "cc",
+            Kind::Owner => "owner",
+            Kind::CopyEmails => "copy_emails",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    fn of(role: Role) -> Kind {
+        match role {
+            Role::Signer => Kind::Signers,
+            Role::Approver | Role::ExternalApprover => Kind::Approvers,
+            Role::Cc => Kind::Cc,
+        }
+    }
+}
+
+/// The kinds of party whose copies differ from the entity's choice.
+pub type ByParty = alloc::collections::BTreeMap<Kind, Copies>;
+
+fn by_party_key(entity_id: &str) -> Vec<u8> {
+    util::key(&[CCPK, entity_id])
+}
+
+/// What each kind of party gets: the entity's choice unless it chose otherwise for
+/// that kind.
+pub fn by_party(cx: &mut Cx, entity_id: &str) -> Vec<(Kind, Copies)> {
+    let default = choice(cx, entity_id);
+    let own: ByParty = cx.load(&by_party_key(entity_id)).unwrap_or_default();
+    Kind::ALL
+        .into_iter()
+        .map(|k| (k, own.get(&k).copied().unwrap_or(default)))
+        .collect()
+}
+
+/// Sets the copies of some kinds of party; the others keep theirs.
+pub fn set_by_party(cx: &mut Cx, entity_id: &str, given: &[(Kind, Copies)]) {
+    let mut own: ByParty = cx.load(&by_party_key(entity_id)).unwrap_or_default();
+    own.extend(given.iter().copied());
+    cx.save(&by_party_key(entity_id), &own);
+}
+
 /// One party to send a copy to.
 struct Party {
     name: String,
     email: String,
     mobile: String,
+    kind: Kind,
 }
 
 /// Everyone who gets a copy, each address once: the recipients in their order, the
@@ -85,6 +158,7 @@ fn parties(cx: &mut Cx, doc: &Document) -> Vec<Party> {
             name: r.fullname(),
             email: r.email.clone(),
             mobile: r.mobile.clone(),
+            kind: Kind::of(r.role),
         })
         .collect();
     if let Some(owner) = cx.load::<User>(&user_key(&doc.user_id)) {
@@ -93,12 +167,14 @@ fn parties(cx: &mut Cx, doc: &Document) -> Vec<Party> {
             name: name.trim().to_string(),
             email: owner.email,
             mobile: String::new(),
+            kind: Kind::Owner,
         });
     }
     out.extend(doc.sign_copy_emails.iter().map(|e| Party {
         name: String::new(),
         email: e.clone(),
         mobile: String::new(),
+        kind: Kind::CopyEmails,
     }));
     let mut seen = Vec::new();
     out.retain(|p| {
@@ -116,26 +192,36 @@ fn parties(cx: &mut Cx, doc: &Document) -> Vec<Party> {
 /// Queues every party's copy of `doc`, sealed as `file` (in the transaction that
 /// records the seal), and says so in the trail.
 pub fn send_copies(cx: &mut Cx, doc: &mut Document, file: &FinalPdf) {
-    let copies = choice(cx, &doc.entity_id);
-    if copies == Copies::Nothing {
+    let choices = by_party(cx, &doc.entity_id);
+    let fits = file.size <= cx.settings().completion_attachment_max_bytes;
+    let words = cx.words(doc.language());
+    let (mut attached, mut linked) = (0, 0);
+    for p in parties(cx, doc) {
+        let copies = choices
+            .iter()
+            .find(|(k, _)| *k == p.kind)
+            .map_or(Copies::Attachment, |(_, c)| *c);
+        if copies == Copies::Nothing {
+            continue;
+        }
+        let attach = copies == Copies::Attachment && fits;
+        match attach && !p.email.is_empty() {
+            true => attached += 1,
+            false => linked += 1,
+        }
+        send_copy(cx, &words, doc, file, &p, attach);
+    }
+    if attached + linked == 0 {
         return;
     }
-    let attach =
-        copies == Copies::Attachment && file.size <= cx.settings().completion_attachment_max_bytes;
-    let words = cx.words(doc.language());
-    let parties = parties(cx, doc);
-    for p in &parties {
-        send_copy(cx, &words, doc, file, p, attach);
-    }
-    let how = if attach { "attached" } else { "as a link" };
     trail::log(
         cx,
         doc,
         &trail::Actor::system(),
         "completion_copies_sent",
         format!(
-            "the signed document sent to {} parties, {how}",
-            parties.len()
+            "the signed document sent to {} parties: {attached} attached, {linked} as a link",
+            attached + linked
         ),
         None,
     );

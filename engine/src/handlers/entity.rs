@@ -39,6 +39,10 @@ fn entity_json(cx: &mut Cx, pr: &Principal, e: &Entity) -> Value {
         "brand_color": brand["color"],
         "logo_url": brand["logo_url"],
         "completion_copies": completion::choice(cx, &e.id).as_str(),
+        "completion_copies_by_party": completion::by_party(cx, &e.id)
+            .into_iter()
+            .map(|(k, c)| (k.as_str().to_string(), json!(c.as_str())))
+            .collect::<serde_json::Map<String, serde_json::Value>>(),
         "embed_origins": embedding::origins(cx, &e.id),
         "role": pr.membership.role.as_str(),
         "api_access": e.api_access,
@@ -65,6 +69,10 @@ fn settings(cx: &mut Cx, entity_id: &str, f: &http::Fields) -> ApiResult<()> {
             )
         })?),
     };
+    let by_party = match f.optional_json("completion_copies_by_party")? {
+        None => None,
+        Some(v) => Some(copies_by_party(v)?),
+    };
     let origins = match f.optional_array("embed_origins")? {
         None => None,
         Some(list) => Some(
@@ -86,7 +94,30 @@ fn settings(cx: &mut Cx, entity_id: &str, f: &http::Fields) -> ApiResult<()> {
     if let Some(copies) = copies {
         completion::set_choice(cx, entity_id, copies);
     }
+    if let Some(given) = by_party {
+        completion::set_by_party(cx, entity_id, &given);
+    }
     Ok(())
+}
+
+/// `completion_copies_by_party`: an object of kinds of party to `attachment`, `link`
+/// or `none`.
+fn copies_by_party(v: &serde_json::Value) -> ApiResult<Vec<(completion::Kind, Copies)>> {
+    let bad = || {
+        http::ApiError::bad_request(
+            "invalid_field",
+            "`completion_copies_by_party` must be an object of `signers`, `approvers`, `cc`, \
+             `owner` or `copy_emails` to `attachment`, `link` or `none`",
+        )
+    };
+    let o = v.as_object().ok_or_else(bad)?;
+    o.iter()
+        .map(|(k, c)| {
+            let kind = completion::Kind::parse(k).ok_or_else(bad)?;
+            let copies = c.as_str().and_then(Copies::parse).ok_or_else(bad)?;
+            Ok((kind, copies))
+        })
+        .collect()
 }
 
 /// `PUT /v1/entity` (admins): its name, mail texts, colour and logo.
@@ -105,6 +136,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
         "brand_color",
         "logo",
         "completion_copies",
+        "completion_copies_by_party",
         "embed_origins",
     ])?;
     settings(cx, &pr.entity.id, &f)?;
