@@ -74,6 +74,8 @@ pub(crate) fn layout(blocks: &[Block]) -> LaidOut {
 pub(crate) struct Piece {
     x: f32,
     text: String,
+    /// Its font size (the line's, or smaller for a piece a little too wide).
+    size: f32,
 }
 
 pub(crate) struct Layout {
@@ -132,21 +134,17 @@ impl Layout {
         }
     }
 
-    /// Places one line of text made of pieces, all in the same style and size.
+    /// Places one line of text made of pieces in one style, as tall as `size` makes it
+    /// (each piece at its own size).
     fn line(&mut self, style: Style, size: f32, pieces: &[Piece]) {
-        self.line_sized(style, size, size, pieces);
-    }
-
-    /// [`Layout::line`] with the text at `size` in a line as tall as `line_size`'s.
-    fn line_sized(&mut self, style: Style, size: f32, line_size: f32, pieces: &[Piece]) {
-        let height = line_size * LINE_FACTOR;
+        let height = size * LINE_FACTOR;
         self.reserve(height);
-        let baseline = self.y - line_size;
+        let baseline = self.y - size;
         self.y -= height;
         let mut ops = String::from("BT\n");
         for piece in pieces.iter().filter(|p| !p.text.is_empty()) {
             let line = shape(&piece.text, style);
-            ops.push_str(&self.fonts.show(&line, size, piece.x, baseline));
+            ops.push_str(&self.fonts.show(&line, piece.size, piece.x, baseline));
         }
         ops.push_str("ET\n");
         self.current.extend_from_slice(ops.as_bytes());
@@ -228,13 +226,13 @@ impl Layout {
         for hard_line in text.split('\n') {
             // A line a little too wide (a label and a 64-digit hash) is drawn a little
             // smaller rather than broken.
-            let natural = shape(hard_line, style).width() * size;
-            if natural > width && natural <= width * NARROWER {
+            if let Some(smaller) = narrower(hard_line, style, size, width) {
                 let pieces = [Piece {
                     x: MARGIN,
                     text: hard_line.to_string(),
+                    size: smaller,
                 }];
-                self.line_sized(style, size * width / natural, size, &pieces);
+                self.line(style, size, &pieces);
                 continue;
             }
             for line in wrap(hard_line, style, width / size) {
@@ -244,6 +242,7 @@ impl Layout {
                     &[Piece {
                         x: MARGIN,
                         text: line,
+                        size,
                     }],
                 );
             }
@@ -256,7 +255,9 @@ impl Layout {
         }
         let column = (A4_WIDTH - 2.0 * MARGIN) / cells.len() as f32;
         let last = cells.len() - 1;
-        let wrapped: Vec<Vec<String>> = cells
+        // Each cell's lines, each with its size: a cell a little too wide for its
+        // column (a name and an address) is drawn smaller on one line.
+        let wrapped: Vec<Vec<(String, f32)>> = cells
             .iter()
             .enumerate()
             .map(|(i, cell)| {
@@ -264,8 +265,11 @@ impl Layout {
                 let text = cell.replace('\n', " ");
                 if text.is_empty() {
                     Vec::new()
+                } else if let Some(smaller) = narrower(&text, style, TEXT_SIZE, room) {
+                    vec![(text, smaller)]
                 } else {
-                    wrap(&text, style, room.max(TEXT_SIZE) / TEXT_SIZE)
+                    let lines = wrap(&text, style, room.max(TEXT_SIZE) / TEXT_SIZE);
+                    lines.into_iter().map(|l| (l, TEXT_SIZE)).collect()
                 }
             })
             .collect();
@@ -278,9 +282,9 @@ impl Layout {
                 .iter()
                 .enumerate()
                 .map(|(n, &i)| {
-                    let mut text = wrapped[i][k].clone();
+                    let (mut text, size) = wrapped[i][k].clone();
                     let x = if i == last {
-                        A4_WIDTH - MARGIN - shape(&text, style).width() * TEXT_SIZE
+                        A4_WIDTH - MARGIN - shape(&text, style).width() * size
                     } else {
                         MARGIN + column * i as f32
                     };
@@ -288,11 +292,19 @@ impl Layout {
                     if n + 1 < present.len() {
                         text.push(' ');
                     }
-                    Piece { x, text }
+                    Piece { x, text, size }
                 })
                 .collect();
             self.line(style, TEXT_SIZE, &pieces);
         }
         self.y -= 2.0;
     }
+}
+
+/// The size at which `text`, a little too wide at `size` for `width` (at most
+/// [`NARROWER`] times), fits on one line; `None` when it fits as it is or is too wide
+/// for that.
+fn narrower(text: &str, style: Style, size: f32, width: f32) -> Option<f32> {
+    let natural = shape(text, style).width() * size;
+    (natural > width && natural <= width * NARROWER).then(|| size * width / natural)
 }

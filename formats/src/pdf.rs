@@ -901,6 +901,28 @@ mod tests {
     }
 
     #[test]
+    fn a_cell_or_line_a_little_too_wide_is_drawn_smaller_on_one_line() {
+        let appendix = vec![
+            Block::HeaderRow(vec![
+                "Ann Tester (ann@example.com)".into(),
+                "signer".into(),
+                "signed".into(),
+            ]),
+            Block::Text(format!("Audit trail head SHA-256: {}", "f".repeat(64))),
+        ];
+        let out = render(&[], &[], &Default::default(), &appendix, &[]).unwrap();
+        let text = extract_text(&out.pdf).unwrap();
+        assert!(
+            text.contains("Ann Tester (ann@example.com) signer signed\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("SHA-256: {}\n", "f".repeat(64))),
+            "{text}"
+        );
+    }
+
+    #[test]
     fn render_and_inspect_of_20_pages() {
         let src = sample_pdf(20);
         let appendix = vec![
