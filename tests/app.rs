@@ -1001,3 +1001,47 @@ fn a_password_protected_file_shows_its_reason_and_send_is_disabled_with_why() {
     assert!(send[1].as_str().unwrap().contains("no pages"), "{send}");
     b.assert_no_violations("a document whose import failed (375 px)");
 }
+
+#[test]
+fn a_sender_hands_their_device_to_a_signer_who_signs_in_person() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Visit",
+        serde_json::json!([person("Ann", "Tester", "ann@example.com")]),
+        serde_json::json!({}),
+    );
+    s.act_ok(&t, &id, "send");
+    s.wait_status(&t, &id, "sent");
+    b.goto(&s.url(&format!("/app/documents/{id}")));
+    sign_in(&b);
+    b.wait_for_text("Sign in person: Ann Tester");
+    b.assert_no_violations("a sent document with in-person signing");
+    b.click("Sign in person: Ann Tester");
+    // The same tab is now Ann's signing page.
+    b.wait_for_text("sign at the bottom");
+    b.fill("Full name", "Ann Tester");
+    b.click("Sign");
+    b.wait_js(
+        30,
+        "the signature taken",
+        "return document.body.innerText.includes('You signed the document') || document.body.innerText.includes('You have signed')",
+    );
+    let (_, log) = s.get_as(&t, &format!("/v1/documents/{id}/log"));
+    let actions: Vec<&str> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .collect();
+    let handed = actions.iter().position(|a| *a == "in_person_signing");
+    let signed = actions.iter().position(|a| *a == "signed");
+    assert!(
+        handed.is_some() && signed.is_some() && handed < signed,
+        "{actions:?}"
+    );
+}

@@ -598,7 +598,13 @@
         say(t("say.corrected")); render();
       } catch (err) { showError(err, box); }
     });
+    // Signing in person: this device is handed to the recipient, who signs on their link.
+    const outNow = ["sent", "viewed", "reviewed", "hardbounced"].includes(d.status) && ["sent", "viewed"].includes(r.status) && r.role !== "cc";
+    const inPerson = outNow ? el("button", { type: "button", onclick: async () => {
+      try { const a = await post(p + "/in-person"); location.assign(a.signing_url); } catch (err) { showError(err, box); }
+    } }, t("act.inperson", { name: r.fullname || r.email || r.mobile })) : null;
     return [["added", "hardbounced"].includes(r.status) ? el("details", {}, el("summary", {}, t("act.correct", { name: r.fullname || r.email })), form) : null,
+      inPerson,
       actButton(t("act.removerecipient", { name: r.fullname || r.email }), () => api("DELETE", p), box, t("confirm.removerecipient"))];
   }
 

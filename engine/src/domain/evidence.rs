@@ -17,7 +17,7 @@ use crate::base::prelude::*;
 use crate::base::util::{self, iso8601};
 use crate::base::work_orders::{self, Block, RenderOrder, SealInfo, SealOrder, SignatureBlock};
 use crate::domain::document::{self, Document, Recipient};
-use crate::domain::{fields, rendering, signatures, trail};
+use crate::domain::{fields, in_person, rendering, signatures, trail};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -187,10 +187,18 @@ fn acts_rows(b: &mut Vec<Block>, w: &Words, r: &Recipient, entries: &[trail::Cha
             String::new(),
         ]));
     }
-    for e in entries
-        .iter()
-        .filter(|e| e.entry.actor_type == "recipient" && e.entry.actor_id == r.id)
-    {
+    for e in entries.iter().filter(|e| {
+        (e.entry.actor_type == "recipient" && e.entry.actor_id == r.id)
+            || in_person::hands_over_to(&e.entry, &r.id)
+    }) {
+        if in_person::hands_over_to(&e.entry, &r.id) {
+            b.push(work_orders::Block::Row(vec![
+                w.time(e.entry.at_ms),
+                w.fill("cert.act_in_person", &[("host", &e.entry.actor_name)]),
+                w.fill("cert.ip", &[("ip", &e.entry.ip)]),
+            ]));
+            continue;
+        }
         let act = match e.entry.action.as_str() {
             "partially_signed" | "signed" => "cert.act_signed",
             "viewed" => "cert.act_viewed",

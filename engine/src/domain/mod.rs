@@ -29,6 +29,7 @@ pub mod folders;
 pub mod forgetting;
 pub mod identity;
 pub mod imports;
+pub mod in_person;
 pub mod invitations;
 pub mod links;
 pub mod list;

@@ -74,6 +74,7 @@ pub fn update_recipient(
         ("company_name", &mut r.company_name),
     ] {
         if let Some(v) = f.optional_str(k)? {
+            crate::domain::drawable::drawable(k, &v)?;
             *slot = v;
         }
     }
@@ -87,6 +88,21 @@ pub fn update_recipient(
     );
     store_doc(cx, Some(&before), &mut doc);
     Ok(no_content())
+}
+
+/// `POST /v1/documents/{id}/recipients/{recipient}/in-person`: the owner or an admin
+/// hands their own device to the recipient; answers the link they sign on there.
+pub fn in_person(
+    cx: &mut Cx,
+    pr: &Principal,
+    req: &Request,
+    id: &str,
+    rid: &str,
+) -> ApiResult<Response> {
+    req.body_fields()?.only(&[])?;
+    let r = crate::domain::in_person::host(cx, pr, req.client(), id, rid)?;
+    let url = crate::domain::notify::recipient_url(cx, id, &r).unwrap_or_default();
+    Ok(http::json(200, &serde_json::json!({ "signing_url": url })))
 }
 
 /// The index of recipient `rid` of `doc`; 404 when there is none.

@@ -1,0 +1,86 @@
+//! In-person signing (issue 51 item 4): the owner or an admin hands their device to a
+//! signer, who signs there on their own link; the trail and the audit certificate say
+//! it was signed in person and who hosted it. Who may call it is `roles.rs`.
+
+mod common;
+
+use common::*;
+use esign_engine::{Block, WorkOrder};
+use serde_json::json;
+
+#[test]
+fn the_host_gets_the_signer_s_link_and_the_certificate_says_who_hosted() {
+    let mut p = bootstrapped();
+    let t = token(&mut p);
+    let (id, sent) = sent_doc(
+        &mut p,
+        &t,
+        json!([{"email": "s@y.se", "first_name": "Sam", "role": "signer"},
+               {"email": "cc@y.se", "first_name": "Cy", "role": "cc"}]),
+        json!({}),
+    );
+    let rid = |i: usize| sent["recipients"][i]["id"].as_str().unwrap().to_string();
+    let path = |r: &str| format!("/v1/documents/{id}/recipients/{r}/in-person");
+    // A CC recipient neither signs nor approves; an unknown one is not found.
+    let (s, b) = api(&mut p, &t, "POST", &path(&rid(1)), None);
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (400, Some("invalid_recipient")),
+        "{b}"
+    );
+    let (s, b) = api(&mut p, &t, "POST", &path("nobody0000000000"), None);
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (404, Some("recipient_not_found")),
+        "{b}"
+    );
+    // The signer's own link, to open on the host's device.
+    let (s, b) = api(&mut p, &t, "POST", &path(&rid(0)), None);
+    assert_eq!(s, 200, "{b}");
+    let url = b["signing_url"].as_str().unwrap();
+    assert_eq!(url, sent["recipients"][0]["document_url"].as_str().unwrap());
+    let (_, log) = api(&mut p, &t, "GET", &format!("/v1/documents/{id}/log"), None);
+    let handed = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["action"] == "in_person_signing")
+        .unwrap_or_else(|| panic!("the hand-over in the trail: {log}"));
+    assert_eq!(handed["actor"]["type"], "user", "{handed}");
+    // The signer signs there; the seal's certificate says who hosted.
+    let secret = secret_of(&sent, 0);
+    for act in ["view", "sign"] {
+        let body = json!({"signature": {"type": "typed", "name": "Sam Svensson"}});
+        let (s, b) = recipient(
+            &mut p,
+            "POST",
+            &format!("/v1/recipient/{secret}/{act}"),
+            Some(body),
+        );
+        assert_eq!(s, 200, "{act}: {b}");
+    }
+    let job = take_jobs(&mut p, "doc.render").remove(0);
+    let Some(WorkOrder::Render(order)) = job.work else {
+        panic!("a render order")
+    };
+    let rows: Vec<String> = order
+        .summary
+        .iter()
+        .filter_map(|b| match b {
+            Block::Row(cells) => Some(cells.join(" | ")),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("signing in person, hosted by ")),
+        "{rows:#?}"
+    );
+    // Once signed, there is nothing left to host.
+    let (s, b) = api(&mut p, &t, "POST", &path(&rid(0)), None);
+    assert_eq!(
+        (s, b["error"].as_str()),
+        (400, Some("invalid_status")),
+        "{b}"
+    );
+}
