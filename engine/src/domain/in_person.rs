@@ -10,9 +10,9 @@ use crate::base::http::{ApiError, ApiResult, Client};
 use crate::base::prelude::*;
 use crate::domain::access;
 use crate::domain::auth::Principal;
-use crate::domain::document::{Document, Recipient, Role, store_doc};
+use crate::domain::document::{Recipient, Role, store_doc};
 use crate::domain::recipient_states::{self, Move};
-use crate::domain::{links, trail};
+use crate::domain::{links, roster, trail};
 
 /// The trail's action for a hand-over.
 pub const ACTION: &str = "in_person_signing";
@@ -44,7 +44,7 @@ pub fn host(
             "only the document's owner or an admin may host signing in person",
         ));
     }
-    let i = position(&doc, rid)?;
+    let i = roster::position(&doc, rid)?;
     let act = match doc.recipients[i].role {
         Role::Signer => Move::Sign,
         Role::Approver | Role::ExternalApprover => Move::Approve,
@@ -74,11 +74,4 @@ pub fn host(
     trail::log(cx, &mut doc, &actor, ACTION, detail, None);
     store_doc(cx, Some(&before), &mut doc);
     Ok(doc.recipients.swap_remove(i))
-}
-
-fn position(doc: &Document, rid: &str) -> ApiResult<usize> {
-    doc.recipients
-        .iter()
-        .position(|r| r.id == rid)
-        .ok_or_else(|| ApiError::not_found("recipient_not_found", format!("no recipient {rid}")))
 }

@@ -3,11 +3,20 @@
 //! recipient state machine's (`recipient_states`: `Correct`, `Remove`).
 
 use crate::base::cx::Cx;
+use crate::base::http::{ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::domain::document::Document;
 use crate::domain::trail::{Actor, log};
 use crate::domain::{fields, links};
+
+/// The index of recipient `rid` of `doc`; 404 `recipient_not_found` when there is none.
+pub fn position(doc: &Document, rid: &str) -> ApiResult<usize> {
+    doc.recipients
+        .iter()
+        .position(|r| r.id == rid)
+        .ok_or_else(|| ApiError::not_found("recipient_not_found", format!("no recipient {rid}")))
+}
 
 /// Removes recipient `i` of `doc` (asked of the machine by the caller) with the fields
 /// assigned to them — nobody else may fill them, and a required one would stand

@@ -9,7 +9,7 @@ use crate::base::prelude::*;
 use crate::base::util::{self, is_email};
 use crate::domain::access::writable;
 use crate::domain::auth::Principal;
-use crate::domain::document::{Document, store_doc};
+use crate::domain::document::store_doc;
 use crate::domain::recipient_states::{Move, may};
 use crate::domain::roster;
 use crate::domain::trail::{self, log};
@@ -39,7 +39,7 @@ pub fn update_recipient(
         "company_name",
     ])?;
     let before = doc.clone();
-    let i = position(&doc, rid)?;
+    let i = roster::position(&doc, rid)?;
     may(&doc, i, Move::Correct)?;
     let r = &mut doc.recipients[i];
     if let Some(e) = f.optional_str("email")? {
@@ -105,16 +105,6 @@ pub fn in_person(
     Ok(http::json(200, &serde_json::json!({ "signing_url": url })))
 }
 
-/// The index of recipient `rid` of `doc`; 404 when there is none.
-fn position(doc: &Document, rid: &str) -> ApiResult<usize> {
-    doc.recipients
-        .iter()
-        .position(|r| r.id == rid)
-        .ok_or_else(|| {
-            http::ApiError::not_found("recipient_not_found", format!("no recipient {rid}"))
-        })
-}
-
 /// `DELETE /v1/documents/{id}/recipients/{recipient}` (GetAccept's "recall signer"):
 /// removes a recipient who has not acted (added, sent, viewed or hard-bounced) from a
 /// document that is not finished, with the fields assigned to them. Their link stops
@@ -129,7 +119,7 @@ pub fn remove_recipient(
     rid: &str,
 ) -> ApiResult<Response> {
     let mut doc = writable(cx, pr, id)?;
-    let i = position(&doc, rid)?;
+    let i = roster::position(&doc, rid)?;
     may(&doc, i, Move::Remove)?;
     let before = doc.clone();
     roster::remove(cx, &mut doc, i, &trail::Actor::user(pr, req.client()));
