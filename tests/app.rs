@@ -98,6 +98,11 @@ fn secret_of(d: &Value, i: usize) -> String {
 /// A recipient signs on the signing page with a typed name, in a tab of its own.
 fn sign_on_the_signing_page(b: &Browser, s: &Server, secret: &str, name: &str) {
     b.goto(&s.url(&format!("/s/{secret}")));
+    sign_here(b, name);
+}
+
+/// Signs as `name` with a typed signature on the signing page the browser shows.
+fn sign_here(b: &Browser, name: &str) {
     b.wait_for_text("sign at the bottom");
     b.fill("Full name", name);
     b.click("Sign");
@@ -1023,14 +1028,7 @@ fn a_sender_hands_their_device_to_a_signer_who_signs_in_person() {
     b.assert_no_violations("a sent document with in-person signing");
     b.click("Sign in person: Ann Tester");
     // The same tab is now Ann's signing page.
-    b.wait_for_text("sign at the bottom");
-    b.fill("Full name", "Ann Tester");
-    b.click("Sign");
-    b.wait_js(
-        30,
-        "the signature taken",
-        "return document.body.innerText.includes('You signed the document') || document.body.innerText.includes('You have signed')",
-    );
+    sign_here(&b, "Ann Tester");
     let (_, log) = s.get_as(&t, &format!("/v1/documents/{id}/log"));
     let actions: Vec<&str> = log
         .as_array()

@@ -58,6 +58,12 @@ fn complete(p: &mut MemoryPlatform, signer: &str, approver: &str) {
     finish_render(p, 3);
 }
 
+/// The path of the `/v1/download/{secret}` link in mail `m`.
+fn download_path(m: &Mail) -> Option<String> {
+    let line = m.body.lines().find(|l| l.contains("/v1/download/"))?;
+    Some(line[line.find("/v1/download/")?..].to_string())
+}
+
 fn copies(p: &MemoryPlatform) -> Vec<&Mail> {
     p.mails
         .iter()
@@ -225,13 +231,8 @@ fn a_sealed_pdf_above_the_operators_limit_goes_as_a_link_that_works_as_long_as_s
     let mails: Vec<Mail> = copies(&p).into_iter().cloned().collect();
     assert_eq!(mails.len(), 3);
     assert!(mails.iter().all(|m| m.attachments.is_empty()));
-    let url = mails[0]
-        .body
-        .lines()
-        .find(|l| l.contains("/v1/download/"))
-        .unwrap();
-    let path = &url[url.find("/v1/download/").unwrap()..];
-    let get = |p: &mut MemoryPlatform| handle(p, &request(Origin::Http, "GET", path, None)).status;
+    let path = download_path(&mails[0]).expect("a download link");
+    let get = |p: &mut MemoryPlatform| handle(p, &request(Origin::Http, "GET", &path, None)).status;
     p.now_ms += 2 * 24 * 3600 * 1000 - 1000;
     assert_eq!(get(&mut p), 200);
     p.now_ms += 2000;
@@ -248,13 +249,8 @@ fn an_operators_huge_link_lifetime_does_not_overflow() {
     complete(&mut p, &signer, &approver);
     let mails: Vec<Mail> = copies(&p).into_iter().cloned().collect();
     assert_eq!(mails.len(), 3);
-    let url = mails[0]
-        .body
-        .lines()
-        .find(|l| l.contains("/v1/download/"))
-        .unwrap();
-    let path = &url[url.find("/v1/download/").unwrap()..];
-    let resp = handle(&mut p, &request(Origin::Http, "GET", path, None));
+    let path = download_path(&mails[0]).expect("a download link");
+    let resp = handle(&mut p, &request(Origin::Http, "GET", &path, None));
     assert_eq!(resp.status, 200, "a link that never ends works");
 }
 
@@ -292,7 +288,7 @@ fn each_kind_of_party_gets_what_the_entity_chose_for_it() {
     assert!(to("cc@y.se").is_none(), "{mails:?}");
     let owner = to("a@x.se").expect("the owner's copy");
     assert!(
-        owner.attachments.is_empty() && owner.body.contains("/v1/download/"),
+        owner.attachments.is_empty() && download_path(owner).is_some(),
         "{owner:?}"
     );
 }

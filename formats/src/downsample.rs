@@ -22,8 +22,8 @@ pub const SHRINK_ABOVE_PIXELS: u64 = 4_000_000;
 
 /// `pdf` with its large baseline JPEGs decoded at the smallest scale that keeps, in
 /// one axis at least, as many pixels as the largest of its page images (`width_px`
-/// wide, at most `max_height_px` tall); `pdf` itself when there is none, or when the file cannot be rewritten (the
-/// rasterizer then sees the original).
+/// wide, at most `max_height_px` tall); `pdf` itself when there is none, or when the
+/// file cannot be rewritten (the rasterizer then sees the original).
 pub fn large_jpegs(pdf: &[u8], width_px: u32, max_height_px: u32) -> Cow<'_, [u8]> {
     if !contains(pdf, b"DCTDecode") {
         return Cow::Borrowed(pdf);
