@@ -1043,3 +1043,48 @@ fn a_sender_hands_their_device_to_a_signer_who_signs_in_person() {
         "{actions:?}"
     );
 }
+
+#[test]
+fn a_sender_adds_themselves_and_signs_their_own_document_in_the_app() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let dir = fresh_dir("app-self-sign");
+    let pdf = sample_pdf(&dir);
+    b.goto(&s.url("/app/documents/new"));
+    sign_in(&b);
+    b.wait_for_text("Recipients");
+    b.fill("Document name", "My own");
+    b.choose_file("File", &pdf);
+    b.click("Add me");
+    b.assert_no_violations("new document with the sender as a recipient");
+    b.click("Create and place fields");
+    let id = document_in_url(&b);
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    assert_eq!(d["recipients"][0]["email"], ADMIN_EMAIL, "{d}");
+    assert_eq!(d["recipients"][0]["role"], "signer", "{d}");
+    s.wait_status(&t, &id, "draft");
+    s.act_ok(&t, &id, "send");
+    s.wait_status(&t, &id, "sent");
+    // A reload signs the app out (issue 57 keeps the session).
+    b.goto(&s.url(&format!("/app/documents/{id}")));
+    sign_in(&b);
+    b.wait_for_text("Sign now");
+    b.assert_no_violations("a sent document the sender signs");
+    b.click("Sign now");
+    sign_here(&b, "Ada Admin");
+    let (_, log) = s.get_as(&t, &format!("/v1/documents/{id}/log"));
+    let actions: Vec<&str> = log
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|e| e["action"].as_str())
+        .collect();
+    let opened = actions.iter().position(|a| *a == "self_signing");
+    let signed = actions.iter().position(|a| *a == "signed");
+    assert!(
+        opened.is_some() && signed.is_some() && opened < signed,
+        "{actions:?}"
+    );
+}

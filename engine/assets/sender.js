@@ -600,9 +600,14 @@
     });
     // Signing in person: this device is handed to the recipient, who signs on their link.
     const outNow = ["sent", "viewed", "reviewed", "hardbounced"].includes(d.status) && ["sent", "viewed"].includes(r.status) && r.role !== "cc";
-    const inPerson = outNow ? el("button", { type: "button", onclick: async () => {
-      try { const a = await post(p + "/in-person"); location.assign(a.signing_url); } catch (err) { showError(err, box); }
-    } }, t("act.inperson", { name: r.fullname || r.email || r.mobile })) : null;
+    // Self-signing: the sender is this recipient and signs here, with no mail round trip.
+    const mine = !!(me && r.email && r.email.toLowerCase() === me.user.email.toLowerCase());
+    const inPerson = outNow ? el("button", { type: "button", class: mine ? "primary" : "", onclick: async () => {
+      try {
+        const a = await post(mine ? "/v1/documents/" + encodeURIComponent(d.id) + "/self-sign" : p + "/in-person");
+        location.assign(a.signing_url);
+      } catch (err) { showError(err, box); }
+    } }, mine ? t("act.selfsign") : t("act.inperson", { name: r.fullname || r.email || r.mobile })) : null;
     return [["added", "hardbounced"].includes(r.status) ? el("details", {}, el("summary", {}, t("act.correct", { name: r.fullname || r.email })), form) : null,
       inPerson,
       actButton(t("act.removerecipient", { name: r.fullname || r.email }), () => api("DELETE", p), box, t("confirm.removerecipient"))];
@@ -644,9 +649,9 @@
     const order = field(t("new.order"), { type: "checkbox" });
     const language = field(t("new.language"), { tag: "select", value: lang, options: Object.entries(LANGS) });
     const list = el("ol", { class: "recipients" });
-    const addRecipient = () => {
-      const first = field(t("r.first"), { autocomplete: "off" }), last = field(t("r.last"), { autocomplete: "off" });
-      const mail = field(t("r.email"), { type: "email", autocomplete: "off" }), mobile = field(t("r.mobile"), { type: "tel", autocomplete: "off" });
+    const addRecipient = (who = {}) => {
+      const first = field(t("r.first"), { autocomplete: "off", value: who.first_name || "" }), last = field(t("r.last"), { autocomplete: "off", value: who.last_name || "" });
+      const mail = field(t("r.email"), { type: "email", autocomplete: "off", value: who.email || "" }), mobile = field(t("r.mobile"), { type: "tel", autocomplete: "off" });
       const role = field(t("r.role"), { tag: "select", value: "signer", options: ["signer", "approver", "cc"].map(x => [x, t("role." + x)]) });
       const roleName = field(t("r.rolename"), { autocomplete: "off" });
       const check = field(t("r.check"), { tag: "select", value: "", options: [["", t("check.none")], ["sms", t("check.sms")], ["qna", t("check.qna")], ["eid", t("check.eid")]] });
@@ -690,7 +695,8 @@
       }
     });
     recipientsPart.append(el("h2", {}, t("new.recipients")), language.wrap, order.wrap, list,
-      el("button", { type: "button", onclick: addRecipient }, t("new.addrecipient")));
+      el("button", { type: "button", onclick: () => addRecipient() }, t("new.addrecipient")),
+      el("button", { type: "button", onclick: () => addRecipient(me.user) }, t("new.addme")));
     const form = el("form", { class: "create", novalidate: true }, box, name.wrap, source.wrap, file.wrap, tpl.wrap, customBox, signDate.wrap,
       recipientsPart,
       el("div", { class: "acts" }, submit));

@@ -200,6 +200,7 @@ pub const ROUTES: &[Route] = &[
     Route::member("PUT", "/v1/documents/{id}/recipients/{recipient_id}", |cx, pr, req, p| roster::update_recipient(cx, pr, req, p[0], p[1])),
     Route::member("DELETE", "/v1/documents/{id}/recipients/{recipient_id}", |cx, pr, req, p| roster::remove_recipient(cx, pr, req, p[0], p[1])),
     Route::member("POST", "/v1/documents/{id}/recipients/{recipient_id}/in-person", |cx, pr, req, p| roster::in_person(cx, pr, req, p[0], p[1])),
+    Route::member("POST", "/v1/documents/{id}/self-sign", |cx, pr, req, p| roster::self_sign(cx, pr, req, p[0])),
     Route::member("POST", "/v1/documents/{id}/recipients/send", |cx, pr, req, p| send::send_to_recipients(cx, pr, req, p[0])),
     Route::member("POST", "/v1/documents/{id}/seal", |cx, pr, req, p| send::seal(cx, pr, req, p[0])),
     Route::member("POST", "/v1/documents/{id}/send", |cx, pr, req, p| send::send(cx, pr, req, p[0])),

@@ -96,9 +96,11 @@ fn expect(actor: Actor, private: bool, method: &str, pattern: &str) -> Expect {
     match (method, pattern) {
         ("DELETE", "/v1/documents/{id}") if !owner_or_admin => Expect::NotFound,
         ("POST", "/v1/documents/{id}/manually-sign") if !owner_or_admin => Expect::Forbidden,
-        ("POST", "/v1/documents/{id}/recipients/{recipient_id}/in-person") if !owner_or_admin => {
-            Expect::Forbidden
-        }
+        (
+            "POST",
+            "/v1/documents/{id}/recipients/{recipient_id}/in-person"
+            | "/v1/documents/{id}/self-sign",
+        ) if !owner_or_admin => Expect::Forbidden,
         ("GET", _) => Expect::Allowed,
         _ if writer => Expect::Allowed,
         _ => Expect::Forbidden,

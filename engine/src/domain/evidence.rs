@@ -190,11 +190,19 @@ fn acts_rows(b: &mut Vec<Block>, w: &Words, r: &Recipient, entries: &[trail::Cha
     for e in entries.iter().filter(|e| {
         (e.entry.actor_type == "recipient" && e.entry.actor_id == r.id)
             || in_person::hands_over_to(&e.entry, &r.id)
+            || in_person::self_signs(&e.entry, &r.id)
     }) {
-        if in_person::hands_over_to(&e.entry, &r.id) {
+        let on_device = if in_person::hands_over_to(&e.entry, &r.id) {
+            Some(w.fill("cert.act_in_person", &[("host", &e.entry.actor_name)]))
+        } else if in_person::self_signs(&e.entry, &r.id) {
+            Some(w.get("cert.act_self_signed"))
+        } else {
+            None
+        };
+        if let Some(act) = on_device {
             b.push(work_orders::Block::Row(vec![
                 w.time(e.entry.at_ms),
-                w.fill("cert.act_in_person", &[("host", &e.entry.actor_name)]),
+                act,
                 w.fill("cert.ip", &[("ip", &e.entry.ip)]),
             ]));
             continue;

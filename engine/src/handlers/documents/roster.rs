@@ -105,6 +105,19 @@ pub fn in_person(
     Ok(http::json(200, &serde_json::json!({ "signing_url": url })))
 }
 
+/// `POST /v1/documents/{id}/self-sign`: the owner or an admin who is a signer or
+/// approver of the document opens their own signing page in the app; answers
+/// `{recipient_id, signing_url}`.
+pub fn self_sign(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult<Response> {
+    req.body_fields()?.only(&[])?;
+    let r = crate::domain::in_person::self_sign(cx, pr, req.client(), id)?;
+    let url = crate::domain::notify::recipient_url(cx, id, &r).unwrap_or_default();
+    Ok(http::json(
+        200,
+        &serde_json::json!({ "recipient_id": r.id, "signing_url": url }),
+    ))
+}
+
 /// `DELETE /v1/documents/{id}/recipients/{recipient}` (GetAccept's "recall signer"):
 /// removes a recipient who has not acted (added, sent, viewed or hard-bounced) from a
 /// document that is not finished, with the fields assigned to them. Their link stops
