@@ -1088,3 +1088,70 @@ fn a_sender_adds_themselves_and_signs_their_own_document_in_the_app() {
         "{actions:?}"
     );
 }
+
+#[test]
+fn a_sender_publishes_a_template_and_a_visitor_signs_from_its_public_link() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let file = s.upload(&t, &esign_host::pdf::sample_pdf(1), "waiver.pdf");
+    let (status, tpl) = s.post_json(&t, "/v1/templates", &serde_json::json!({
+        "name": "Pool waiver", "file_id": file,
+        "roles": [{"role_name": "Guest", "role": "signer"}],
+        "page_fields": [{"field_type": "signature", "page_num": 1, "role_name": "Guest",
+                         "field_left": 72, "field_top": 600, "field_width": 200, "field_height": 50}],
+    }));
+    assert_eq!(status, 200, "{tpl}");
+    let tid = tpl["id"].as_str().unwrap().to_string();
+    wait_until(30, "the template", || {
+        (s.get_as(&t, &format!("/v1/templates/{tid}")).1["status"] == "ready").then_some(())
+    });
+    // The sender publishes it with a limit of two documents.
+    b.goto(&s.url("/app/templates"));
+    sign_in(&b);
+    b.wait_for_text("Publish a template as a public link");
+    b.fill("At most this many documents (empty: no limit)", "2");
+    b.click("Publish");
+    b.wait_for_text("0 of 2 used");
+    b.wait_js(
+        20,
+        "the QR code",
+        "const i = document.querySelector('img.qr'); return i && i.complete && i.naturalWidth > 100",
+    );
+    b.assert_no_violations("templates with a public link");
+    let (_, links) = s.get_as(&t, "/v1/public-links");
+    let slug = links["public_links"][0]["url"]
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    // A visitor on a phone opens the link, gives name and email, and signs.
+    b.phone(375, 800);
+    b.goto(&s.url(&format!("/p/{slug}")));
+    b.wait_for_text("Pool waiver");
+    b.assert_no_violations("a public link's page (375 px)");
+    b.fill("First name", "Vera");
+    b.fill("Last name", "Visitor");
+    b.fill("Email", "vera@example.com");
+    b.click("Continue to sign");
+    sign_here(&b, "Vera Visitor");
+    let (_, docs) = s.get_as(&t, "/v1/documents");
+    let docs = docs.as_array().unwrap().clone();
+    assert_eq!(docs.len(), 1, "{docs:?}");
+    assert_eq!(
+        docs[0]["recipients"][0]["email"], "vera@example.com",
+        "{docs:?}"
+    );
+    // The sender sees the use and unpublishes; the page is gone at once.
+    b.goto(&s.url("/app/templates"));
+    sign_in(&b);
+    b.wait_for_text("1 of 2 used");
+    b.js("window.confirm = () => true", vec![]);
+    b.click("Unpublish: Pool waiver");
+    b.wait_for_text("No public links yet.");
+    let page = client().get(s.url(&format!("/p/{slug}"))).send().unwrap();
+    assert_eq!(page.status(), 404);
+}

@@ -165,3 +165,97 @@ fn the_key_can_come_from_a_file_and_links_follow_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("shorter than 32"), "{err}");
 }
+
+/// A ready template with one signer role and a signature field for it; its id.
+fn publishable_template(s: &Server, t: &str) -> String {
+    let file = s.upload(t, &esign_host::pdf::sample_pdf(1), "waiver.pdf");
+    let (status, tpl) = s.post_json(t, "/v1/templates", &json!({
+        "name": "Waiver", "file_id": file,
+        "roles": [{"role_name": "Guest", "role": "signer"}],
+        "page_fields": [{"field_type": "signature", "page_num": 1, "role_name": "Guest",
+                         "field_left": 72, "field_top": 600, "field_width": 200, "field_height": 50}],
+    }));
+    assert_eq!(status, 200, "{tpl}");
+    let tid = tpl["id"].as_str().unwrap().to_string();
+    wait_until(30, "the template", || {
+        (s.get_as(t, &format!("/v1/templates/{tid}")).1["status"] == "ready").then_some(())
+    });
+    tid
+}
+
+/// A public link's visit, as a script sends it.
+fn visit(url: &str, email: &str) -> (u16, serde_json::Value) {
+    call(
+        client()
+            .post(url)
+            .json(&json!({"first_name": "Vi", "last_name": "Sitor", "email": email})),
+    )
+}
+
+#[test]
+fn a_public_link_makes_no_document_too_many_when_visitors_arrive_at_once() {
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let tid = publishable_template(&s, &t);
+    let (status, link) = s.post_json(
+        &t,
+        &format!("/v1/templates/{tid}/public-links"),
+        &json!({"max_uses": 3}),
+    );
+    assert_eq!(status, 201, "{link}");
+    // The server's own address (its links carry the configured public one).
+    let slug = link["url"].as_str().unwrap().rsplit('/').next().unwrap();
+    let url = s.url(&format!("/p/{slug}"));
+    // The QR code is a PNG of the page's address.
+    let qr = client().get(format!("{url}/qr.png")).send().unwrap();
+    assert_eq!(qr.status(), 200);
+    assert_eq!(&qr.bytes().unwrap()[..4], b"\x89PNG");
+    // Four visitors at once, three uses: exactly three documents.
+    let answers: Vec<(u16, serde_json::Value)> = std::thread::scope(|sc| {
+        let handles: Vec<_> = (0..4)
+            .map(|i| {
+                let url = url.clone();
+                sc.spawn(move || visit(&url, &format!("v{i}@example.com")))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let made: Vec<&serde_json::Value> = answers
+        .iter()
+        .filter(|(st, _)| *st == 200)
+        .map(|(_, b)| b)
+        .collect();
+    assert_eq!(made.len(), 3, "{answers:?}");
+    let refused: Vec<_> = answers.iter().filter(|(st, _)| *st != 200).collect();
+    assert_eq!(refused[0].0, 410, "{answers:?}");
+    assert_eq!(refused[0].1["error"], "link_unavailable", "{answers:?}");
+    let (_, docs) = s.get_as(&t, "/v1/documents");
+    assert_eq!(docs.as_array().map(Vec::len), Some(3), "{docs}");
+    // Each visitor signs their own document on the link they were given.
+    for b in made {
+        let id = b["document_id"].as_str().unwrap();
+        s.wait_status(&t, id, "sealed");
+        let secret = b["signing_url"]
+            .as_str()
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_string();
+        for act in ["view", "sign"] {
+            let body = json!({"signature": {"type": "typed", "name": "Vi Sitor"}});
+            let (st, r) = recipient_post(&s, &secret, act, body);
+            assert_eq!(st, 200, "{act}: {r}");
+        }
+        s.wait_status(&t, id, "signed");
+    }
+    // Unpublished: the page is gone at once.
+    let id = link["id"].as_str().unwrap();
+    assert_eq!(s.delete_as(&t, &format!("/v1/public-links/{id}")).0, 204);
+    let (st, b) = visit(&url, "late@example.com");
+    assert_eq!(
+        (st, b["error"].as_str()),
+        (404, Some("link_not_found")),
+        "{b}"
+    );
+}

@@ -1022,6 +1022,7 @@
         say(t("say.templatecreated")); render();
       } catch (err) { showError(err, box); }
     });
+    const links = await publicLinksSection(list, box);
     if (here() !== shown) return; // another view was asked for meanwhile
     frame(t("tpl.title"), box,
       list.length === 0 ? el("p", { class: "empty" }, t("tpl.empty")) :
@@ -1030,7 +1031,43 @@
             el("td", {}, x.status === "ready" ? link("/app/documents/new?template=" + encodeURIComponent(x.id), t("tpl.use", { name: x.name })) : null, " ",
               x.status === "ready" ? link("/app/templates/" + encodeURIComponent(x.id) + "/fields", t("tpl.editfields", { name: x.name })) : null, " ",
               actButton(t("tpl.delete", { name: x.name }), () => api("DELETE", "/v1/templates/" + encodeURIComponent(x.id)), box, t("confirm.deletetemplate"))))))),
-      form);
+      form, links);
+  }
+
+  // Public signing links (POST /v1/templates/{id}/public-links): publish a ready
+  // template with its terms; each link with its address, QR code, uses and Unpublish.
+  async function publicLinksSection(templates, box) {
+    const links = (await get("/v1/public-links").catch(() => ({ public_links: [] }))).public_links || [];
+    const ready = templates.filter(x => x.status === "ready");
+    const nameOf = id => (templates.find(x => x.id === id) || { name: id }).name;
+    const tpl = field(t("pl.template"), { tag: "select", value: ready.length ? ready[0].id : "", options: ready.map(x => [x.id, x.name]) });
+    const max = field(t("pl.maxuses"), { type: "number", min: 1, max: 1000000, step: 1 });
+    const until = field(t("pl.expires"), { type: "date" });
+    const once = field(t("pl.oneper"), { type: "checkbox" });
+    const code = field(t("pl.code"), { type: "checkbox" });
+    const form = el("form", { class: "card" }, el("h3", {}, t("pl.new")), tpl.wrap, max.wrap, until.wrap, once.wrap, code.wrap,
+      el("button", { type: "submit" }, t("pl.publish")));
+    form.addEventListener("submit", async e => {
+      e.preventDefault();
+      const body = { one_per_email: once.control.checked, require_email_code: code.control.checked };
+      if (max.control.value) body.max_uses = Number(max.control.value);
+      if (until.control.value) body.expires_at = until.control.value + "T23:59:59Z";
+      try {
+        const l = await post("/v1/templates/" + encodeURIComponent(tpl.control.value) + "/public-links", body);
+        say(t("say.published", { url: l.url })); render();
+      } catch (err) { showError(err, box); }
+    });
+    const row = l => {
+      const path = new URL(l.url).pathname;
+      return el("li", { class: "card public-link" },
+        el("img", { src: path + "/qr.png", alt: t("pl.qr", { name: nameOf(l.template_id) }), width: 120, height: 120, class: "qr" }),
+        el("div", {}, el("strong", {}, nameOf(l.template_id)), el("br"), el("a", { href: l.url, rel: "noopener" }, l.url), el("br"),
+          el("span", { class: "muted" }, l.max_uses ? t("pl.uses", { uses: l.uses, max: l.max_uses }) : t("pl.usesfree", { uses: l.uses })), " ",
+          actButton(t("pl.unpublish", { name: nameOf(l.template_id) }), () => api("DELETE", "/v1/public-links/" + encodeURIComponent(l.id)), box, t("confirm.unpublish"))));
+    };
+    return el("section", { "aria-labelledby": "public-links" }, el("h2", { id: "public-links" }, t("pl.title")),
+      links.length ? el("ul", { class: "public-links" }, links.map(row)) : el("p", { class: "empty" }, t("pl.empty")),
+      ready.length ? form : null);
   }
 
   // ---------- settings ----------

@@ -10,8 +10,8 @@ use crate::base::http::{self, ApiResult, method_not_allowed};
 use crate::base::prelude::*;
 use crate::domain::auth::{Principal, authenticate};
 use crate::handlers::documents::{
-    self, comments, create, custom_data, delete, download, fields, read, reminders, roster, send,
-    signing, update,
+    self, comments, create, custom_data, delete, download, fields, public_links, read, reminders,
+    roster, send, signing, update,
 };
 use crate::handlers::recipients::{self, Gate, LinkAct, link, page};
 use crate::handlers::{
@@ -224,6 +224,9 @@ pub const ROUTES: &[Route] = &[
     Route::member("DELETE", "/v1/templates/{id}", |cx, pr, _, p| templates::delete(cx, pr, p[0])),
     Route::member("GET", "/v1/templates/{id}/fields", |cx, pr, _, p| templates::fields(cx, pr, p[0])),
     Route::member("GET", "/v1/templates/{id}/roles", |cx, pr, _, p| templates::roles(cx, pr, p[0])),
+    Route::member("POST", "/v1/templates/{id}/public-links", |cx, pr, req, p| public_links::publish(cx, pr, req, p[0])),
+    Route::member("GET", "/v1/public-links", |cx, pr, _, _| public_links::list(cx, pr)),
+    Route::member("DELETE", "/v1/public-links/{id}", |cx, pr, _, p| public_links::unpublish(cx, pr, p[0])),
     Route::member("GET", "/v1/templates/{id}/fields_roles", |cx, pr, _, p| templates::fields_roles(cx, pr, p[0])),
     Route::member("GET", "/v1/templates/{id}/pricing-tables", |cx, pr, _, p| templates::pricing_tables(cx, pr, p[0])),
     Route::member("GET", "/v1/templates/{id}/custom-images", |cx, pr, _, p| templates::custom_images(cx, pr, p[0])),
@@ -258,6 +261,11 @@ pub const ROUTES: &[Route] = &[
     Route::open("GET", "/app/{view}/{id}/{part}", |_, req, p| Ok(app::shell(req, p))),
     Route::open("HEAD", "/app/{view}/{id}/{part}", |_, req, p| Ok(app::shell(req, p))),
     Route::open("GET", "/s/{secret}", |cx, req, p| Ok(recipients::page_route(cx, req, p[0]))),
+    Route::open("GET", "/p/{slug}", |cx, req, p| public_links::page(cx, req, p[0])),
+    Route::open("HEAD", "/p/{slug}", |cx, req, p| public_links::page(cx, req, p[0])),
+    Route::open("POST", "/p/{slug}", |cx, req, p| public_links::visit(cx, req, p[0])),
+    Route::open("GET", "/p/{slug}/qr.png", |cx, _, p| public_links::qr(cx, p[0])),
+    Route::open("POST", "/p/{slug}/code", |cx, req, p| public_links::code(cx, req, p[0])),
     Route::open("HEAD", "/s/{secret}", |cx, req, p| Ok(recipients::page_route(cx, req, p[0]))),
     // What a recipient's link allows (`handlers::recipients`).
     Route::link("GET", "/v1/recipient/{secret}", Gate::None, recipients::get),

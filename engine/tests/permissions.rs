@@ -131,7 +131,17 @@ fn world() -> World {
         json!({}),
     );
     ids.push(("doc", doc));
-    ids.push(("tpl", ready_template(&mut p, &owner)));
+    let tpl = ready_template(&mut p, &owner);
+    let (s, link) = api(
+        &mut p,
+        &owner,
+        "POST",
+        &format!("/v1/templates/{tpl}/public-links"),
+        Some(json!({})),
+    );
+    assert_eq!(s, 201, "{link}");
+    ids.push(("tpl", tpl));
+    ids.push(("plink", id_of(&link)));
     let mut made = |p: &mut MemoryPlatform, t: &str, name, path: &str, b: Value| {
         let (s, v) = api(p, t, "POST", path, Some(b));
         assert_eq!(s, 200, "{path}: {v}");
@@ -258,6 +268,22 @@ fn templates_are_changed_by_their_owner_an_admin_or_the_owners_team_manager() {
             "/v1/templates/{id}",
             "/v1/templates/{tpl}",
             Some(json!({"roles": [{"role_name": "Client", "role": "cc"}]})),
+            [204, 204, 204, 403, 403, 404],
+        ),
+        // Publishing a template as a public link is changing it; its link is stopped
+        // by the same people.
+        row(
+            "POST",
+            "/v1/templates/{id}/public-links",
+            "/v1/templates/{tpl}/public-links",
+            Some(json!({})),
+            [201, 201, 201, 403, 403, 404],
+        ),
+        row(
+            "DELETE",
+            "/v1/public-links/{id}",
+            "/v1/public-links/{plink}",
+            None,
             [204, 204, 204, 403, 403, 404],
         ),
         // Deleting is the owner's or an admin's, as a document's delete step.
@@ -456,6 +482,10 @@ const NO_ROW: &[(&str, &str)] = &[
         "owner or admin, as the subscription (tests/webhooks.rs)",
     ),
     ("/v1/recipient/", "the link's secret is the credential"),
+    (
+        "/p/",
+        "a public link: anyone may visit it (public_links.rs)",
+    ),
     ("/v1/eid/", "the session is the credential"),
     ("/mcp", "the agent's token; each tool is a REST call"),
     ("/authorize", "OAuth: the user signs in"),

@@ -10,8 +10,9 @@ use serde_json::{Value, json};
 
 /// Routes whose parameters are not an entity's object ids: recipient links and
 /// download links (the secret is the credential), the page assets, eID returns, and
-/// the sender app's views (one page for every path, whose script then asks the API).
-const NOT_TENANT_IDS: &[&str] = &["{secret}", "{name}", "{session}", "{view}"];
+/// the sender app's views (one page for every path, whose script then asks the API),
+/// and public links (`/p/{slug}`: anyone may visit one).
+const NOT_TENANT_IDS: &[&str] = &["{secret}", "{name}", "{session}", "{view}", "{slug}"];
 
 #[test]
 fn another_entitys_ids_are_404_on_every_route() {

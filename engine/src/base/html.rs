@@ -1,7 +1,7 @@
 //! HTML for the engine's pages: their security headers, escaping, and the page shell in
 //! the signing page's style.
 
-use crate::base::api::Response;
+use crate::base::api::{Request, Response};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 
@@ -69,10 +69,27 @@ pub fn esc(s: &str) -> String {
 /// An HTML page in the signing page's style, without security headers (the caller
 /// adds its own policy, or [`safety_headers`]).
 pub fn styled_page(status: u16, lang: &str, title: &str, body: &str, script: bool) -> Response {
-    let script_tag = if script {
-        format!("<script src=\"/s/_/app.js?v={VERSION}\" defer></script>")
-    } else {
+    styled_page_with(
+        status,
+        lang,
+        title,
+        body,
+        if script { "app.js" } else { "" },
+    )
+}
+
+/// [`styled_page`] with the asset `script` of `/s/_/` (none when empty).
+pub fn styled_page_with(
+    status: u16,
+    lang: &str,
+    title: &str,
+    body: &str,
+    script: &str,
+) -> Response {
+    let script_tag = if script.is_empty() {
         String::new()
+    } else {
+        format!("<script src=\"/s/_/{script}?v={VERSION}\" defer></script>")
     };
     let html = format!(
         "<!doctype html>\n<html lang=\"{}\"><head><meta charset=\"utf-8\">\
@@ -92,4 +109,12 @@ pub fn styled_page(status: u16, lang: &str, title: &str, body: &str, script: boo
         )],
         body: html.into_bytes(),
     }
+}
+
+/// Whether the client asked for a page rather than JSON (a browser's `Accept`).
+pub fn wants_html(req: &Request) -> bool {
+    req.header("accept").is_some_and(|a| {
+        let a = a.to_ascii_lowercase();
+        a.contains("text/html") && !a.starts_with("application/json")
+    })
 }

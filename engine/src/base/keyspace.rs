@@ -76,6 +76,21 @@ pub const RRATE: &str = "rrate";
 /// `reid/{SHA-256 of the session}` → an eID check under way (`identity`).
 pub const REID: &str = "reid";
 
+// ---- Public signing links (`public_links`), in `esign_kv`.
+
+/// `plink/{id}` → a published link (`public_links::PublicLink`).
+pub const PLINK: &str = "plink";
+/// `pslug/{slug}` → the id of the working link behind `/p/{slug}`.
+pub const PSLUG: &str = "pslug";
+/// `eplink/{entity}/{t:x created}/{id}` → nothing: an entity's links.
+pub const EPLINK: &str = "eplink";
+/// `pluse/{link}/{email}` → the document an email made through a one-per-email link.
+pub const PLUSE: &str = "pluse";
+/// `pcode/{link}/{SHA-256 of the email}` → an emailed code (salt, hash, until, tries).
+pub const PCODE: &str = "pcode";
+/// `prate/{SHA-256 of the source}` → a source's visits this minute.
+pub const PRATE: &str = "prate";
+
 // ---- Accounts.
 
 /// `ent/{id}` → an entity (`accounts::Entity`).
@@ -232,6 +247,12 @@ pub const FAMILIES: &[Family] = &[
     own(BREF, "blob references"),
     own(SUB_ENT, "the subscriptions of an entity's event"),
     kv(RRATE, "a link's rate counter"),
+    kv(PLINK, "public signing links"),
+    kv(PSLUG, "public links by slug"),
+    kv(EPLINK, "an entity's public links"),
+    kv(PLUSE, "a public link's emails used"),
+    kv(PCODE, "a public link's emailed codes"),
+    kv(PRATE, "public link visits per source"),
     kv(REID, "eID checks under way"),
     kv(ENT, "entities"),
     kv(ENT_MEM, "an entity's members"),

@@ -17,6 +17,7 @@ pub mod messages;
 pub mod policy;
 #[allow(unused_imports)]
 pub mod prelude;
+pub mod qr_code;
 pub mod query;
 pub mod records;
 pub mod util;

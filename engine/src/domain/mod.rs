@@ -46,6 +46,7 @@ pub mod previews;
 pub mod pricing;
 pub mod products;
 pub mod public_files;
+pub mod public_links;
 pub mod recipient_acts;
 pub mod recipient_states;
 pub mod rendered;

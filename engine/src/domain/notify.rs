@@ -256,3 +256,15 @@ pub fn owner_notice(cx: &mut Cx, doc: &Document, subject: String, text: String) 
         attachments: Vec::new(),
     });
 }
+
+/// The code a public link asks of a visitor, mailed to them in `words`' language.
+pub fn public_link_code(cx: &mut Cx, words: &Words, to: &str, document: &str, code: &str) {
+    cx.p.send_mail(Mail {
+        to: to.to_string(),
+        subject: words.fill("pub.mail_subject", &[("document", document)]),
+        body: words.fill("pub.mail_body", &[("document", document), ("code", code)]),
+        tag: String::new(),
+        html: String::new(),
+        attachments: Vec::new(),
+    });
+}

@@ -242,6 +242,18 @@ impl Actor {
         }
     }
 
+    /// A visitor of public link `link_id`, who gave `email`, from `client`.
+    pub fn visitor(link_id: &str, email: &str, client: Client) -> Actor {
+        Actor {
+            kind: "visitor",
+            id: link_id.to_string(),
+            name: format!("{email} by public link"),
+            ip: client.ip,
+            client_asserted_ip: client.asserted_ip,
+            user_agent: client.user_agent,
+        }
+    }
+
     pub fn system() -> Actor {
         Actor {
             kind: "system",

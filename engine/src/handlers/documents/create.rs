@@ -421,7 +421,12 @@ fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiRe
 
 /// What a create's body asks for (every 400, and the 404s of unknown files, templates,
 /// folders and videos, before anything is written).
-fn parse_new(cx: &mut Cx, pr: &Principal, f: &Fields, archive: bool) -> ApiResult<NewDocument> {
+pub(crate) fn parse_new(
+    cx: &mut Cx,
+    pr: &Principal,
+    f: &Fields,
+    archive: bool,
+) -> ApiResult<NewDocument> {
     if archive {
         for name in ["recipients", "template_id"] {
             if f.has(name) {

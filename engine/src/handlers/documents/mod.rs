@@ -4,7 +4,8 @@
 //! pricing), [`send`] (send, seal, send to recipients, forward, revisions), [`signing`]
 //! (manual signing), [`comments`], [`reminders`], [`delete`] (recall, delete, lost),
 //! [`roster`] (correcting and removing a recipient), [`fields`], [`custom_data`],
-//! [`download`]; [`input`] reads request members several of them take.
+//! [`download`], [`public_links`] (public signing links from a template, and
+//! what a visitor meets at `/p/{slug}`); [`input`] reads request members several of them take.
 
 pub mod comments;
 pub mod create;
@@ -14,6 +15,7 @@ pub mod download;
 pub mod fields;
 pub mod input;
 pub mod list;
+pub mod public_links;
 pub mod read;
 pub mod reminders;
 pub mod roster;

@@ -32,8 +32,9 @@ const FONT: &[u8] = include_bytes!("../../../assets/dancing-script-latin-400.wof
 const FONT_LICENSE: &[u8] = include_bytes!("../../../assets/dancing-script-OFL.txt");
 const VIDEO_POSTER: &[u8] = include_bytes!("../../../assets/video.svg");
 const EMBED_JS: &[u8] = include_bytes!("../../../assets/embed.js");
+const PUBLIC_JS: &[u8] = include_bytes!("../../../assets/public.js");
 
-pub use crate::base::html::safety_headers;
+pub use crate::base::html::{safety_headers, wants_html};
 
 /// A signing page opened to be framed (`?embed=1`): the origins that may frame it (the
 /// entity's `embed_origins`) and whether to leave its header out (`&hide_header=1`).
@@ -74,14 +75,6 @@ pub fn embed_script() -> Response {
     resp
 }
 
-/// Whether the client asked for a page rather than JSON.
-pub fn wants_html(req: &Request) -> bool {
-    req.header("accept").is_some_and(|a| {
-        let a = a.to_ascii_lowercase();
-        a.contains("text/html") && !a.starts_with("application/json")
-    })
-}
-
 /// `GET /s/_/{name}`: an embedded asset (the catalogues of words too, for the page's
 /// language switch).
 pub fn asset(name: &str) -> Option<Response> {
@@ -92,6 +85,7 @@ pub fn asset(name: &str) -> Option<Response> {
         "dancing-script-OFL.txt" => ("text/plain; charset=utf-8", FONT_LICENSE),
         "video.svg" => ("image/svg+xml", VIDEO_POSTER),
         "embed.js" => ("text/javascript; charset=utf-8", EMBED_JS),
+        "public.js" => ("text/javascript; charset=utf-8", PUBLIC_JS),
         _ => ("application/json", messages::asset(name)?),
     };
     Some(asset_response(ctype, body))
