@@ -55,7 +55,7 @@
       const made = await post("/p/" + encodeURIComponent(slug), body);
       say(form.dataset.preparing);
       await whenReady(made.signing_url);
-      location.assign(made.signing_url);
+      location.assign(made.signing_url + (form.dataset.embed || ""));
     } catch (err) {
       fail(err.message);
     } finally {

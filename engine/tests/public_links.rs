@@ -102,6 +102,35 @@ fn a_visitor_makes_signs_and_both_sides_get_the_record() {
     get_page.headers.push(("accept".into(), "text/html".into()));
     let page = handle(&mut p, &get_page);
     assert_eq!(page.status, 200);
+    let csp = |r: &esign_engine::Response| {
+        r.headers
+            .iter()
+            .find(|(n, _)| n == "content-security-policy")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    };
+    assert!(
+        csp(&page).contains("frame-ancestors 'none'"),
+        "{}",
+        csp(&page)
+    );
+    // Embedded (`?embed=1`): the entity's allowed origins may frame it.
+    let (s, b) = api(
+        &mut p,
+        &t,
+        "PUT",
+        "/v1/entity",
+        Some(json!({"embed_origins": ["https://shop.example"]})),
+    );
+    assert_eq!(s / 100, 2, "{b}");
+    get_page.query = "embed=1".into();
+    let framed = handle(&mut p, &get_page);
+    assert!(
+        csp(&framed).contains("frame-ancestors https://shop.example"),
+        "{}",
+        csp(&framed)
+    );
+    assert!(String::from_utf8_lossy(&framed.body).contains("data-embed=\"?embed=1\""));
     let html = String::from_utf8_lossy(&page.body).to_string();
     assert!(
         html.contains("Waiver") && html.contains("public.js"),

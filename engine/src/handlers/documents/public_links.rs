@@ -16,7 +16,7 @@ use crate::base::qr_code;
 use crate::base::util::{iso8601, parse_time};
 use crate::domain::auth::Principal;
 use crate::domain::public_links::{self, PublicLink, Terms, Visitor};
-use crate::domain::{notify, trail};
+use crate::domain::{embedding, notify, trail};
 use crate::handlers::documents::create;
 use serde_json::{Value, json};
 
@@ -176,7 +176,7 @@ pub fn page(cx: &mut Cx, req: &Request, slug: &str) -> ApiResult<Response> {
     };
     let body = format!(
         "<main class=\"public\"><div class=\"brand\">esign</div><h1>{name}</h1><p>{intro}</p>\
-         <form id=\"visit\" novalidate data-slug=\"{slug}\" data-code=\"{needs}\" data-codesent=\"{sent}\" data-preparing=\"{prep}\" data-failed=\"{failed}\" data-continue=\"{cont}\">\
+         <form id=\"visit\" novalidate data-slug=\"{slug}\" data-code=\"{needs}\" data-codesent=\"{sent}\" data-preparing=\"{prep}\" data-failed=\"{failed}\" data-continue=\"{cont}\" data-embed=\"{embed}\">\
          <p class=\"alert\" role=\"alert\" hidden></p>{first}{last}{mail}{code}\
          <button type=\"submit\" class=\"primary\">{go}</button><p class=\"next\" role=\"status\"></p></form></main>",
         name = esc(&t.name),
@@ -187,6 +187,7 @@ pub fn page(cx: &mut Cx, req: &Request, slug: &str) -> ApiResult<Response> {
         prep = w("pub.preparing"),
         failed = w("sign.err_server"),
         cont = w("pub.continue"),
+        embed = embed_query(req),
         first = field(
             "pf",
             "first_name",
@@ -212,8 +213,38 @@ pub fn page(cx: &mut Cx, req: &Request, slug: &str) -> ApiResult<Response> {
         }),
     );
     let mut resp = styled_page_with(200, words.lang(), &t.name, &body, "public.js");
-    safety_headers(&mut resp.headers);
+    frame_for(cx, req, &link, &mut resp.headers);
     Ok(resp)
+}
+
+/// The page opened with `?embed=1` may be framed by the entity's `embed_origins` (as a
+/// signing page: `domain::embedding`), and leads to a signing page opened the same way;
+/// else it is never framed.
+fn frame_for(cx: &mut Cx, req: &Request, link: &PublicLink, headers: &mut Vec<(String, String)>) {
+    safety_headers(headers);
+    if req.query_param("embed").as_deref() != Some("1") {
+        return;
+    }
+    let origins = embedding::origins(cx, &link.entity_id);
+    if !origins.is_empty() {
+        headers.retain(|(n, _)| n != "content-security-policy" && n != "x-frame-options");
+        headers.push((
+            "content-security-policy".into(),
+            embedding::page_csp(&origins),
+        ));
+    }
+}
+
+/// What the signing page's URL takes after a visit from an embedded page.
+fn embed_query(req: &Request) -> &'static str {
+    match (
+        req.query_param("embed").as_deref(),
+        req.query_param("hide_header").as_deref(),
+    ) {
+        (Some("1"), Some("1")) => "?embed=1&hide_header=1",
+        (Some("1"), _) => "?embed=1",
+        _ => "",
+    }
 }
 
 /// The visitor a body names.
