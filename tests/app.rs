@@ -1155,3 +1155,44 @@ fn a_sender_publishes_a_template_and_a_visitor_signs_from_its_public_link() {
     let page = client().get(s.url(&format!("/p/{slug}"))).send().unwrap();
     assert_eq!(page.status(), 404);
 }
+
+#[test]
+fn a_sender_previews_a_csv_and_watches_a_bulk_send_finish() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let file = s.upload(&t, &esign_host::pdf::sample_pdf(1), "offer.pdf");
+    let (status, tpl) = s.post_json(&t, "/v1/templates", &serde_json::json!({
+        "name": "Season pass", "file_id": file,
+        "roles": [{"role_name": "Member", "role": "signer"}],
+        "page_fields": [{"field_type": "signature", "page_num": 1, "role_name": "Member",
+                         "field_left": 72, "field_top": 600, "field_width": 200, "field_height": 50}],
+    }));
+    assert_eq!(status, 200, "{tpl}");
+    let tid = tpl["id"].as_str().unwrap().to_string();
+    wait_until(30, "the template", || {
+        (s.get_as(&t, &format!("/v1/templates/{tid}")).1["status"] == "ready").then_some(())
+    });
+    let dir = fresh_dir("app-bulk");
+    let csv = dir.join("members.csv");
+    std::fs::write(
+        &csv,
+        "first_name,last_name,email\nAnn,One,ann@example.com\nBo,Two,not-an-email\nCy,Three,cy@example.com\nDi,Four,di@example.com\nEd,Five,ed@example.com\n",
+    )
+    .unwrap();
+    b.goto(&s.url("/app/templates"));
+    sign_in(&b);
+    b.wait_for_text("Bulk send");
+    b.choose_file("CSV file", &csv);
+    b.click("Preview");
+    b.wait_for_text("5 rows.");
+    b.wait_for_text("not-an-email");
+    b.assert_no_violations("a bulk send's preview");
+    b.click("Send to 5 rows");
+    b.wait_for_text("Done: 4 sent, 1 failed.");
+    b.wait_for_text("Row 2:");
+    b.assert_no_violations("a bulk send done");
+    let (_, docs) = s.get_as(&t, "/v1/documents");
+    assert_eq!(docs.as_array().map(Vec::len), Some(4), "{docs}");
+}

@@ -216,3 +216,106 @@ fn acknowledged_work_survives_five_kills_under_load() {
         mails.len()
     );
 }
+
+/// A ready template with one signer role and a signature field for it; its id.
+fn one_role_template(s: &Server, t: &str) -> String {
+    let file = s.upload(t, &esign_host::pdf::sample_pdf(1), "offer.pdf");
+    let (status, tpl) = s.post_json(t, "/v1/templates", &json!({
+        "name": "Offer", "file_id": file,
+        "roles": [{"role_name": "Client", "role": "signer"}],
+        "page_fields": [{"field_type": "signature", "page_num": 1, "role_name": "Client",
+                         "field_left": 72, "field_top": 600, "field_width": 200, "field_height": 50}],
+    }));
+    assert_eq!(status, 200, "{tpl}");
+    let tid = tpl["id"].as_str().unwrap().to_string();
+    wait_until(30, "the template", || {
+        (s.get_as(t, &format!("/v1/templates/{tid}")).1["status"] == "ready").then_some(())
+    });
+    tid
+}
+
+/// `POST /v1/templates/{tid}/bulk-sends` with `csv` and an `Idempotency-Key`.
+fn bulk_csv(s: &Server, t: &str, tid: &str, csv: &str) -> (u16, Value) {
+    call(
+        s.post(&format!("/v1/templates/{tid}/bulk-sends"))
+            .bearer_auth(t)
+            .header("content-type", "text/csv")
+            .header("idempotency-key", "mailing-2026-11")
+            .body(csv.to_string()),
+    )
+}
+
+#[test]
+fn a_bulk_send_killed_mid_batch_finishes_after_restart_without_a_duplicate() {
+    let mut s = Server::start(&[]);
+    let t = s.admin_token();
+    let tid = one_role_template(&s, &t);
+    let bad = [41, 250, 499];
+    let mut csv = String::from("first_name,last_name,email\n");
+    for i in 1..=500 {
+        let email = if bad.contains(&i) {
+            format!("row{i}-without-at")
+        } else {
+            format!("p{i}@example.com")
+        };
+        csv.push_str(&format!("Per,Son {i},{email}\n"));
+    }
+    let (st, b) = bulk_csv(&s, &t, &tid, &csv);
+    assert_eq!(st, 202, "{b}");
+    let id = b["id"].as_str().unwrap().to_string();
+    let progress = |s: &Server| {
+        let (_, p) = s.get_as(&t, &format!("/v1/bulk-sends/{id}"));
+        p
+    };
+    // Killed once some rows are done and others are not.
+    let seen = wait_until(120, "the batch under way", || {
+        let p = progress(&s);
+        let n = p["rows_done"].as_u64()? + p["rows_failed"].as_u64()?;
+        (n > 0).then_some(p)
+    });
+    s.kill();
+    assert_eq!(seen["status"], "running", "killed mid-batch: {seen}");
+    s.launch();
+    let done = wait_until(300, "the batch done after the restart", || {
+        let p = progress(&s);
+        (p["status"] == "done").then_some(p)
+    });
+    assert_eq!(
+        (done["rows_done"].as_u64(), done["rows_failed"].as_u64()),
+        (Some(497), Some(3)),
+        "{done}"
+    );
+    let rows: Vec<u64> = done["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["row"].as_u64().unwrap())
+        .collect();
+    assert_eq!(rows, bad, "{done}");
+    let ids: HashSet<&str> = done["document_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 497);
+    // No row made two documents: the entity has exactly 497, one per good row.
+    let (_, list) = s.get_as(&t, "/v1/documents?limit=1000");
+    let emails: HashSet<String> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            d["recipients"][0]["email"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        })
+        .collect();
+    assert_eq!((list.as_array().unwrap().len(), emails.len()), (497, 497));
+    // The same request again with its key makes nothing new.
+    let (st, again) = bulk_csv(&s, &t, &tid, &csv);
+    assert_eq!((st, &again["id"]), (202, &b["id"]), "{again}");
+    let (_, list) = s.get_as(&t, "/v1/documents?limit=1000");
+    assert_eq!(list.as_array().unwrap().len(), 497);
+}

@@ -114,6 +114,7 @@
     let payload;
     if (body instanceof FormData) payload = body;
     else if (body !== undefined) { headers["content-type"] = "application/json"; payload = JSON.stringify(body); }
+    if (opts && opts.headers) Object.assign(headers, opts.headers);
     const resp = await fetch(path, { method, headers, body: payload, credentials: "omit", cache: "no-store" });
     if (opts && opts.raw && resp.ok) return resp;
     let json = null;
@@ -1023,6 +1024,7 @@
       } catch (err) { showError(err, box); }
     });
     const links = await publicLinksSection(list, box);
+    const bulk = bulkSection(list, box);
     if (here() !== shown) return; // another view was asked for meanwhile
     frame(t("tpl.title"), box,
       list.length === 0 ? el("p", { class: "empty" }, t("tpl.empty")) :
@@ -1031,7 +1033,58 @@
             el("td", {}, x.status === "ready" ? link("/app/documents/new?template=" + encodeURIComponent(x.id), t("tpl.use", { name: x.name })) : null, " ",
               x.status === "ready" ? link("/app/templates/" + encodeURIComponent(x.id) + "/fields", t("tpl.editfields", { name: x.name })) : null, " ",
               actButton(t("tpl.delete", { name: x.name }), () => api("DELETE", "/v1/templates/" + encodeURIComponent(x.id)), box, t("confirm.deletetemplate"))))))),
-      form, links);
+      form, links, bulk);
+  }
+
+  // Bulk send (POST /v1/templates/{id}/bulk-sends): a CSV file against a ready
+  // template, previewed first (?preview=true: the first rows as they will be sent, and
+  // what is wrong with them), then sent with a progress bar until the batch is done.
+  function bulkSection(templates, box) {
+    const ready = templates.filter(x => x.status === "ready");
+    if (!ready.length) return null;
+    const tpl = field(t("pl.template"), { tag: "select", value: ready[0].id, options: ready.map(x => [x.id, x.name]) });
+    const file = field(t("bulk.file"), { type: "file", accept: ".csv,text/csv" });
+    const shown = el("div", { class: "bulk-preview" });
+    const bar = el("progress", { max: 1, value: 0, hidden: true, "aria-label": t("bulk.progress") });
+    const status = el("p", { role: "status" });
+    const send = el("button", { type: "button", class: "primary", hidden: true }, t("bulk.send", { n: 0 }));
+    const path = () => "/v1/templates/" + encodeURIComponent(tpl.control.value) + "/bulk-sends";
+    const body = () => { const fd = new FormData(); fd.append("file", file.control.files[0], file.control.files[0].name); return fd; };
+    const who = r => (r.recipients || []).map(x => [x.first_name, x.last_name].filter(Boolean).join(" ") + " <" + (x.email || x.mobile || "") + ">").join(", ");
+    const preview = el("button", { type: "button", onclick: async () => {
+      box.hidden = true; send.hidden = true;
+      if (!file.control.files.length) return showError(new Error(t("bulk.needfile")), box);
+      try {
+        const p = await api("POST", path() + "?preview=true", body());
+        shown.replaceChildren(el("p", {}, t("bulk.rows", { n: p.rows_total })),
+          el("table", { class: "list" }, el("thead", {}, el("tr", {}, ["bulk.row", "bulk.who", "bulk.problem"].map(th))),
+            el("tbody", {}, p.rows.map(r => el("tr", {}, el("td", { class: "num" }, String(r.row)), el("td", {}, who(r)), el("td", { class: r.error ? "alert" : "" }, r.error || ""))))));
+        send.textContent = t("bulk.send", { n: p.rows_total }); send.hidden = false;
+      } catch (err) { showError(err, box); }
+    } }, t("bulk.preview"));
+    send.addEventListener("click", async () => {
+      send.disabled = true;
+      try {
+        const key = "app-" + Date.now() + "-" + Math.random().toString(36).slice(2);
+        const b = await api("POST", path(), body(), { headers: { "idempotency-key": key } });
+        bar.hidden = false;
+        for (let i = 0; i < 3600; i++) {
+          const g = await get("/v1/bulk-sends/" + encodeURIComponent(b.id));
+          bar.max = g.rows_total; bar.value = g.rows_done + g.rows_failed;
+          status.textContent = t("bulk.status", { done: g.rows_done, failed: g.rows_failed, total: g.rows_total });
+          if (g.status === "done") {
+            shown.replaceChildren(el("p", {}, t("bulk.finished", { done: g.rows_done, failed: g.rows_failed })),
+              g.errors.length ? el("ul", {}, g.errors.map(e => el("li", {}, t("bulk.error", { row: e.row, reason: e.reason })))) : null,
+              link("/app/documents", t("bulk.documents")));
+            send.hidden = true;
+            break;
+          }
+          await new Promise(r => setTimeout(r, 1000));
+        }
+      } catch (err) { showError(err, box); } finally { send.disabled = false; }
+    });
+    return el("section", { "aria-labelledby": "bulk-send" }, el("h2", { id: "bulk-send" }, t("bulk.title")),
+      el("div", { class: "card" }, el("p", { class: "note" }, t("bulk.help")), tpl.wrap, file.wrap, preview, shown, send, bar, status));
   }
 
   // Public signing links (POST /v1/templates/{id}/public-links): publish a ready

@@ -8,6 +8,7 @@ use crate::base::cx::Cx;
 use crate::base::job_kinds::*;
 #[allow(unused_imports)]
 use crate::base::prelude::*;
+use crate::handlers::documents::bulk_sends;
 use crate::handlers::jobs::{accounts, documents, templates, uploads, webhooks};
 
 /// What runs a due job of one kind, in the job's transaction.
@@ -32,6 +33,7 @@ pub const JOBS: &[(&str, JobHandler)] = &[
     (MAIL_BOUNCED, documents::bounced),
     (WEBHOOK_DEAD, webhooks::dead),
     (WEBHOOK_GONE, webhooks::gone),
+    (BULK_SEND, bulk_sends::send_job),
 ];
 
 /// Runs `job` with the handler of its kind; an unknown kind fails the job.

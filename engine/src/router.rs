@@ -10,8 +10,8 @@ use crate::base::http::{self, ApiResult, method_not_allowed};
 use crate::base::prelude::*;
 use crate::domain::auth::{Principal, authenticate};
 use crate::handlers::documents::{
-    self, comments, create, custom_data, delete, download, fields, public_links, read, reminders,
-    roster, send, signing, update,
+    self, bulk_sends, comments, create, custom_data, delete, download, fields, public_links, read,
+    reminders, roster, send, signing, update,
 };
 use crate::handlers::recipients::{self, Gate, LinkAct, link, page};
 use crate::handlers::{
@@ -227,6 +227,8 @@ pub const ROUTES: &[Route] = &[
     Route::member("POST", "/v1/templates/{id}/public-links", |cx, pr, req, p| public_links::publish(cx, pr, req, p[0])),
     Route::member("GET", "/v1/public-links", |cx, pr, _, _| public_links::list(cx, pr)),
     Route::member("DELETE", "/v1/public-links/{id}", |cx, pr, _, p| public_links::unpublish(cx, pr, p[0])),
+    Route::member("POST", "/v1/templates/{id}/bulk-sends", |cx, pr, req, p| bulk_sends::start(cx, pr, req, p[0])).files(),
+    Route::member("GET", "/v1/bulk-sends/{id}", |cx, pr, _, p| bulk_sends::get(cx, pr, p[0])),
     Route::member("GET", "/v1/templates/{id}/fields_roles", |cx, pr, _, p| templates::fields_roles(cx, pr, p[0])),
     Route::member("GET", "/v1/templates/{id}/pricing-tables", |cx, pr, _, p| templates::pricing_tables(cx, pr, p[0])),
     Route::member("GET", "/v1/templates/{id}/custom-images", |cx, pr, _, p| templates::custom_images(cx, pr, p[0])),

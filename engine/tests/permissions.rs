@@ -279,6 +279,14 @@ fn templates_are_changed_by_their_owner_an_admin_or_the_owners_team_manager() {
             Some(json!({})),
             [201, 201, 201, 403, 403, 404],
         ),
+        // Any member sends the entity's templates, as they make documents from them.
+        row(
+            "POST",
+            "/v1/templates/{id}/bulk-sends",
+            "/v1/templates/{tpl}/bulk-sends",
+            Some(json!({"rows": [{"email": "bulk@x.se"}]})),
+            [202, 202, 202, 202, 202, 404],
+        ),
         row(
             "DELETE",
             "/v1/public-links/{id}",

@@ -56,6 +56,9 @@ pub const WEBHOOK_DEAD: &str = "webhook.dead";
 /// Job: a target answered 410 Gone (payload: the subscription id).
 pub const WEBHOOK_GONE: &str = "webhook.gone";
 
+/// Job: send the next rows of a bulk send (payload: the batch id; `bulk_sends`).
+pub const BULK_SEND: &str = "bulk.send";
+
 /// Every kind above (for the test of `crate::job_table`).
 #[cfg(test)]
 pub const ALL: &[&str] = &[
@@ -76,4 +79,5 @@ pub const ALL: &[&str] = &[
     MAIL_BOUNCED,
     WEBHOOK_DEAD,
     WEBHOOK_GONE,
+    BULK_SEND,
 ];

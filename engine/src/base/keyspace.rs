@@ -91,6 +91,15 @@ pub const PCODE: &str = "pcode";
 /// `prate/{SHA-256 of the source}` → a source's visits this minute.
 pub const PRATE: &str = "prate";
 
+// ---- Bulk sends (`bulk_sends`), in `esign_kv`.
+
+/// `bulk/{id}` → a bulk send's batch (`bulk_sends::Batch`).
+pub const BULK: &str = "bulk";
+/// `bulkrow/{batch}/{n: 8 digits}` → a row of a batch: waiting, sent or failed.
+pub const BULK_ROW: &str = "bulkrow";
+/// `bulkkey/{user}/{SHA-256 of the Idempotency-Key}` → the batch that key started.
+pub const BULK_KEY: &str = "bulkkey";
+
 // ---- Accounts.
 
 /// `ent/{id}` → an entity (`accounts::Entity`).
@@ -253,6 +262,9 @@ pub const FAMILIES: &[Family] = &[
     kv(PLUSE, "a public link's emails used"),
     kv(PCODE, "a public link's emailed codes"),
     kv(PRATE, "public link visits per source"),
+    kv(BULK, "bulk sends"),
+    kv(BULK_ROW, "a bulk send's rows"),
+    kv(BULK_KEY, "bulk sends by idempotency key"),
     kv(REID, "eID checks under way"),
     kv(ENT, "entities"),
     kv(ENT_MEM, "an entity's members"),

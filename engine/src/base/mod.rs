@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod calendar;
+pub mod csv_rows;
 pub mod cx;
 pub mod fresh;
 pub mod html;

@@ -9,6 +9,7 @@ pub mod auth;
 pub mod blobs;
 pub mod bounces;
 pub mod branding;
+pub mod bulk_sends;
 pub mod check;
 pub mod comments;
 pub mod completion;

@@ -4,9 +4,10 @@
 //! pricing), [`send`] (send, seal, send to recipients, forward, revisions), [`signing`]
 //! (manual signing), [`comments`], [`reminders`], [`delete`] (recall, delete, lost),
 //! [`roster`] (correcting and removing a recipient), [`fields`], [`custom_data`],
-//! [`download`], [`public_links`] (public signing links from a template, and
+//! [`download`], [`bulk_sends`] (a template sent to many, and its job), [`public_links`] (public signing links from a template, and
 //! what a visitor meets at `/p/{slug}`); [`input`] reads request members several of them take.
 
+pub mod bulk_sends;
 pub mod comments;
 pub mod create;
 pub mod custom_data;
