@@ -906,3 +906,42 @@ fn a_site_on_the_list_frames_the_signing_page_and_hears_its_events() {
         json!(1)
     );
 }
+
+#[test]
+fn a_signer_hands_their_part_to_a_colleague_on_the_signing_page() {
+    let _one = one_browser();
+    let Some(b) = Browser::start() else { return };
+    let s = Server::start(&[]);
+    let t = s.admin_token();
+    let id = pdf_draft(
+        &s,
+        &t,
+        "Hand me over",
+        json!([person("Sue", "Tester", "sue@example.com")]),
+        json!({"is_signing_forward": true}),
+    );
+    let d = send(&s, &t, &id);
+    b.goto(&link(&d, 0));
+    b.wait_for_text("sign at the bottom");
+    b.click("Someone else should sign this");
+    b.assert_accessible("the hand-over form");
+    b.fill("Their first name", "Cleo");
+    b.fill("Their last name", "Colleague");
+    b.fill("Their email", "cleo@example.com");
+    b.click("Hand over");
+    b.wait_for_text("You handed your part to someone else");
+    b.assert_accessible("handed over");
+    let (_, r) = s.get_as(&t, &format!("/v1/documents/{id}/recipients"));
+    let people = r["recipients"].as_array().unwrap();
+    assert_eq!(people[0]["status"], "notrequired", "{r}");
+    assert_eq!(people[1]["email"], "cleo@example.com", "{r}");
+    assert_eq!(people[1]["status"], "sent", "{r}");
+    assert!(s.events(&t, &id).iter().any(|e| e == "document.forwarded"));
+    // Cleo signs on her own link.
+    let (_, d) = s.get_as(&t, &format!("/v1/documents/{id}"));
+    b.goto(&link(&d, 1));
+    b.wait_for_text("sign at the bottom");
+    b.fill("Full name", "Cleo Colleague");
+    b.click("Sign");
+    b.wait_for_text("You signed the document");
+}

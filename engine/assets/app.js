@@ -160,6 +160,7 @@
           : t("sign.you_signed_others");
     }
     if (r.status === "approved") return t("sign.you_approved");
+    if (r.status === "notrequired") return t("sign.handed_over");
     if (r.status === "rejected") return t("sign.you_rejected");
     if (!open()) return t("sign.closed");
     if (view.waiting_for && view.waiting_for.length) {
@@ -419,8 +420,28 @@
     if (r.role === "approver") {
       box.append(el("button", { type: "button", class: "primary", onclick: () => act("/approve", {}, t("sign.approving")) }, t("sign.approve")));
     }
+    if (doc().is_signing_forward) box.append(handOverForm());
     box.append(rejectForm());
     return box;
+  }
+
+  // Handing one's part to someone else, when the sender allows it (POST .../transfer).
+  function handOverForm() {
+    const input = (id, key, attrs) => [el("label", { for: id, text: t(key) }), el("input", Object.assign({ id, type: "text" }, attrs))];
+    const parts = [
+      input("ho-first", "sign.ho_first", { autocomplete: "off", maxlength: 100 }),
+      input("ho-last", "sign.ho_last", { autocomplete: "off", maxlength: 100 }),
+      input("ho-email", "sign.ho_email", { type: "email", autocomplete: "off", maxlength: 254 }),
+      input("ho-mobile", "sign.ho_mobile", { type: "tel", autocomplete: "off", maxlength: 32 }),
+    ];
+    const value = id => app.querySelector("#" + id).value.trim();
+    return el("details", { class: "hand-over" },
+      el("summary", { text: t("sign.ho_summary") }),
+      el("p", { class: "muted", text: t("sign.ho_help") }),
+      ...parts.flat(),
+      el("button", { type: "button", onclick: () => act("/transfer",
+        { first_name: value("ho-first"), last_name: value("ho-last"), email: value("ho-email"), mobile: value("ho-mobile") },
+        t("sign.ho_busy")) }, t("sign.ho_send")));
   }
 
   function signForm() {

@@ -279,6 +279,7 @@ pub const ROUTES: &[Route] = &[
     Route::link("POST", "/v1/recipient/{secret}/sign", Gate::Sign, recipients::sign).files(),
     Route::link("POST", "/v1/recipient/{secret}/approve", Gate::Sign, recipients::approve),
     Route::link("POST", "/v1/recipient/{secret}/reject", Gate::Open, recipients::reject),
+    Route::link("POST", "/v1/recipient/{secret}/transfer", Gate::Sign, recipients::transfer),
     Route::link("POST", "/v1/recipient/{secret}/print", Gate::Open, recipients::print),
     Route::link("POST", "/v1/recipient/{secret}/page-views", Gate::Open, recipients::page_views),
     Route::link("GET", "/v1/recipient/{secret}/download", Gate::Open, recipients::download),

@@ -215,6 +215,7 @@ fn acts_rows(b: &mut Vec<Block>, w: &Words, r: &Recipient, entries: &[trail::Cha
             "rejected" => "cert.act_rejected",
             "downloaded" => "cert.act_downloaded",
             "printed" => "cert.act_printed",
+            "forwarded" => "cert.act_handed_over",
             _ => continue,
         };
         b.push(work_orders::Block::Row(vec![

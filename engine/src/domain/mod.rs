@@ -28,6 +28,7 @@ pub mod evidence;
 pub mod fields;
 pub mod folders;
 pub mod forgetting;
+pub mod hand_over;
 pub mod identity;
 pub mod imports;
 pub mod in_person;

@@ -10,7 +10,7 @@ use crate::base::prelude::*;
 use crate::domain::document::{Document, store_doc};
 use crate::domain::recipient_states::{self as states, Move};
 use crate::domain::trail::Actor;
-use crate::domain::{identity, recipient_acts, signatures};
+use crate::domain::{hand_over, identity, recipient_acts, signatures};
 use crate::handlers::recipients::sign_body;
 use crate::handlers::shapes::comment_json;
 use serde_json::json;
@@ -102,4 +102,27 @@ pub(super) fn download(
     let actor = recipient_actor(&doc, i, req);
     let body = recipient_acts::download(cx, &mut doc, i, &actor)?;
     Ok(body.response(200, vec![("content-type".into(), "application/pdf".into())]))
+}
+
+/// `POST .../transfer` (`{first_name, last_name, email, mobile, message}`): the signer
+/// hands their part to someone else, when the sender allows it (`domain::hand_over`).
+pub fn transfer(cx: &mut Cx, req: &Request, mut doc: Document, i: usize) -> ApiResult<Response> {
+    let f = req.body_fields()?;
+    f.only(&["first_name", "last_name", "email", "mobile", "message"])?;
+    let text = |k: &str| -> ApiResult<String> { Ok(f.optional_str(k)?.unwrap_or_default()) };
+    let n = hand_over::NewSigner {
+        first_name: text("first_name")?,
+        last_name: text("last_name")?,
+        email: text("email")?,
+        mobile: text("mobile")?,
+        message: text("message")?,
+    };
+    let before = doc.clone();
+    let actor = recipient_actor(&doc, i, req);
+    hand_over::hand_over(cx, &mut doc, i, &actor, n)?;
+    store_doc(cx, Some(&before), &mut doc);
+    Ok(json(
+        200,
+        &json!({"status": doc.status.as_str(), "recipient_status": doc.recipients[i].status.as_str()}),
+    ))
 }

@@ -219,6 +219,11 @@ pub fn reject(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Res
     act(cx, req, v.doc, v.i, Move::Reject)
 }
 
+/// `POST .../transfer`: the signer hands their part to someone else.
+pub fn transfer(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
+    acts::transfer(cx, req, v.doc, v.i)
+}
+
 /// `POST .../print`.
 pub fn print(cx: &mut Cx, req: &Request, _: &[&str], v: Visit) -> ApiResult<Response> {
     act(cx, req, v.doc, v.i, Move::Print)

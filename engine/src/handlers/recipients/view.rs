@@ -83,6 +83,7 @@ pub(super) fn recipient_view(
             "expiration_date": iso8601(doc.expiration_ms), "page_count": doc.page_count(),
             "is_signing": doc.flags.is_signing, "is_signing_order": doc.flags.is_signing_order,
             "is_signing_initials": doc.flags.is_signing_initials,
+            "is_signing_forward": doc.flags.is_signing_forward,
             "rejection_reason": doc.rejection_reason,
             "language": doc.language(),
             "pricing_tables": shapes::pricing_tables_json(&doc.pricing_tables),
