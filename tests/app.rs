@@ -755,6 +755,21 @@ fn settings_users_properties_mail_texts_a_test_event_and_a_document_s_language_a
         "{e}"
     );
 
+    // Reminders: the first after 2 days, then weekly, at most 3.
+    b.fill("First reminder after (days)", "2");
+    b.fill("Then every (days)", "7");
+    b.fill("At most this many reminders (0: none)", "3");
+    b.js(
+        "document.querySelector('[aria-labelledby=h-rem]').requestSubmit()",
+        vec![],
+    );
+    wait_until(10, "the reminder schedule saved", || {
+        let (_, e) = s.get_as(&t, "/v1/entity");
+        (e["entity"]["reminder_schedule"]
+            == serde_json::json!({"first_after_days": 2, "every_days": 7, "max": 3}))
+        .then_some(())
+    });
+
     // The user moves to another team and gets another role, from the list.
     b.fill("Team of New Bie", "Support");
     b.select("Role of New Bie", "user");

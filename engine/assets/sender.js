@@ -1256,6 +1256,22 @@
     return f;
   }
 
+  // When automatic reminders go (PUT /v1/entity with `reminder_schedule`): the first
+  // after N days, then every M days, at most K rounds; none after the expiry.
+  function remindersSection(ent, box) {
+    const now = ent.reminder_schedule || { first_after_days: 3, every_days: 3, max: 5 };
+    const num = (key, value, min, max) => field(t(key), { type: "number", value: String(value), min, max, step: 1, required: true });
+    const first = num("set.rem.first", now.first_after_days, 1, 365), every = num("set.rem.every", now.every_days, 1, 365), max = num("set.rem.max", now.max, 0, 50);
+    const f = el("form", { class: "card", "aria-labelledby": "h-rem" }, el("h2", { id: "h-rem" }, t("set.rem")),
+      el("p", { class: "muted" }, t("set.remhint")), first.wrap, every.wrap, max.wrap, el("button", { type: "submit" }, t("set.save")));
+    f.addEventListener("submit", async e => {
+      e.preventDefault();
+      const reminder_schedule = { first_after_days: Number(first.control.value), every_days: Number(every.control.value), max: Number(max.control.value) };
+      try { await api("PUT", "/v1/entity", { reminder_schedule }); say(t("say.saved")); } catch (err) { showError(err, box); }
+    });
+    return f;
+  }
+
   // A member's role, to choose.
   function roleField(label, value) {
     return field(label, { tag: "select", value, options: ["user", "manager", "admin"].map(r => [r, t("set.role." + r)]) });
@@ -1344,6 +1360,7 @@
       parts.push(mailTextsSection(ent, box));
       parts.push(brandingSection(ent, box));
       parts.push(copiesSection(ent, box));
+      parts.push(remindersSection(ent, box));
     }
     const userList = Array.isArray(users) ? users : (users.users || []);
     parts.push(el("section", { class: "card" }, el("h2", {}, t("set.users")),

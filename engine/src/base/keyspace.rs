@@ -100,6 +100,13 @@ pub const BULK_ROW: &str = "bulkrow";
 /// `bulkkey/{user}/{SHA-256 of the Idempotency-Key}` → the batch that key started.
 pub const BULK_KEY: &str = "bulkkey";
 
+// ---- Reminder schedules (`reminder_schedules`), in `esign_kv`.
+
+/// `rsch/{entity}` → an entity's reminder schedule.
+pub const RSCH: &str = "rsch";
+/// `drsch/{doc}` → a document's own reminder schedule and the rounds sent.
+pub const DRSCH: &str = "drsch";
+
 // ---- Accounts.
 
 /// `ent/{id}` → an entity (`accounts::Entity`).
@@ -265,6 +272,8 @@ pub const FAMILIES: &[Family] = &[
     kv(BULK, "bulk sends"),
     kv(BULK_ROW, "a bulk send's rows"),
     kv(BULK_KEY, "bulk sends by idempotency key"),
+    kv(RSCH, "an entity's reminder schedule"),
+    kv(DRSCH, "a document's reminder schedule and rounds"),
     kv(REID, "eID checks under way"),
     kv(ENT, "entities"),
     kv(ENT_MEM, "an entity's members"),

@@ -11,7 +11,7 @@ use crate::domain::document_states::{self, Move};
 use crate::domain::events::emit_and_log;
 use crate::domain::rendering::request_render;
 use crate::domain::trail::{self, log};
-use crate::domain::{notify, sending};
+use crate::domain::{notify, reminder_schedules, sending};
 use serde_json::json;
 
 /// Job `doc.scheduled-send`: a scheduled document's time has come, and its send's
@@ -103,8 +103,9 @@ pub fn remind(cx: &mut Cx, r: Reminder) -> Option<u64> {
         &trail::Actor::system(),
     );
     store_doc(cx, Some(&before), &mut doc);
-    if r.auto && doc.reminders_sent < sending::AUTO_REMINDER_MAX * who.len() as u32 {
-        return Some(cx.now() + sending::AUTO_REMINDER_DAYS * 24 * 3600 * 1000);
+    if r.auto {
+        let now = cx.now();
+        return reminder_schedules::after_round(cx, &doc, now);
     }
     None
 }

@@ -67,6 +67,7 @@ pub fn erase(cx: &mut Cx, e: &Erase) {
     evidence::remove(cx, &e.doc_id);
     links::erase(cx, &e.doc_id);
     identity::erase(cx, &e.doc_id);
+    crate::domain::reminder_schedules::erase(cx, &e.doc_id);
     for (start, end) in [
         log_prefix(&e.doc_id),
         comments_prefix(&e.doc_id),

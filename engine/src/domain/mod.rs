@@ -51,6 +51,7 @@ pub mod public_files;
 pub mod public_links;
 pub mod recipient_acts;
 pub mod recipient_states;
+pub mod reminder_schedules;
 pub mod rendered;
 pub mod rendering;
 pub mod roster;

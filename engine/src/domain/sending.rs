@@ -18,13 +18,10 @@ use crate::domain::events::emit_and_log;
 use crate::domain::links;
 use crate::domain::notify;
 use crate::domain::recipient_states::{self, Move as RMove};
+use crate::domain::reminder_schedules;
 use crate::domain::rendering::request_render;
 use crate::domain::trail::{Actor, log};
 use serde_json::json;
-
-/// Days between automatic reminders (`is_reminder_sending`), and how many at most.
-pub const AUTO_REMINDER_DAYS: u64 = 3;
-pub const AUTO_REMINDER_MAX: u32 = 5;
 
 /// The signing settings rule (spec §7): signing needs a signer; an approver needs
 /// signers; a signing order needs signing.
@@ -283,11 +280,13 @@ pub fn finish_send(cx: &mut Cx, doc: &mut Document, actor: &Actor, hash: &str) {
         notify::invitation(cx, doc, &r);
     }
     schedule_expiry(cx, doc);
-    if doc.flags.is_reminder_sending {
+    if doc.flags.is_reminder_sending
+        && let Some(at) = reminder_schedules::first_at(cx, doc, now)
+    {
         cx.schedule_at(
             job_kinds::DOC_REMIND,
             serde_json::to_vec(&json!({"doc": doc.id, "auto": true})).unwrap_or_default(),
-            now + AUTO_REMINDER_DAYS * 24 * 3600 * 1000,
+            at,
         );
     }
     let extra = json!({"document": {

@@ -3,7 +3,7 @@
 //! those texts, which invitations then use: `domain::mail_templates`, and the colour and
 //! logo its signing pages show: `domain::branding`; what every party gets when a document
 //! is completed: `domain::completion`; the sites that may frame its signing pages:
-//! `domain::embedding`).
+//! `domain::embedding`; when automatic reminders go out: `domain::reminder_schedules`).
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
@@ -17,6 +17,7 @@ use crate::domain::branding;
 use crate::domain::completion::{self, Copies};
 use crate::domain::embedding;
 use crate::domain::mail_templates::{self, EntityTexts};
+use crate::domain::reminder_schedules;
 use crate::handlers::inputs;
 use crate::handlers::shapes;
 use serde_json::{Value, json};
@@ -44,6 +45,7 @@ fn entity_json(cx: &mut Cx, pr: &Principal, e: &Entity) -> Value {
             .map(|(k, c)| (k.as_str().to_string(), json!(c.as_str())))
             .collect::<serde_json::Map<String, serde_json::Value>>(),
         "embed_origins": embedding::origins(cx, &e.id),
+        "reminder_schedule": reminder_schedules::to_json(&reminder_schedules::of_entity(cx, &e.id)),
         "role": pr.membership.role.as_str(),
         "api_access": e.api_access,
         "is_saml": e.saml,
@@ -88,8 +90,15 @@ fn settings(cx: &mut Cx, entity_id: &str, f: &http::Fields) -> ApiResult<()> {
                 .collect::<ApiResult<Vec<String>>>()?,
         ),
     };
+    let reminders = match f.map.get("reminder_schedule") {
+        Some(v) => Some(reminder_schedules::parse(v, "reminder_schedule")?),
+        None => None,
+    };
     if let Some(origins) = origins {
         embedding::set_origins(cx, entity_id, &origins)?;
+    }
+    if let Some(s) = reminders {
+        reminder_schedules::set_entity(cx, entity_id, s);
     }
     if let Some(copies) = copies {
         completion::set_choice(cx, entity_id, copies);
@@ -138,6 +147,7 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request) -> ApiResult<Response>
         "completion_copies",
         "completion_copies_by_party",
         "embed_origins",
+        "reminder_schedule",
     ])?;
     settings(cx, &pr.entity.id, &f)?;
     let mut e = pr.entity.clone();

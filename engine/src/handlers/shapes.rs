@@ -13,6 +13,7 @@ use crate::domain::downloads::current_pdf;
 use crate::domain::identity::{Checks, When};
 use crate::domain::page_views::PageViews;
 use crate::domain::pricing::{self, PricingTable};
+use crate::domain::reminder_schedules;
 use crate::domain::{
     accounts, blobs, comments, evidence, fields, identity, notify, page_views, previews,
     public_files, signatures,
@@ -298,6 +299,7 @@ fn links_json(cx: &mut Cx, doc: &Document, recipients: Vec<Value>) -> Value {
         "comment_settings": doc.comment_settings,
         "sign_redirect": doc.sign_redirect,
         "sign_copy_emails": doc.sign_copy_emails,
+        "reminder_schedule": reminder_schedules::to_json(&reminder_schedules::of_doc(cx, doc)),
         "content_sha256": doc.final_pdf.as_ref().map(|p| p.content_sha256.clone()),
         "evidence": evidence::detail(cx, doc),
         "revision": doc.revisions.len(),

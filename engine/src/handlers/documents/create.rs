@@ -27,7 +27,9 @@ use crate::domain::document::{
 use crate::domain::drawable::drawable;
 use crate::domain::templates::{self, Template};
 use crate::domain::uploads::{self, Upload};
-use crate::domain::{folders, identity, mail_templates, pricing, recipient_states, trail, videos};
+use crate::domain::{
+    folders, identity, mail_templates, pricing, recipient_states, reminder_schedules, trail, videos,
+};
 use crate::handlers::documents::input::{self, tags_text};
 use crate::handlers::inputs;
 use crate::handlers::shapes::{self, DetailOptions, detail_json};
@@ -404,7 +406,14 @@ pub fn archive(cx: &mut Cx, req: &Request) -> ApiResult<Response> {
 /// answers what it left.
 fn create_as(cx: &mut Cx, pr: &Principal, req: &Request, archive: bool) -> ApiResult<Response> {
     let f = req.body_fields()?;
+    let reminders = match f.map.get("reminder_schedule") {
+        Some(v) => Some(reminder_schedules::parse(v, "reminder_schedule")?),
+        None => None,
+    };
     let new = parse_new(cx, pr, &f, archive)?;
+    if let Some(s) = reminders {
+        reminder_schedules::set_doc(cx, &new.doc.id, s);
+    }
     let actor = trail::Actor::user(pr, req.client());
     Ok(match creation::create(cx, new, &actor)? {
         Created::PageLess(err, id) => with_document(err, &id),

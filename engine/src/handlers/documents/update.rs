@@ -11,6 +11,7 @@ use crate::domain::access::writable;
 use crate::domain::auth::Principal;
 use crate::domain::document::{self, Document, store_doc};
 use crate::domain::document_states::{self as states, Move, may};
+use crate::domain::reminder_schedules;
 use crate::domain::rendering::request_render;
 use crate::domain::sending::change_expiration;
 use crate::domain::trail::{self, log};
@@ -89,6 +90,10 @@ pub fn update(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResult
         doc.ext.folder_id =
             folders::check_target(cx, &pr.entity.id, &given, folders::Kind::Archive)?;
     }
+    if let Some(v) = f.map.get("reminder_schedule") {
+        let s = reminder_schedules::parse(v, "reminder_schedule")?;
+        reminder_schedules::set_doc(cx, &doc.id, s);
+    }
     let changed: Vec<&str> = f.map.keys().map(String::as_str).collect();
     log(
         cx,
@@ -116,6 +121,7 @@ fn check_keys(doc: &Document, f: &Fields) -> ApiResult<()> {
         "sign_copy_emails",
         "folder_id",
         "language",
+        "reminder_schedule",
     ];
     const LATER: &[&str] = &[
         "value",
@@ -129,6 +135,7 @@ fn check_keys(doc: &Document, f: &Fields) -> ApiResult<()> {
         "sign_copy_emails",
         "folder_id",
         "language",
+        "reminder_schedule",
     ];
     let draft = states::allowed(doc, Move::EditDraft);
     let allowed = if draft { DRAFT } else { LATER };
