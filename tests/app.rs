@@ -770,6 +770,33 @@ fn settings_users_properties_mail_texts_a_test_event_and_a_document_s_language_a
         .then_some(())
     });
 
+    // Embedded signing: the sites that may frame the signing pages.
+    b.fill(
+        "Allowed origins",
+        "https://shop.example\nhttps://crm.example:8443",
+    );
+    b.js(
+        "document.querySelector('[aria-labelledby=h-embed]').requestSubmit()",
+        vec![],
+    );
+    wait_until(10, "the origins saved", || {
+        let (_, e) = s.get_as(&t, "/v1/entity");
+        (e["entity"]["embed_origins"]
+            == serde_json::json!(["https://shop.example", "https://crm.example:8443"]))
+        .then_some(())
+    });
+    // A bad one is refused in the page.
+    b.fill("Allowed origins", "http://insecure.example");
+    b.js(
+        "document.querySelector('[aria-labelledby=h-embed]').requestSubmit()",
+        vec![],
+    );
+    b.wait_js(
+        10,
+        "the refusal",
+        "const a = document.querySelector('[role=alert]'); return a && !a.hidden && a.innerText.length > 0",
+    );
+
     // The user moves to another team and gets another role, from the list.
     b.fill("Team of New Bie", "Support");
     b.select("Role of New Bie", "user");

@@ -1272,6 +1272,21 @@
     return f;
   }
 
+  // The sites that may frame the entity's signing pages (PUT /v1/entity with
+  // `embed_origins`): exact https:// origins, one a line, at most 20.
+  function embedSection(ent, box) {
+    const list = field(t("set.embed.origins"), { tag: "textarea", rows: 3, maxlength: 4000, spellcheck: "false" });
+    list.control.value = (ent.embed_origins || []).join("\n");
+    const f = el("form", { class: "card", "aria-labelledby": "h-embed" }, el("h2", { id: "h-embed" }, t("set.embed")),
+      el("p", { class: "muted" }, t("set.embedhint")), list.wrap, el("button", { type: "submit" }, t("set.save")));
+    f.addEventListener("submit", async e => {
+      e.preventDefault();
+      const embed_origins = list.control.value.split(/\s+/).map(x => x.trim()).filter(Boolean);
+      try { await api("PUT", "/v1/entity", { embed_origins }); say(t("say.saved")); } catch (err) { showError(err, box); }
+    });
+    return f;
+  }
+
   // A member's role, to choose.
   function roleField(label, value) {
     return field(label, { tag: "select", value, options: ["user", "manager", "admin"].map(r => [r, t("set.role." + r)]) });
@@ -1361,6 +1376,7 @@
       parts.push(brandingSection(ent, box));
       parts.push(copiesSection(ent, box));
       parts.push(remindersSection(ent, box));
+      parts.push(embedSection(ent, box));
     }
     const userList = Array.isArray(users) ? users : (users.users || []);
     parts.push(el("section", { class: "card" }, el("h2", {}, t("set.users")),
