@@ -15,7 +15,8 @@
 # sealing (a 20-page document's render, page images and seal; seals per second), then
 # PostgreSQL (a throwaway cluster, tools/pg-cluster): the list at 100 000 documents
 # there, create + send throughput on sled and on 1, 2 and 3 hosts sharing one database
-# (16 writers in one entity, then spread over 16 entities; re-runs by cause),
+# (16 writers in one entity, then spread over 16 entities; re-runs by cause), bulk
+# send of 10 000 rows on sled and on PostgreSQL (bulk_bench),
 # and how soon a host is woken for work another host queued (bench/wakeup.py), then
 # the list at a million documents on sled and on PostgreSQL. Release
 # build. Loopback only.
@@ -33,7 +34,7 @@ if ! command -v wrk >/dev/null || ! command -v chromedriver >/dev/null; then
     echo "installing wrk, chromium and chromium-driver (Debian packages)"
     apt-get update -qq && apt-get install -y -qq wrk chromium chromium-driver >/dev/null
 fi
-cargo build --release -p esign-host --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example app_bench --example seal_bench --example scale_bench --example formats_bench --example scripts_bench --example million_seed
+cargo build --release -p esign-host --bin esign --example plain_hyper --example engine_call --example docs_bench --example webhook_bench --example signing_bench --example app_bench --example seal_bench --example scale_bench --example bulk_bench --example formats_bench --example scripts_bench --example million_seed
 
 WORK=$(mktemp -d)
 cleanup() {
@@ -264,6 +265,18 @@ SLED_PID=$!
 SLED=$(wait_url "$WORK/sled-scale.out")
 target/release/examples/scale_bench "$(login "$SLED")" "$SECS" "$SLED" | sed 's/^/  sled:       /'
 kill "$SLED_PID"; wait "$SLED_PID" 2>/dev/null || true
+echo
+echo "bulk send of ${BULK_BENCH_ROWS:-10000} rows (one template, a CSV): rows per second, and until the last invitation"
+start_host sled-bulk
+BULK_PID=$!
+BULK=$(wait_url "$WORK/sled-bulk.out")
+target/release/examples/bulk_bench "$BULK" "$(login "$BULK")" | sed 's/^/  sled:       /'
+kill "$BULK_PID"; wait "$BULK_PID" 2>/dev/null || true
+start_host pg-bulk --store "${PG}esign_bulk"
+BULK_PID=$!
+BULK=$(wait_url "$WORK/pg-bulk.out")
+target/release/examples/bulk_bench "$BULK" "$(login "$BULK")" | sed 's/^/  PostgreSQL: /'
+kill "$BULK_PID"; wait "$BULK_PID" 2>/dev/null || true
 # Hosts join one at a time: each row runs with exactly the hosts it uses.
 URLS=()
 METRICS=()
