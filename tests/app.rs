@@ -1137,18 +1137,7 @@ fn a_sender_publishes_a_template_and_a_visitor_signs_from_its_public_link() {
     let Some(b) = Browser::start() else { return };
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let file = s.upload(&t, &esign_host::pdf::sample_pdf(1), "waiver.pdf");
-    let (status, tpl) = s.post_json(&t, "/v1/templates", &serde_json::json!({
-        "name": "Pool waiver", "file_id": file,
-        "roles": [{"role_name": "Guest", "role": "signer"}],
-        "page_fields": [{"field_type": "signature", "page_num": 1, "role_name": "Guest",
-                         "field_left": 72, "field_top": 600, "field_width": 200, "field_height": 50}],
-    }));
-    assert_eq!(status, 200, "{tpl}");
-    let tid = tpl["id"].as_str().unwrap().to_string();
-    wait_until(30, "the template", || {
-        (s.get_as(&t, &format!("/v1/templates/{tid}")).1["status"] == "ready").then_some(())
-    });
+    signer_template(&s, &t, "Pool waiver", "Guest");
     // The sender publishes it with a limit of two documents.
     b.goto(&s.url("/app/templates"));
     sign_in(&b);
@@ -1204,18 +1193,7 @@ fn a_sender_previews_a_csv_and_watches_a_bulk_send_finish() {
     let Some(b) = Browser::start() else { return };
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let file = s.upload(&t, &esign_host::pdf::sample_pdf(1), "offer.pdf");
-    let (status, tpl) = s.post_json(&t, "/v1/templates", &serde_json::json!({
-        "name": "Season pass", "file_id": file,
-        "roles": [{"role_name": "Member", "role": "signer"}],
-        "page_fields": [{"field_type": "signature", "page_num": 1, "role_name": "Member",
-                         "field_left": 72, "field_top": 600, "field_width": 200, "field_height": 50}],
-    }));
-    assert_eq!(status, 200, "{tpl}");
-    let tid = tpl["id"].as_str().unwrap().to_string();
-    wait_until(30, "the template", || {
-        (s.get_as(&t, &format!("/v1/templates/{tid}")).1["status"] == "ready").then_some(())
-    });
+    signer_template(&s, &t, "Season pass", "Member");
     let dir = fresh_dir("app-bulk");
     let csv = dir.join("members.csv");
     std::fs::write(

@@ -217,23 +217,6 @@ fn acknowledged_work_survives_five_kills_under_load() {
     );
 }
 
-/// A ready template with one signer role and a signature field for it; its id.
-fn one_role_template(s: &Server, t: &str) -> String {
-    let file = s.upload(t, &esign_host::pdf::sample_pdf(1), "offer.pdf");
-    let (status, tpl) = s.post_json(t, "/v1/templates", &json!({
-        "name": "Offer", "file_id": file,
-        "roles": [{"role_name": "Client", "role": "signer"}],
-        "page_fields": [{"field_type": "signature", "page_num": 1, "role_name": "Client",
-                         "field_left": 72, "field_top": 600, "field_width": 200, "field_height": 50}],
-    }));
-    assert_eq!(status, 200, "{tpl}");
-    let tid = tpl["id"].as_str().unwrap().to_string();
-    wait_until(30, "the template", || {
-        (s.get_as(t, &format!("/v1/templates/{tid}")).1["status"] == "ready").then_some(())
-    });
-    tid
-}
-
 /// `POST /v1/templates/{tid}/bulk-sends` with `csv` and an `Idempotency-Key`.
 fn bulk_csv(s: &Server, t: &str, tid: &str, csv: &str) -> (u16, Value) {
     call(
@@ -249,7 +232,7 @@ fn bulk_csv(s: &Server, t: &str, tid: &str, csv: &str) -> (u16, Value) {
 fn a_bulk_send_killed_mid_batch_finishes_after_restart_without_a_duplicate() {
     let mut s = Server::start(&[]);
     let t = s.admin_token();
-    let tid = one_role_template(&s, &t);
+    let tid = signer_template(&s, &t, "Offer", "Client");
     let bad = [41, 250, 499];
     let mut csv = String::from("first_name,last_name,email\n");
     for i in 1..=500 {

@@ -166,23 +166,6 @@ fn the_key_can_come_from_a_file_and_links_follow_it() {
     assert!(err.contains("shorter than 32"), "{err}");
 }
 
-/// A ready template with one signer role and a signature field for it; its id.
-fn publishable_template(s: &Server, t: &str) -> String {
-    let file = s.upload(t, &esign_host::pdf::sample_pdf(1), "waiver.pdf");
-    let (status, tpl) = s.post_json(t, "/v1/templates", &json!({
-        "name": "Waiver", "file_id": file,
-        "roles": [{"role_name": "Guest", "role": "signer"}],
-        "page_fields": [{"field_type": "signature", "page_num": 1, "role_name": "Guest",
-                         "field_left": 72, "field_top": 600, "field_width": 200, "field_height": 50}],
-    }));
-    assert_eq!(status, 200, "{tpl}");
-    let tid = tpl["id"].as_str().unwrap().to_string();
-    wait_until(30, "the template", || {
-        (s.get_as(t, &format!("/v1/templates/{tid}")).1["status"] == "ready").then_some(())
-    });
-    tid
-}
-
 /// A public link's visit, as a script sends it.
 fn visit(url: &str, email: &str) -> (u16, serde_json::Value) {
     call(
@@ -196,7 +179,7 @@ fn visit(url: &str, email: &str) -> (u16, serde_json::Value) {
 fn a_public_link_makes_no_document_too_many_when_visitors_arrive_at_once() {
     let s = Server::start(&[]);
     let t = s.admin_token();
-    let tid = publishable_template(&s, &t);
+    let tid = signer_template(&s, &t, "Waiver", "Guest");
     let (status, link) = s.post_json(
         &t,
         &format!("/v1/templates/{tid}/public-links"),

@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use esign_engine::memory::MemoryPlatform;
-use esign_engine::{Block, Origin, WorkOrder, handle};
+use esign_engine::{Origin, handle};
 use serde_json::{Value, json};
 
 /// A browser on a recipient's link: its session cookie kept across calls.
@@ -45,21 +45,6 @@ impl Browser {
         );
         assert_eq!(s, 200, "{b}");
     }
-}
-
-fn certificate_rows(p: &mut MemoryPlatform) -> Vec<String> {
-    let job = take_jobs(p, "doc.render").remove(0);
-    let Some(WorkOrder::Render(order)) = job.work else {
-        panic!("a render order")
-    };
-    order
-        .summary
-        .iter()
-        .filter_map(|b| match b {
-            Block::Row(cells) => Some(cells.join(" | ")),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

@@ -5,7 +5,6 @@
 mod common;
 
 use common::*;
-use esign_engine::{Block, WorkOrder};
 use serde_json::json;
 
 #[test]
@@ -59,18 +58,7 @@ fn the_host_gets_the_signer_s_link_and_the_certificate_says_who_hosted() {
         );
         assert_eq!(s, 200, "{act}: {b}");
     }
-    let job = take_jobs(&mut p, "doc.render").remove(0);
-    let Some(WorkOrder::Render(order)) = job.work else {
-        panic!("a render order")
-    };
-    let rows: Vec<String> = order
-        .summary
-        .iter()
-        .filter_map(|b| match b {
-            Block::Row(cells) => Some(cells.join(" | ")),
-            _ => None,
-        })
-        .collect();
+    let rows = certificate_rows(&mut p);
     assert!(
         rows.iter()
             .any(|r| r.contains("signing in person, hosted by ")),
@@ -83,22 +71,6 @@ fn the_host_gets_the_signer_s_link_and_the_certificate_says_who_hosted() {
         (400, Some("invalid_status")),
         "{b}"
     );
-}
-
-/// The certificate rows of the seal's render order, each as its cells joined.
-fn certificate_rows(p: &mut esign_engine::memory::MemoryPlatform) -> Vec<String> {
-    let job = take_jobs(p, "doc.render").remove(0);
-    let Some(WorkOrder::Render(order)) = job.work else {
-        panic!("a render order")
-    };
-    order
-        .summary
-        .iter()
-        .filter_map(|b| match b {
-            Block::Row(cells) => Some(cells.join(" | ")),
-            _ => None,
-        })
-        .collect()
 }
 
 #[test]

@@ -1232,3 +1232,21 @@ pub fn modern_meta() -> Value {
         "io.modelcontextprotocol/clientCapabilities": {},
     })
 }
+
+/// A ready template named `name` from a 1-page PDF, with one signer role `role` and a
+/// signature field for it; its id.
+pub fn signer_template(s: &Server, t: &str, name: &str, role: &str) -> String {
+    let file = s.upload(t, &esign_host::pdf::sample_pdf(1), "template.pdf");
+    let (status, tpl) = s.post_json(t, "/v1/templates", &json!({
+        "name": name, "file_id": file,
+        "roles": [{"role_name": role, "role": "signer"}],
+        "page_fields": [{"field_type": "signature", "page_num": 1, "role_name": role,
+                         "field_left": 72, "field_top": 600, "field_width": 200, "field_height": 50}],
+    }));
+    assert_eq!(status, 200, "{tpl}");
+    let tid = tpl["id"].as_str().unwrap().to_string();
+    wait_until(30, "the template", || {
+        (s.get_as(t, &format!("/v1/templates/{tid}")).1["status"] == "ready").then_some(())
+    });
+    tid
+}

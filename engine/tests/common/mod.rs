@@ -345,3 +345,20 @@ pub fn sample(template: &str) -> String {
         .collect::<Vec<_>>()
         .join("/")
 }
+
+/// The audit certificate's rows of the next render order (a seal's), each as its cells
+/// joined by ` | `.
+pub fn certificate_rows(p: &mut MemoryPlatform) -> Vec<String> {
+    let job = take_jobs(p, "doc.render").remove(0);
+    let Some(WorkOrder::Render(order)) = job.work else {
+        panic!("a render order")
+    };
+    order
+        .summary
+        .iter()
+        .filter_map(|b| match b {
+            esign_engine::Block::Row(cells) => Some(cells.join(" | ")),
+            _ => None,
+        })
+        .collect()
+}
