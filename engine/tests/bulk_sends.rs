@@ -110,6 +110,9 @@ fn a_csv_makes_a_sent_document_per_good_row_and_names_the_bad_ones() {
         "{st}"
     );
     assert_eq!(st["status"], "running", "{st}");
+    // While it runs: the errors so far; the documents once it is done.
+    assert_eq!(st["errors"].as_array().map(Vec::len), Some(2), "{st}");
+    assert_eq!(st["document_ids"], json!([]), "{st}");
     while step(&mut p) {}
     let (_, st) = api(&mut p, &t, "GET", &path, None);
     assert_eq!(

@@ -99,6 +99,8 @@ pub const BULK: &str = "bulk";
 pub const BULK_ROW: &str = "bulkrow";
 /// `bulkkey/{user}/{SHA-256 of the Idempotency-Key}` → the batch that key started.
 pub const BULK_KEY: &str = "bulkkey";
+/// `bulkerr/{batch}/{n: 8 digits}` → why a row failed (read while the batch runs).
+pub const BULK_ERR: &str = "bulkerr";
 
 // ---- Reminder schedules (`reminder_schedules`), in `esign_kv`.
 
@@ -272,6 +274,7 @@ pub const FAMILIES: &[Family] = &[
     kv(BULK, "bulk sends"),
     kv(BULK_ROW, "a bulk send's rows"),
     kv(BULK_KEY, "bulk sends by idempotency key"),
+    kv(BULK_ERR, "a bulk send's failed rows"),
     kv(RSCH, "an entity's reminder schedule"),
     kv(DRSCH, "a document's reminder schedule and rounds"),
     kv(REID, "eID checks under way"),

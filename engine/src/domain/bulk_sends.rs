@@ -18,7 +18,7 @@
 use crate::base::cx::Cx;
 use crate::base::http::{ApiError, ApiResult};
 use crate::base::job_kinds::BULK_SEND;
-use crate::base::keyspace::{BULK, BULK_KEY, BULK_ROW};
+use crate::base::keyspace::{BULK, BULK_ERR, BULK_KEY, BULK_ROW};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
 use crate::base::records;
@@ -246,9 +246,9 @@ pub fn find(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Batch> {
     Ok(b)
 }
 
-/// Every row of batch `b`, in order.
-pub fn rows(cx: &mut Cx, b: &Batch) -> Vec<(u32, Row)> {
-    let (start, end) = records::prefix_range(&format!("{BULK_ROW}/{}/", b.id));
+/// The entries of `family` for batch `b`, in row order, each with its row number.
+fn by_row<T: serde::de::DeserializeOwned>(cx: &mut Cx, family: &str, b: &Batch) -> Vec<(u32, T)> {
+    let (start, end) = records::prefix_range(&format!("{family}/{}/", b.id));
     cx.p.scan(&start, &end, MAX_ROWS as u32 + 1, false)
         .into_iter()
         .filter_map(|(k, v)| {
@@ -257,7 +257,28 @@ pub fn rows(cx: &mut Cx, b: &Batch) -> Vec<(u32, Row)> {
                 .next()?
                 .parse()
                 .ok()?;
-            Some((n, records::decode::<Row>(&v)))
+            Some((n, records::decode::<T>(&v)))
+        })
+        .collect()
+}
+
+/// The rows of batch `b` that failed, and why (`bulkerr/`: a few keys to read while
+/// the batch runs, which a progress read does often).
+pub fn errors(cx: &mut Cx, b: &Batch) -> Vec<(u32, String)> {
+    by_row(cx, BULK_ERR, b)
+}
+
+/// The documents of batch `b`, in row order, once it is done (reading every row while
+/// jobs write them would keep a progress read conflicting with them); empty before.
+pub fn documents(cx: &mut Cx, b: &Batch) -> Vec<String> {
+    if b.finished_ms.is_none() {
+        return Vec::new();
+    }
+    by_row::<Row>(cx, BULK_ROW, b)
+        .into_iter()
+        .filter_map(|(_, r)| match r {
+            Row::Sent(doc) => Some(doc),
+            _ => None,
         })
         .collect()
 }
@@ -290,6 +311,7 @@ pub fn record(cx: &mut Cx, mut b: Batch, outcomes: Vec<(u32, Result<String, Stri
             }
             Err(why) => {
                 b.rows_failed += 1;
+                cx.save(&util::key(&[BULK_ERR, &b.id, &format!("{n:08}")]), &why);
                 Row::Failed(why)
             }
         };

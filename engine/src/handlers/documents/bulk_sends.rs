@@ -1,6 +1,6 @@
 //! Bulk send (`domain::bulk_sends`): `POST /v1/templates/{id}/bulk-sends` (a `text/csv`
 //! body, a multipart `file`, or JSON `rows`; an `Idempotency-Key` header) answers 202
-//! `{id}`; `GET /v1/bulk-sends/{id}` its progress; and the `bulk.send` job, which makes
+//! `{id}`; `GET /v1/bulk-sends/{id}` its progress (its documents once done); and the `bulk.send` job, which makes
 //! and sends each row's document through the body of a create (`create::parse_new`),
 //! which is why it is here.
 
@@ -11,7 +11,7 @@ use crate::base::http::{self, ApiError, ApiResult, Fields, json};
 use crate::base::prelude::*;
 use crate::base::util::iso8601;
 use crate::domain::auth::{self, Principal};
-use crate::domain::bulk_sends::{self, Batch, Row};
+use crate::domain::bulk_sends::{self, Batch};
 use crate::domain::creation::{self, Created};
 use crate::domain::templates::{self, Template};
 use crate::domain::trail;
@@ -133,14 +133,11 @@ fn fields_of(body: &Value) -> Fields {
 /// `GET /v1/bulk-sends/{id}`: the batch's progress, its errors and its documents.
 pub fn get(cx: &mut Cx, pr: &Principal, id: &str) -> ApiResult<Response> {
     let b = bulk_sends::find(cx, pr, id)?;
-    let (mut errors, mut docs) = (Vec::new(), Vec::new());
-    for (n, row) in bulk_sends::rows(cx, &b) {
-        match row {
-            Row::Sent(doc) => docs.push(Value::String(doc)),
-            Row::Failed(reason) => errors.push(json!({"row": n, "reason": reason})),
-            Row::Waiting(_) => {}
-        }
-    }
+    let errors: Vec<Value> = bulk_sends::errors(cx, &b)
+        .into_iter()
+        .map(|(n, reason)| json!({"row": n, "reason": reason}))
+        .collect();
+    let docs = bulk_sends::documents(cx, &b);
     Ok(json(
         200,
         &json!({
