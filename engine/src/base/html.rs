@@ -118,3 +118,27 @@ pub fn wants_html(req: &Request) -> bool {
         a.contains("text/html") && !a.starts_with("application/json")
     })
 }
+
+/// A page that only says something (an unknown link, a withdrawn document, a public
+/// link no longer offered), with the page's safety headers.
+pub fn notice_page(status: u16, lang: &str, heading: &str, text: &str) -> Response {
+    let body = format!(
+        "<main class=\"notice\"><div class=\"brand\">esign</div><h1>{}</h1><p>{}</p></main>",
+        esc(heading),
+        esc(text)
+    );
+    let mut resp = styled_page(status, lang, heading, &body, false);
+    safety_headers(&mut resp.headers);
+    resp
+}
+
+/// [`safety_headers`], with `frame-ancestors` naming `origins` and no
+/// `X-Frame-Options` (it cannot name origins) when `origins` are given: a page an
+/// entity lets its sites frame (`page_csp` makes its policy).
+pub fn framed_by(headers: &mut Vec<(String, String)>, page_csp: Option<String>) {
+    safety_headers(headers);
+    if let Some(csp) = page_csp {
+        headers.retain(|(n, _)| n != "content-security-policy" && n != "x-frame-options");
+        headers.push(("content-security-policy".into(), csp));
+    }
+}

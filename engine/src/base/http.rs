@@ -420,6 +420,19 @@ fn invalid(name: &str, what: &str) -> ApiError {
 }
 
 impl Fields {
+    /// The members of a JSON object (a body the engine builds itself, as a create's for
+    /// a visit or a bulk row); nothing for another value.
+    pub fn of_json(body: Value) -> Fields {
+        Fields {
+            map: match body {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            },
+            text: false,
+            files: Vec::new(),
+        }
+    }
+
     /// Whether the field is present and not null.
     pub fn has(&self, name: &str) -> bool {
         !matches!(self.map.get(name), None | Some(Value::Null))

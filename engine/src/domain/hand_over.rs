@@ -11,7 +11,6 @@ use crate::base::cx::Cx;
 use crate::base::http::{ApiError, ApiResult};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::{is_email, is_mobile};
 use crate::domain::document::Document;
 use crate::domain::document_states::{self, Move as DocMove};
 use crate::domain::identity::{self, Checks};
@@ -33,36 +32,18 @@ fn bad(code: &'static str, text: impl Into<String>) -> ApiError {
 
 /// Whom `n` reaches: a valid email, a valid mobile, or both (at least one).
 fn reach(n: &NewSigner) -> ApiResult<ForwardTo> {
-    let email = Some(n.email.trim().to_string()).filter(|e| !e.is_empty());
-    let mobile = Some(n.mobile.trim().to_string()).filter(|m| !m.is_empty());
-    match (&email, &mobile) {
-        (None, None) => {
-            return Err(bad(
-                "missing_field",
-                "give the `email` or `mobile` of whom to hand over to",
-            ));
-        }
-        (Some(e), _) if !is_email(e) => {
-            return Err(bad(
-                "invalid_field",
-                format!("{e:?} is not a valid email address"),
-            ));
-        }
-        (_, Some(m)) if !is_mobile(m) => {
-            return Err(bad(
-                "invalid_field",
-                format!("{m:?} is not a valid mobile number"),
-            ));
-        }
-        _ => {}
-    }
+    let to = ForwardTo::checked(
+        Some(n.email.clone()),
+        Some(n.mobile.clone()),
+        "whom to hand over to",
+    )?;
     if n.first_name.trim().is_empty() && n.last_name.trim().is_empty() {
         return Err(bad(
             "missing_field",
             "give the `first_name` or `last_name` of whom to hand over to",
         ));
     }
-    Ok(ForwardTo { email, mobile })
+    Ok(to)
 }
 
 /// The checks the new signer passes: the first signer's code and eID checks, with none

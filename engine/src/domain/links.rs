@@ -132,20 +132,27 @@ pub const ACTS_PER_MINUTE: u32 = 30;
 /// (`rrate/{document}/{recipient}`), then 429 with `Retry-After`.
 pub fn rate_limit(cx: &mut Cx, doc: &Document, i: usize) -> ApiResult<()> {
     let key = rate_key(&doc.id, &doc.recipients[i].id);
+    per_minute(cx, &key, ACTS_PER_MINUTE, "actions on this link")
+}
+
+/// At most `limit` calls counted under `key` in a fixed one-minute window, then 429
+/// `too_many_requests` ("too many {what}") with `Retry-After`: a link's acts, a public
+/// link's visits from one address.
+pub fn per_minute(cx: &mut Cx, key: &[u8], limit: u32, what: &str) -> ApiResult<()> {
     let now = cx.now();
     let window = now / 60_000;
-    let (w, n): (u64, u32) = cx.load(&key).unwrap_or((window, 0));
+    let (w, n): (u64, u32) = cx.load(key).unwrap_or((window, 0));
     let n = if w == window { n } else { 0 };
-    if n >= ACTS_PER_MINUTE {
+    if n >= limit {
         let wait = ((window + 1) * 60_000 - now).div_ceil(1000);
         return Err(http::ApiError::new(
             429,
             "too_many_requests",
-            format!("too many actions on this link; try again in {wait} s"),
+            format!("too many {what}; try again in {wait} s"),
         )
         .with_header("retry-after", wait.to_string()));
     }
-    cx.save(&key, &(window, n + 1));
+    cx.save(key, &(window, n + 1));
     Ok(())
 }
 

@@ -24,7 +24,7 @@ use crate::domain::document::{Role, hex, store_doc};
 use crate::domain::document_states::{self, Move as DocMove};
 use crate::domain::templates::{self, Template, TemplateStatus};
 use crate::domain::trail::Actor;
-use crate::domain::{notify, sending};
+use crate::domain::{links, notify, sending};
 use serde::{Deserialize, Serialize};
 
 /// Visits (and code requests) one source may make per minute.
@@ -229,21 +229,7 @@ pub fn publisher(cx: &mut Cx, link: &PublicLink) -> ApiResult<Principal> {
 /// At most [`VISITS_PER_MINUTE`] visits from `source` in a fixed minute, then 429.
 pub fn rate_limit(cx: &mut Cx, source: &str) -> ApiResult<()> {
     let key = util::key(&[PRATE, &sha256_hex(source.as_bytes())]);
-    let now = cx.now();
-    let window = now / 60_000;
-    let (w, n): (u64, u32) = cx.load(&key).unwrap_or((window, 0));
-    let n = if w == window { n } else { 0 };
-    if n >= VISITS_PER_MINUTE {
-        let wait = ((window + 1) * 60_000 - now).div_ceil(1000);
-        return Err(ApiError::new(
-            429,
-            "too_many_requests",
-            format!("too many visits from this address; try again in {wait} s"),
-        )
-        .with_header("retry-after", wait.to_string()));
-    }
-    cx.save(&key, &(window, n + 1));
-    Ok(())
+    links::per_minute(cx, &key, VISITS_PER_MINUTE, "visits from this address")
 }
 
 /// 400 `invalid_field` unless `email` is an email address.

@@ -465,6 +465,39 @@ pub struct ForwardTo {
 }
 
 impl ForwardTo {
+    /// The `email` and `mobile` given for whom a sender forwards to or a signer hands
+    /// over to (`whom`, for the refusal): trimmed, blank ones left out, at least one,
+    /// each valid; 400 otherwise.
+    pub fn checked(
+        email: Option<String>,
+        mobile: Option<String>,
+        whom: &str,
+    ) -> ApiResult<ForwardTo> {
+        let given = |v: Option<String>| v.map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+        let (email, mobile) = (given(email), given(mobile));
+        if email.is_none() && mobile.is_none() {
+            return Err(bad(
+                "missing_field",
+                format!("give the `email` or `mobile` of {whom}"),
+            ));
+        }
+        if let Some(e) = email.as_ref().filter(|e| !util::is_email(e)) {
+            return Err(bad(
+                "invalid_field",
+                format!("{e:?} is not a valid email address"),
+            ));
+        }
+        if let Some(m) = mobile.as_ref().filter(|m| !util::is_mobile(m)) {
+            return Err(bad(
+                "invalid_field",
+                format!("{m:?} is not a valid mobile number"),
+            ));
+        }
+        Ok(ForwardTo { email, mobile })
+    }
+}
+
+impl ForwardTo {
     /// Whether `r` is that person already.
     fn is(&self, r: &Recipient) -> bool {
         self.email

@@ -108,7 +108,7 @@ fn preview(
         .enumerate()
         .map(|(i, row)| {
             let checked = bulk_sends::create_body(&t, row).and_then(|body| {
-                let f = fields_of(&body);
+                let f = Fields::of_json(body.clone());
                 create::parse_new(cx, pr, &f, false).map_err(|e| e.description)?;
                 Ok(body)
             });
@@ -119,15 +119,6 @@ fn preview(
         })
         .collect();
     Ok(json(200, &json!({"rows_total": rows.len(), "rows": first})))
-}
-
-/// A create's body as the fields `create::parse_new` reads.
-fn fields_of(body: &Value) -> Fields {
-    Fields {
-        map: body.as_object().cloned().unwrap_or_default(),
-        text: false,
-        files: Vec::new(),
-    }
 }
 
 /// `GET /v1/bulk-sends/{id}`: the batch's progress, its errors and its documents.
@@ -162,8 +153,7 @@ fn send_row(
     t: &Template,
     row: &Map<String, Value>,
 ) -> Result<String, String> {
-    let body = bulk_sends::create_body(t, row)?;
-    let f = fields_of(&body);
+    let f = Fields::of_json(bulk_sends::create_body(t, row)?);
     let new = create::parse_new(cx, pr, &f, false).map_err(|e| e.description)?;
     let actor = trail::Actor::user(pr, http::Client::default());
     match creation::create(cx, new, &actor).map_err(|e| e.description)? {

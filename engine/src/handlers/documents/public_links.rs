@@ -7,7 +7,9 @@
 
 use crate::base::api::{Request, Response};
 use crate::base::cx::Cx;
-use crate::base::html::{asset_response, esc, safety_headers, styled_page_with, wants_html};
+use crate::base::html::{
+    asset_response, esc, framed_by, notice_page, styled_page_with, wants_html,
+};
 use crate::base::http::{self, ApiError, ApiResult, Fields, json, no_content};
 use crate::base::messages::{Words, from_accept_language};
 #[allow(unused_imports)]
@@ -134,15 +136,12 @@ pub fn qr(cx: &mut Cx, slug: &str) -> ApiResult<Response> {
 
 /// A notice page for a link that does not work (`err` says why).
 fn notice(words: &Words, err: &ApiError) -> Response {
-    let heading = words.get("pub.unavailable");
-    let body = format!(
-        "<main class=\"notice\"><div class=\"brand\">esign</div><h1>{}</h1><p>{}</p></main>",
-        esc(&heading),
-        esc(&err.description)
-    );
-    let mut resp = styled_page_with(err.status, words.lang(), &heading, &body, "");
-    safety_headers(&mut resp.headers);
-    resp
+    notice_page(
+        err.status,
+        words.lang(),
+        &words.get("pub.unavailable"),
+        &err.description,
+    )
 }
 
 /// `GET /p/{slug}`: the visitor's form, in the first of the browser's languages esign
@@ -221,18 +220,11 @@ pub fn page(cx: &mut Cx, req: &Request, slug: &str) -> ApiResult<Response> {
 /// signing page: `domain::embedding`), and leads to a signing page opened the same way;
 /// else it is never framed.
 fn frame_for(cx: &mut Cx, req: &Request, link: &PublicLink, headers: &mut Vec<(String, String)>) {
-    safety_headers(headers);
-    if req.query_param("embed").as_deref() != Some("1") {
-        return;
-    }
-    let origins = embedding::origins(cx, &link.entity_id);
-    if !origins.is_empty() {
-        headers.retain(|(n, _)| n != "content-security-policy" && n != "x-frame-options");
-        headers.push((
-            "content-security-policy".into(),
-            embedding::page_csp(&origins),
-        ));
-    }
+    let csp = (req.query_param("embed").as_deref() == Some("1"))
+        .then(|| embedding::origins(cx, &link.entity_id))
+        .filter(|origins| !origins.is_empty())
+        .map(|origins| embedding::page_csp(&origins));
+    framed_by(headers, csp);
 }
 
 /// What the signing page's URL takes after a visit from an embedded page.
@@ -288,12 +280,7 @@ fn create_body(
     if let Some(role) = role {
         r["role_name"] = role.into();
     }
-    let body = json!({"template_id": t.id, "name": t.name, "recipients": [r]});
-    Fields {
-        map: body.as_object().cloned().unwrap_or_default(),
-        text: false,
-        files: Vec::new(),
-    }
+    Fields::of_json(json!({"template_id": t.id, "name": t.name, "recipients": [r]}))
 }
 
 /// `POST /p/{slug}`: a document from the link's template for the visitor, sealed;

@@ -6,7 +6,6 @@ use crate::base::cx::Cx;
 use crate::base::http::{self, ApiError, ApiResult, Fields, json, no_content};
 #[allow(unused_imports)]
 use crate::base::prelude::*;
-use crate::base::util::{self, is_email};
 use crate::domain::access::writable;
 use crate::domain::auth::Principal;
 use crate::domain::document::{Document, Sender, store_doc};
@@ -128,37 +127,8 @@ pub fn forward(cx: &mut Cx, pr: &Principal, req: &Request, id: &str) -> ApiResul
 
 /// A forward's `email` and `mobile`: valid, and at least one.
 fn forward_to(f: &Fields) -> ApiResult<ForwardTo> {
-    let email = f
-        .optional_str("email")?
-        .map(|e| e.trim().to_string())
-        .filter(|e| !e.is_empty());
-    let mobile = f
-        .optional_str("mobile")?
-        .map(|m| m.trim().to_string())
-        .filter(|m| !m.is_empty());
-    if email.is_none() && mobile.is_none() {
-        return Err(bad(
-            "missing_field",
-            "give the `email` or `mobile` of whom to forward to",
-        ));
-    }
-    if let Some(e) = &email
-        && !is_email(e)
-    {
-        return Err(bad(
-            "invalid_field",
-            format!("{e:?} is not a valid email address"),
-        ));
-    }
-    if let Some(m) = &mobile
-        && !util::is_mobile(m)
-    {
-        return Err(bad(
-            "invalid_field",
-            format!("{m:?} is not a valid mobile number"),
-        ));
-    }
-    Ok(ForwardTo { email, mobile })
+    let (email, mobile) = (f.optional_str("email")?, f.optional_str("mobile")?);
+    ForwardTo::checked(email, mobile, "whom to forward to")
 }
 
 /// `POST /v1/documents/{id}/revisions` (body `send_document`, `message`).

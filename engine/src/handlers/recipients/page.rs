@@ -55,14 +55,10 @@ impl Embed {
 /// `frame-ancestors` names them and there is no `X-Frame-Options` (it cannot name
 /// origins); else [`safety_headers`] as every page (`frame-ancestors 'none'`, `DENY`).
 pub fn frame_headers(headers: &mut Vec<(String, String)>, embed: Option<&Embed>) {
-    safety_headers(headers);
-    if let Some(e) = embed.filter(|e| !e.origins.is_empty()) {
-        headers.retain(|(n, _)| n != "content-security-policy" && n != "x-frame-options");
-        headers.push((
-            "content-security-policy".into(),
-            crate::domain::embedding::page_csp(&e.origins),
-        ));
-    }
+    let csp = embed
+        .filter(|e| !e.origins.is_empty())
+        .map(|e| crate::domain::embedding::page_csp(&e.origins));
+    crate::base::html::framed_by(headers, csp);
 }
 
 /// `GET /embed.js`: the script a site includes to frame a signing page
@@ -99,12 +95,7 @@ fn shell(status: u16, lang: &str, title: &str, body: &str, script: bool) -> Resp
 
 /// A page that only says something (an unknown link, a withdrawn document).
 pub fn notice(status: u16, words: &Words, heading: &str, text: &str) -> Response {
-    let body = format!(
-        "<main class=\"notice\"><div class=\"brand\">esign</div><h1>{}</h1><p>{}</p></main>",
-        esc(heading),
-        esc(text)
-    );
-    shell(status, words.lang(), heading, &body, false)
+    crate::base::html::notice_page(status, words.lang(), heading, text)
 }
 
 /// The page for an unknown link, in the first of the browser's languages that esign
